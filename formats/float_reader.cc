@@ -1,0 +1,160 @@
+// VW 9.11.2's parse_float (vw/core/parse_primitives.h) restated: see float_reader.h and vw-compat.md (a).
+#include "formats/float_reader.h"
+
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <string>
+
+namespace lepus {
+namespace {
+
+// VW's fast_pow10 table: 10^n for n = 0..38 by repeated f32 *10, 10^-n for n = 1..37 by repeated f32 /10
+// from 1 (FLT_MAX_10_EXP = 38, FLT_MIN_10_EXP = -37). Built the same way so every entry has VW's rounding,
+// which differs from the correctly rounded 10^n for some n.
+struct Pow10Table {
+  float positive[39];
+  float negative[38];  // negative[n] = 10^-n
+};
+
+constexpr Pow10Table make_pow10_table() {
+  Pow10Table t{};
+  t.positive[0] = 1.0f;
+  for (int n = 1; n <= 38; ++n) t.positive[n] = t.positive[n - 1] * 10.0f;
+  t.negative[0] = 1.0f;
+  for (int n = 1; n <= 37; ++n) t.negative[n] = t.negative[n - 1] / 10.0f;
+  return t;
+}
+
+constexpr Pow10Table kPow10 = make_pow10_table();
+
+inline float vw_pow10(int8_t e) {
+  if (e > 38) return std::numeric_limits<float>::infinity();
+  if (e < -37) return 0.0f;
+  return e >= 0 ? kPow10.positive[e] : kPow10.negative[-e];
+}
+
+inline bool is_digit(char c) { return static_cast<unsigned char>(c - '0') < 10; }
+
+// isspace() in the C locale: what strtof skips before the number.
+inline bool is_c_space(char c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
+
+// Every char strtof can consume after the leading spaces: sign, digits, '.', exponent letters, hex digits
+// and 'x'/'p', "inf"/"infinity"/"nan" and "nan(n-char-sequence)". Copying only this run keeps the copy short
+// without changing where strtof stops.
+inline bool is_strtof_char(char c) {
+  const auto u = static_cast<unsigned char>(c);
+  return (u >= '0' && u <= '9') || ((u | 0x20) >= 'a' && (u | 0x20) <= 'z') || u == '.' || u == '+' ||
+         u == '-' || u == '_' || u == '(' || u == ')';
+}
+
+// The slow path: VW hands the rest of its line to strtof. The text is not NUL-terminated here, so the
+// candidate run is copied to a stack buffer first; a run longer than the buffer (a pathological literal of
+// hundreds of digits, where truncating would change the rounding) takes a heap copy instead.
+float strtof_fallback(const char* begin, const char* end, const char** stop) {
+  const char* q = begin;
+  while (q < end && is_c_space(*q)) ++q;
+  const char* r = q;
+  while (r < end && is_strtof_char(*r)) ++r;
+  const auto n = static_cast<size_t>(r - q);
+  char buffer[128];
+  std::string long_copy;
+  char* text = buffer;
+  if (n < sizeof(buffer)) {
+    std::memcpy(buffer, q, n);
+    buffer[n] = '\0';
+  } else {
+    long_copy.assign(q, n);
+    text = long_copy.data();
+  }
+  char* text_end = nullptr;
+  const float value = std::strtof(text, &text_end);
+  *stop = text_end == text ? begin : q + (text_end - text);
+  return value;
+}
+
+}  // namespace
+
+float read_vw_float(const char* begin, const char* end, const char** stop) {
+  // VW returns "nothing read" for an empty rest or one starting with NUL.
+  if (begin >= end || *begin == '\0') {
+    *stop = begin;
+    return 0.0f;
+  }
+  const char* p = begin;
+  while (p < end && *p == ' ') ++p;
+  float sign = 1.0f;
+  if (p < end && *p == '-') {
+    sign = -1.0f;
+    ++p;
+  }
+
+  // VW accumulates every digit in f32. While the accumulator stays below 2^24 every one of those f32 steps is
+  // exact, so the first digits are gathered in an integer (m <= 999999 before a step keeps even VW's
+  // intermediate acc*10 + '9' below 2^24) and only the rest take the slower f32 path.
+  uint32_t m = 0;
+  bool exact = true;
+  float acc = 0.0f;
+  while (p < end && is_digit(*p)) {
+    if (exact) {
+      if (m < 1000000) {
+        m = m * 10 + static_cast<uint32_t>(*p - '0');
+        ++p;
+        continue;
+      }
+      acc = static_cast<float>(m);
+      exact = false;
+    }
+    // VW writes `acc * 10 + *p - '0'`: two f32 roundings (add the char code, subtract 48), not one.
+    acc = (acc * 10.0f + static_cast<float>(*p)) - 48.0f;
+    ++p;
+  }
+
+  int num_dec = 0;
+  if (p < end && *p == '.') {
+    ++p;
+    while (p < end && is_digit(*p)) {
+      if (num_dec < 35) {
+        if (exact && m < 1000000) {
+          m = m * 10 + static_cast<uint32_t>(*p - '0');
+        } else {
+          if (exact) {
+            acc = static_cast<float>(m);
+            exact = false;
+          }
+          acc = acc * 10.0f + static_cast<float>(*p - '0');  // here VW adds the digit value: one rounding
+        }
+        ++num_dec;
+      }
+      ++p;
+    }
+  }
+  if (exact) acc = static_cast<float>(m);
+
+  // VW's int exponent wraps on absurd digit counts; unsigned arithmetic gives the same low bits without UB,
+  // and only the low 8 bits survive the int8 truncation anyway.
+  uint32_t exponent = 0;
+  if (p < end && (*p == 'e' || *p == 'E')) {
+    ++p;
+    bool negative = false;
+    if (p < end && *p == '-') {
+      negative = true;
+      ++p;
+    }
+    while (p < end && is_digit(*p)) {
+      exponent = exponent * 10 + static_cast<uint32_t>(*p - '0');
+      ++p;
+    }
+    if (negative) exponent = 0u - exponent;
+  }
+
+  if (p == end || *p == ' ' || *p == '\t' || *p == '\n') {
+    const auto e = static_cast<int8_t>(static_cast<uint8_t>(exponent - static_cast<uint32_t>(num_dec)));
+    *stop = p;
+    return sign * (acc * vw_pow10(e));
+  }
+  return strtof_fallback(begin, end, stop);
+}
+
+}  // namespace lepus

@@ -1,0 +1,29 @@
+// What every input-format parser shares: its options and the sink for VW-style warnings.
+// A parser is a pure function from one line of text to one Example: no I/O, no threads, no globals.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <string>
+
+#include "lepus/example.h"
+#include "lepus/hashing.h"
+
+namespace lepus {
+
+// Receives the text of a recoverable input problem (VW's wording, without "[warning]" and without the
+// location); the caller adds file:line, counts it, or throws under --strict_parse.
+class WarningSink {
+ public:
+  virtual ~WarningSink() = default;
+  virtual void warn(const std::string& message) = 0;
+};
+
+struct ParseOptions {
+  HashMode hash_mode = HashMode::kStrings;
+  uint32_t hash_seed = 0;
+  // --ignore / --keep resolved to one table: true means every feature of that group (first byte) is dropped.
+  std::array<bool, 256> drop_group{};
+  std::string libsvm_namespace = "f";  // --libsvm_namespace
+};
+
+}  // namespace lepus

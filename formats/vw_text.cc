@@ -1,0 +1,365 @@
+// VW text format reader. The feature-section code mirrors VW 9.11.2's recursive-descent parser
+// (text_parser/parse_example_text.cc: list_name_space / name_space / list_features / maybe_feature) step for
+// step, because its odd corners (`d: e:x`, `a:|g`, value 0 dropped after the namespace weight, the
+// rest-of-line drops) are part of what VW parity means. Grammar notes: vw_text.h.
+#include "formats/vw_text.h"
+
+#include <algorithm>
+#include <array>
+#include <cfloat>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <string>
+
+#include "formats/float_reader.h"
+
+namespace lepus {
+namespace {
+
+// Character classes of the grammar, one table lookup per byte in the hot loops.
+enum : uint8_t {
+  kNameEnd = 1,   // ends a namespace or feature name: space TAB ':' '|' '\r'
+  kFieldEnd = 2,  // "nothing here" after a separator or a name: space TAB '|' '\r'
+  kStrSpace = 4,  // whitespace around a string value: space TAB '\r' '\n'
+};
+
+constexpr std::array<uint8_t, 256> make_classes() {
+  std::array<uint8_t, 256> c{};
+  c[static_cast<unsigned char>(' ')] = kNameEnd | kFieldEnd | kStrSpace;
+  c[static_cast<unsigned char>('\t')] = kNameEnd | kFieldEnd | kStrSpace;
+  c[static_cast<unsigned char>('\r')] = kNameEnd | kFieldEnd | kStrSpace;
+  c[static_cast<unsigned char>('|')] = kNameEnd | kFieldEnd;
+  c[static_cast<unsigned char>(':')] = kNameEnd;
+  c[static_cast<unsigned char>('\n')] = kStrSpace;
+  return c;
+}
+
+constexpr std::array<uint8_t, 256> kClass = make_classes();
+
+inline bool has_class(char c, uint8_t cls) { return (kClass[static_cast<unsigned char>(c)] & cls) != 0; }
+
+// VW's float_of_string: used for the label, weight and initial tokens.
+float label_float(std::string_view token, WarningSink& warnings) {
+  const char* stop = nullptr;
+  float f = read_vw_float(token.data(), token.data() + token.size(), &stop);
+  if ((stop == token.data() && !token.empty()) || std::isnan(f)) {
+    std::string message = "'";
+    message.append(token);
+    message += "' is not a good float, replacing with 0";
+    warnings.warn(message);
+    f = 0.0f;
+  }
+  return f;
+}
+
+void parse_label_section(std::string_view section, Example& ex, WarningSink& warnings) {
+  const size_t tab = section.find('\t');
+  if (tab != std::string_view::npos) section.remove_prefix(tab + 1);
+
+  // Only the first four tokens and the last one are ever needed (4+ tokens is an error whose message is
+  // rebuilt below), so no container is filled.
+  std::string_view tokens[4];
+  std::string_view last;
+  size_t count = 0;
+  const char* p = section.data();
+  const char* const end = p + section.size();
+  while (p < end) {
+    if (*p == ' ') {
+      ++p;
+      continue;
+    }
+    const char* start = p;
+    while (p < end && *p != ' ') ++p;
+    last = std::string_view(start, static_cast<size_t>(p - start));
+    if (count < 4) tokens[count] = last;
+    ++count;
+  }
+  if (count > 0 && (last.data() + last.size() == end || last.front() == '\'')) {
+    if (last.front() == '\'') last.remove_prefix(1);
+    ex.tag.assign(last.data(), last.size());
+    --count;
+  }
+
+  switch (count) {
+    case 0:
+      return;
+    case 1:
+    case 2:
+    case 3: {
+      // In VW's order (label, weight, initial), which is the order of their warnings.
+      const float label = label_float(tokens[0], warnings);
+      if (count >= 2) ex.weight = label_float(tokens[1], warnings);
+      if (count >= 3) ex.initial = label_float(tokens[2], warnings);
+      // VW marks "no label" with FLT_MAX, so a label that reads as exactly FLT_MAX is unlabeled there too.
+      ex.labeled = label != FLT_MAX;
+      ex.label = ex.labeled ? label : 0.0f;
+      return;
+    }
+    default: {
+      std::string message = std::to_string(count) + " is too many tokens for a simple label:";
+      size_t taken = 0;
+      for (p = section.data(); p < end && taken < count;) {
+        if (*p == ' ') {
+          ++p;
+          continue;
+        }
+        const char* start = p;
+        while (p < end && *p != ' ') ++p;
+        message += ' ';
+        message.append(start, static_cast<size_t>(p - start));
+        ++taken;
+      }
+      warnings.warn(message);
+      return;
+    }
+  }
+}
+
+class FeatureSectionParser {
+ public:
+  FeatureSectionParser(std::string_view section, const ParseOptions& options, Example& ex,
+                       WarningSink& warnings)
+      : begin_(section.data()),
+        p_(section.data()),
+        end_(section.data() + section.size()),
+        options_(options),
+        ex_(ex),
+        warnings_(warnings),
+        // VW gives the default namespace hash 0, or murmur3("", seed) under a seed, whatever --hash says.
+        default_hash_(options.hash_seed == 0 ? 0u : murmur3_32(std::string_view(), options.hash_seed)) {}
+
+  void run() {
+    while (p_ < end_ && *p_ == '|') {
+      ++p_;
+      name_space();
+    }
+    if (p_ < end_ && *p_ != '\r') warn_here("malformed example! '|' or EOL expected after : \"");
+    if (interleaved_) regroup();
+  }
+
+ private:
+  void name_space() {
+    ns_weight_ = 1.0f;
+    anon_ = 0;
+    const auto block_begin = static_cast<uint32_t>(ex_.features.size());
+    if (p_ == end_ || has_class(*p_, kFieldEnd)) {
+      group_ = static_cast<unsigned char>(' ');
+      drop_ = options_.drop_group[group_];
+      nshash_ = default_hash_;
+    } else if (*p_ != ':') {
+      group_ = static_cast<unsigned char>(*p_);
+      drop_ = options_.drop_group[group_];
+      const char* name_begin = p_;
+      while (p_ < end_ && !has_class(*p_, kNameEnd)) ++p_;
+      if (!drop_) {
+        nshash_ = hash_feature(std::string_view(name_begin, static_cast<size_t>(p_ - name_begin)),
+                               options_.hash_seed, options_.hash_mode);
+      }
+      if (p_ < end_ && *p_ == ':') {
+        ++p_;
+        const char* stop = nullptr;
+        float weight = read_vw_float(p_, end_, &stop);
+        // VW's check, spurious as it looks: it fires whenever the weight runs to the end of the line.
+        if (stop >= end_) warn_here("malformed example! Float expected after : \"");
+        if (std::isnan(weight)) {
+          weight = 1.0f;
+          warn_rest("Invalid namespace value:\"", "\" read as NaN. Replacing with 1.");
+        }
+        p_ = stop;
+        ns_weight_ = weight;
+      }
+    } else {
+      // `|:...`: no namespace name. The caller then warns again and drops the rest of the line.
+      warn_here("malformed example! '|',String,space, or EOL expected after : \"");
+      return;
+    }
+    list_features();
+    close_block(block_begin);
+  }
+
+  void list_features() {
+    while (p_ < end_ && (*p_ == ' ' || *p_ == '\t')) {
+      ++p_;
+      maybe_feature();
+    }
+    if (!(p_ == end_ || *p_ == '|' || *p_ == '\r')) {
+      warn_here("malformed example! '|',space, or EOL expected after : \"");
+    }
+  }
+
+  void maybe_feature() {
+    if (p_ == end_ || has_class(*p_, kFieldEnd)) return;
+    const char* name_begin = p_;
+    while (p_ < end_ && !has_class(*p_, kNameEnd)) ++p_;
+    const std::string_view name(name_begin, static_cast<size_t>(p_ - name_begin));
+
+    float value = ns_weight_;  // `name` alone: 1 times the namespace weight
+    std::string_view str;
+    if (p_ < end_ && *p_ == ':') {
+      ++p_;
+      const char* stop = nullptr;
+      float x = read_vw_float(p_, end_, &stop);
+      if (stop == p_) {
+        // Not a number: a string value, which ignores the namespace weight.
+        str = string_value();
+        value = 1.0f;
+      } else {
+        if (std::isnan(x)) {
+          x = 0.0f;
+          warn_rest("Invalid feature value:\"", "\" read as NaN. Replacing with 0.");
+        }
+        p_ = stop;
+        value = ns_weight_ * x;
+      }
+    }
+    if (drop_) return;
+
+    uint64_t index;
+    if (!str.empty()) {
+      index = hash_feature(str, hash_feature(name, nshash_, options_.hash_mode), options_.hash_mode);
+    } else if (!name.empty()) {
+      index = hash_feature(name, nshash_, options_.hash_mode);
+    } else {
+      index = static_cast<uint64_t>(nshash_) + anon_++;  // counted even when the value turns out to be 0
+    }
+    if (value == 0.0f) return;
+    ex_.features.push_back(Feature{index, value});
+  }
+
+  // VW's string_feature_value: skip leading whitespace, take the run up to the next whitespace. A rest that
+  // is all whitespace yields an empty string and consumes nothing.
+  std::string_view string_value() {
+    const char* q = p_;
+    while (q < end_ && has_class(*q, kStrSpace)) ++q;
+    if (q == end_) return {};
+    p_ = q;
+    while (p_ < end_ && !has_class(*p_, kStrSpace)) ++p_;
+    return std::string_view(q, static_cast<size_t>(p_ - q));
+  }
+
+  // Records the block's features as a run in ex.groups. A group that comes back after another one (`|a x |b y
+  // |a z`) marks the line interleaved; the 256-entry seen table is only filled once a second group appears,
+  // so single-namespace lines never touch it.
+  void close_block(uint32_t block_begin) {
+    const auto block_end = static_cast<uint32_t>(ex_.features.size());
+    if (block_end == block_begin) return;
+    auto& groups = ex_.groups;
+    if (!groups.empty() && groups.back().ns == group_) {
+      groups.back().end = block_end;
+      return;
+    }
+    if (!groups.empty()) {
+      if (!seen_ready_) {
+        seen_.fill(false);
+        for (const FeatureGroup& g : groups) seen_[g.ns] = true;
+        seen_ready_ = true;
+      }
+      if (seen_[group_]) interleaved_ = true;
+      seen_[group_] = true;
+    }
+    groups.push_back(FeatureGroup{group_, block_begin, block_end});
+  }
+
+  // Stable counting sort of the runs by group (order of first appearance), using the tail of ex.features as
+  // the scratch area so no other buffer is needed.
+  void regroup() {
+    auto& features = ex_.features;
+    auto& runs = ex_.groups;
+    std::array<int16_t, 256> order;
+    order.fill(-1);
+    std::array<unsigned char, 256> group_of{};
+    std::array<uint32_t, 256> count{};
+    int num_groups = 0;
+    for (const FeatureGroup& r : runs) {
+      if (order[r.ns] < 0) {
+        order[r.ns] = static_cast<int16_t>(num_groups);
+        group_of[static_cast<size_t>(num_groups)] = r.ns;
+        ++num_groups;
+      }
+      count[static_cast<size_t>(order[r.ns])] += r.end - r.begin;
+    }
+    std::array<uint32_t, 256> next{};
+    uint32_t offset = 0;
+    for (int k = 0; k < num_groups; ++k) {
+      next[static_cast<size_t>(k)] = offset;
+      offset += count[static_cast<size_t>(k)];
+    }
+    const size_t n = features.size();
+    features.resize(2 * n);
+    for (const FeatureGroup& r : runs) {
+      uint32_t& dst = next[static_cast<size_t>(order[r.ns])];
+      std::copy(features.begin() + r.begin, features.begin() + r.end, features.begin() + n + dst);
+      dst += r.end - r.begin;
+    }
+    std::copy(features.begin() + n, features.end(), features.begin());
+    features.resize(n);
+    runs.clear();
+    offset = 0;
+    for (int k = 0; k < num_groups; ++k) {
+      const uint32_t c = count[static_cast<size_t>(k)];
+      runs.push_back(FeatureGroup{group_of[static_cast<size_t>(k)], offset, offset + c});
+      offset += c;
+    }
+  }
+
+  // VW's message: the text, then the feature section up to the current position, then a closing quote.
+  void warn_here(const char* text) {
+    std::string message = text;
+    message.append(begin_, static_cast<size_t>(p_ - begin_));
+    message += '"';
+    warnings_.warn(message);
+  }
+
+  // VW's message for a NaN value: the text, the rest of the line from the value on, then the suffix.
+  void warn_rest(const char* text, const char* suffix) {
+    std::string message = text;
+    message.append(p_, static_cast<size_t>(end_ - p_));
+    message += suffix;
+    warnings_.warn(message);
+  }
+
+  const char* const begin_;
+  const char* p_;
+  const char* const end_;
+  const ParseOptions& options_;
+  Example& ex_;
+  WarningSink& warnings_;
+  const uint32_t default_hash_;
+
+  // The current '|' block.
+  unsigned char group_ = ' ';
+  bool drop_ = false;
+  uint32_t nshash_ = 0;
+  float ns_weight_ = 1.0f;
+  uint64_t anon_ = 0;
+
+  bool interleaved_ = false;
+  bool seen_ready_ = false;
+  std::array<bool, 256> seen_;  // filled on first use (see close_block)
+};
+
+}  // namespace
+
+void parse_vw_line(std::string_view line, const ParseOptions& options, Example& ex, WarningSink& warnings) {
+  ex.clear();
+  if (line.size() >= 3 && line[0] == '\xEF' && line[1] == '\xBB' && line[2] == '\xBF') line.remove_prefix(3);
+  // The caller strips '\n'; dropping one more is harmless (lines never hold two) and matches VW's order.
+  if (!line.empty() && line.back() == '\n') line.remove_suffix(1);
+  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  if (line.empty()) {
+    ex.empty = true;
+    return;
+  }
+  const void* bar = std::memchr(line.data(), '|', line.size());
+  const size_t bar_index =
+      bar == nullptr ? line.size() : static_cast<size_t>(static_cast<const char*>(bar) - line.data());
+  if (bar_index != 0) parse_label_section(line.substr(0, bar_index), ex, warnings);
+  if (bar_index < line.size()) {
+    FeatureSectionParser parser(line.substr(bar_index), options, ex, warnings);
+    parser.run();
+  }
+  ex.num_linear = static_cast<uint32_t>(ex.features.size());
+}
+
+}  // namespace lepus

@@ -1,0 +1,54 @@
+// One parsed example: label, importance weight, base prediction, tag and hashed features.
+// Features are stored flat: the linear features grouped by feature group (group order = first appearance,
+// then the constant), followed by the interaction features appended by FeatureSpace::expand.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace lepus {
+
+struct Feature {
+  uint64_t index;  // unmasked parse or interaction index; a learner masks it to its 2^b slots
+  float value;
+};
+
+// A contiguous run of linear features that share a feature group (the namespace's first byte).
+struct FeatureGroup {
+  unsigned char ns;
+  uint32_t begin;
+  uint32_t end;
+};
+
+struct Example {
+  float label = 0.0f;
+  bool labeled = false;
+  float weight = 1.0f;    // importance weight
+  float initial = 0.0f;   // base prediction added to the score
+  std::string tag;
+
+  std::vector<Feature> features;      // linear (grouped), then interactions
+  std::vector<FeatureGroup> groups;   // ranges of the linear features, in group order
+  uint32_t num_linear = 0;            // features[0, num_linear) are linear
+  uint32_t num_reported = 0;          // VW's "current features": parsed + generated (incl. --ignore_linear ones)
+  float invariant_norm = 0.0f;        // sum of x^2 by VW's group recurrence (only for plain --invariant)
+
+  uint64_t line = 0;                  // 1-based line number in its source
+  bool empty = false;                 // an empty line: no example, but it advances the holdout counter
+
+  void clear() {
+    label = 0.0f;
+    labeled = false;
+    weight = 1.0f;
+    initial = 0.0f;
+    tag.clear();
+    features.clear();
+    groups.clear();
+    num_linear = 0;
+    num_reported = 0;
+    invariant_norm = 0.0f;
+    empty = false;
+  }
+};
+
+}  // namespace lepus

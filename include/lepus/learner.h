@@ -1,0 +1,57 @@
+// The learner contract and THE learner registry (src/learners/registry.cc).
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "lepus/example.h"
+#include "lepus/loss.h"
+#include "lepus/model_io.h"
+#include "lepus/options.h"
+
+namespace lepus {
+
+struct Prediction {
+  float raw = 0.0f;    // raw score (-r)
+  float value = 0.0f;  // the learner's clipped prediction (before --link / --binary)
+};
+
+class Learner {
+ public:
+  virtual ~Learner() = default;
+  virtual Prediction predict(const Example& x) const = 0;  // no state change
+  virtual Prediction learn(const Example& x) = 0;          // one online step; returns the PRE-update prediction
+  virtual void end_pass() {}                               // passes: decay, holdout bookkeeping
+  virtual void save(ModelWriter& out) const = 0;           // its own state; the header is model_io's job
+  virtual void load(ModelReader& in) = 0;                  // validates sizes, throws ModelFormatError
+  virtual std::string_view name() const = 0;               // its registry row
+  // The range predictions are clipped to and losses reported in (VW's [min_label, max_label]).
+  virtual LabelRange label_range() const { return {}; }
+  // Lines for the stderr preamble ("learning rate = 0.5", ...), in order.
+  virtual std::vector<std::string> describe() const { return {}; }
+  // Counts of numeric safeguards that fired (caps, NaN updates zeroed), for the summary.
+  virtual uint64_t safeguard_count() const { return 0; }
+};
+
+// Everything a learner factory may use. The loss outlives the learner.
+struct LearnerContext {
+  const OptionValues& options;
+  const Loss& loss;
+  int bits = 18;           // weight table has 2^bits slots
+  bool test_only = false;  // -t: never learn, freeze the clipping range
+};
+
+struct LearnerRow {
+  std::string name;
+  std::string help;                  // one line for `--learner help`
+  std::vector<OptionSpec> options;   // its own options (prefixed with its name where they could collide)
+  std::function<std::unique_ptr<Learner>(const LearnerContext&)> make;
+};
+
+const std::vector<LearnerRow>& learner_registry();
+const LearnerRow* find_learner(std::string_view name);
+
+}  // namespace lepus

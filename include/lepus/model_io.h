@@ -1,0 +1,53 @@
+// Binary model streams. A model file is: magic, format version, lepus version, the options that shape
+// features and learner, the learner's own state, then a CRC-32 of everything before it (src/io/model_file).
+// Learners only see ModelWriter/ModelReader: typed little-endian values, each read checked for size.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace lepus {
+
+class ModelWriter {
+ public:
+  void put_u8(uint8_t v) { bytes_.push_back(v); }
+  void put_u32(uint32_t v) { put_raw(&v, sizeof v); }
+  void put_u64(uint64_t v) { put_raw(&v, sizeof v); }
+  void put_f32(float v) { put_raw(&v, sizeof v); }
+  void put_f64(double v) { put_raw(&v, sizeof v); }
+  void put_string(const std::string& s) {
+    put_u64(s.size());
+    put_raw(s.data(), s.size());
+  }
+  void put_raw(const void* data, size_t n) {
+    const auto* p = static_cast<const uint8_t*>(data);
+    bytes_.insert(bytes_.end(), p, p + n);
+  }
+  const std::vector<uint8_t>& bytes() const { return bytes_; }
+
+ private:
+  std::vector<uint8_t> bytes_;
+};
+
+// Reads what a ModelWriter wrote; every read past the end throws ModelFormatError naming `what`.
+class ModelReader {
+ public:
+  ModelReader(const uint8_t* data, size_t size, std::string source) : p_(data), end_(data + size),
+                                                                      source_(std::move(source)) {}
+  uint8_t get_u8(const char* what);
+  uint32_t get_u32(const char* what);
+  uint64_t get_u64(const char* what);
+  float get_f32(const char* what);
+  double get_f64(const char* what);
+  std::string get_string(const char* what);
+  void get_raw(void* out, size_t n, const char* what);
+  size_t remaining() const { return static_cast<size_t>(end_ - p_); }
+  const std::string& source() const { return source_; }
+
+ private:
+  const uint8_t* p_;
+  const uint8_t* end_;
+  std::string source_;
+};
+
+}  // namespace lepus

@@ -1,0 +1,30 @@
+// The command line, turned into checked configuration. The only code that sees Boost.Program_options.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/feature_space.h"
+#include "lepus/learner.h"
+#include "lepus/loss.h"
+#include "pipeline/driver.h"
+
+namespace lepus::cli {
+
+struct Config {
+  bool show_help = false;      // --help: text is in help_text
+  bool list_learners = false;  // --learner help
+  std::string help_text;
+  bool quiet = false;
+  int bits = 18;
+  std::string learner = "sgd";
+  OptionValues learner_options;
+  LossOptions loss;
+  FeatureSpaceOptions space;
+  DriverOptions driver;
+};
+
+// Throws ConfigError with a one-line message for anything wrong on the command line.
+Config parse_command_line(int argc, const char* const argv[]);
+
+}  // namespace lepus::cli

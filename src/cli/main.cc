@@ -1,0 +1,77 @@
+// lepus: catches every typed error, prints one line, exits 1. Nothing below src/cli prints or exits.
+#include <exception>
+#include <iostream>
+#include <sstream>
+
+#include "cli/config.h"
+#include "lepus/errors.h"
+#include "pipeline/driver.h"
+
+namespace {
+
+int run(int argc, const char* const argv[]) {
+  using namespace lepus;
+  cli::Config c = cli::parse_command_line(argc, argv);
+  if (c.show_help) {
+    std::cout << c.help_text;
+    return 0;
+  }
+  if (c.list_learners) {
+    for (const auto& row : learner_registry()) std::cout << row.name << "\t" << row.help << "\n";
+    return 0;
+  }
+  // Plain --invariant (without adaptive/normalized) needs VW's per-group sum of x^2 from the feature space.
+  c.space.invariant_norm = c.learner == "sgd" && c.learner_options.given("invariant") &&
+                           !c.learner_options.given("adaptive") && !c.learner_options.given("normalized");
+
+  const std::unique_ptr<Loss> loss = make_loss(c.loss);
+  const LearnerRow* row = find_learner(c.learner);
+  LearnerContext ctx{c.learner_options, *loss, c.bits, c.driver.test_only};
+  const std::unique_ptr<Learner> learner = row->make(ctx);
+  FeatureSpace space(c.space);
+  std::ostream* log = c.quiet ? nullptr : &std::cerr;
+  Driver driver(c.driver, *learner, space, *loss, log);  // opens every file before anything is printed
+
+  if (log) {
+    std::ostringstream pre;
+    for (const auto& l : space.describe()) pre << l << "\n";
+    const auto learner_lines = learner->describe();
+    for (const auto& l : learner_lines)
+      if (l.rfind("using ", 0) == 0) pre << l << "\n";
+    if (c.driver.test_only) pre << "only testing\n";
+    if (!c.driver.predictions.empty()) pre << "predictions = " << c.driver.predictions << "\n";
+    if (!c.driver.raw_predictions.empty()) pre << "raw predictions = " << c.driver.raw_predictions << "\n";
+    pre << "using no cache\n";
+    pre << "Reading datafile = " << (c.driver.data.empty() ? "stdin" : c.driver.data) << "\n";
+    pre << "num sources = 1\n";
+    pre << "Num weight bits = " << c.bits << "\n";
+    for (const auto& l : learner_lines)
+      if (l.rfind("using ", 0) != 0) pre << l << "\n";
+    pre << "learner = " << learner->name() << "\n";
+    pre << "loss function = " << loss->name() << "\n";
+    if (c.driver.link != Link::kIdentity) pre << "link = " << link_name(c.driver.link) << "\n";
+    if (c.driver.binary) pre << "binary predictions\n";
+    std::cerr << pre.str();
+  }
+
+  const RunStats stats = driver.run();
+  if (log) std::cerr << driver.summary(stats);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::ios::sync_with_stdio(false);
+  try {
+    return run(argc, argv);
+  } catch (const lepus::Error& e) {
+    std::cout.flush();
+    std::cerr << "lepus: error: " << e.what() << "\n";
+  } catch (const std::bad_alloc&) {
+    std::cerr << "lepus: error: out of memory (try a smaller -b)\n";
+  } catch (const std::exception& e) {
+    std::cerr << "lepus: error: " << e.what() << "\n";
+  }
+  return 1;
+}

@@ -1,0 +1,223 @@
+// Interaction generation and ordering as VW 9.11.2 does it (vw-compat.md (b)).
+#include "core/feature_space.h"
+
+#include <algorithm>
+
+#include "lepus/errors.h"
+#include "lepus/hashing.h"
+
+namespace lepus {
+namespace {
+
+bool unsigned_less(const std::string& a, const std::string& b) {
+  return std::lexicographical_compare(a.begin(), a.end(), b.begin(), b.end(), [](char x, char y) {
+    return static_cast<unsigned char>(x) < static_cast<unsigned char>(y);
+  });
+}
+
+// VW sorts an interaction whose repeated letters are not adjacent ("aba" becomes "aab").
+std::string canonical_order(std::string s) {
+  for (size_t i = 0; i < s.size(); ++i)
+    for (size_t j = i + 2; j < s.size(); ++j)
+      if (s[i] == s[j] && s.find_first_not_of(s[i], i) < j) {
+        std::sort(s.begin(), s.end(), [](char x, char y) {
+          return static_cast<unsigned char>(x) < static_cast<unsigned char>(y);
+        });
+        return s;
+      }
+  return s;
+}
+
+}  // namespace
+
+std::vector<std::string> FeatureSpace::normalize(std::vector<std::string> list, bool leave_duplicates) {
+  for (auto& s : list) s = canonical_order(s);
+  std::stable_sort(list.begin(), list.end(), [](const std::string& a, const std::string& b) {
+    if (a.size() != b.size()) return a.size() < b.size();
+    return unsigned_less(a, b);
+  });
+  if (leave_duplicates) return list;
+  std::vector<std::string> out;
+  std::vector<std::string> keys;
+  for (const auto& s : list) {
+    std::string key = s;
+    std::sort(key.begin(), key.end());
+    if (std::find(keys.begin(), keys.end(), key) != keys.end()) continue;
+    keys.push_back(key);
+    out.push_back(s);
+  }
+  return out;
+}
+
+FeatureSpace::FeatureSpace(const FeatureSpaceOptions& options) : opt_(options) {
+  std::vector<std::string> all;
+  auto add = [&](const std::vector<std::string>& specs, size_t len, const char* flag) {
+    for (const auto& s : specs) {
+      if ((len != 0 && s.size() != len) || s.size() < 2)
+        throw ConfigError(std::string(flag) + " '" + s + "' must name " +
+                          (len != 0 ? std::to_string(len) : std::string("at least 2")) +
+                          " namespaces (first letters), e.g. " + (len == 3 ? "abc" : "ab"));
+      all.push_back(s);
+    }
+  };
+  add(options.quadratic, 2, "-q");
+  add(options.cubic, 3, "--cubic");
+  add(options.interactions, 0, "--interactions");
+  for (auto& s : all) {
+    if (s.find(':') != std::string::npos)
+      wildcards_.push_back(s);
+    else
+      explicit_.push_back(s);
+  }
+  explicit_ = normalize(explicit_, options.leave_duplicates);
+  active_ = explicit_;
+  for (bool b : options.ignore_linear) any_ignore_linear_ |= b;
+}
+
+std::vector<std::string> FeatureSpace::describe() const {
+  std::string pairs, triples;
+  for (const auto& s : active_) {
+    if (s.size() == 2) pairs += (pairs.empty() ? "" : " ") + s;
+    if (s.size() == 3) triples += (triples.empty() ? "" : " ") + s;
+  }
+  std::vector<std::string> lines;
+  if (!pairs.empty()) lines.push_back("creating quadratic features for pairs: " + pairs);
+  if (!triples.empty()) lines.push_back("creating cubic features for triples: " + triples);
+  return lines;
+}
+
+void FeatureSpace::refresh_wildcards(const Example& ex) {
+  bool changed = false;
+  for (const auto& g : ex.groups) {
+    if (g.ns >= 0x20 && g.ns <= 0x7E && !seen_[g.ns]) {
+      seen_[g.ns] = true;
+      seen_list_.push_back(g.ns);
+      changed = true;
+    }
+  }
+  if (!changed) return;
+  std::sort(seen_list_.begin(), seen_list_.end());
+  std::vector<std::string> all = explicit_;
+  for (const auto& spec : wildcards_) {
+    std::vector<std::string> partial{""};
+    for (char c : spec) {
+      std::vector<std::string> next;
+      for (const auto& p : partial) {
+        if (c == ':') {
+          for (unsigned char g : seen_list_) next.push_back(p + static_cast<char>(g));
+        } else {
+          next.push_back(p + c);
+        }
+      }
+      partial.swap(next);
+    }
+    all.insert(all.end(), partial.begin(), partial.end());
+  }
+  active_ = normalize(std::move(all), opt_.leave_duplicates);
+}
+
+void FeatureSpace::generate(Example& ex, const std::string& terms) {
+  const size_t n = terms.size();
+  FeatureGroup ranges[16];
+  if (n > 16) return;
+  for (size_t k = 0; k < n; ++k) {
+    const int gi = group_of_[static_cast<unsigned char>(terms[k])];
+    if (gi == 0) return;  // an empty group gives nothing
+    ranges[k] = ex.groups[gi - 1];
+  }
+  bool same_as_prev[16] = {false};
+  for (size_t k = 1; k < n; ++k) same_as_prev[k] = !opt_.permutations && terms[k] == terms[k - 1];
+
+  if (n == 2) {  // the common case, without recursion
+    const FeatureGroup a = ranges[0], b = ranges[1];
+    for (uint32_t i = a.begin; i < a.end; ++i) {
+      const uint64_t h = kInteractionPrime * ex.features[i].index;
+      const float v = ex.features[i].value;
+      for (uint32_t j = same_as_prev[1] ? i : b.begin; j < b.end; ++j)
+        ex.features.push_back(Feature{h ^ ex.features[j].index, v * ex.features[j].value});
+    }
+    return;
+  }
+  auto rec = [&](auto&& self, size_t level, uint64_t h, float v, uint32_t prev) -> void {
+    const FeatureGroup r = ranges[level];
+    for (uint32_t p = same_as_prev[level] ? prev : r.begin; p < r.end; ++p) {
+      const uint64_t idx = ex.features[p].index;
+      const float val = ex.features[p].value;
+      if (level == 0) {
+        self(self, 1, kInteractionPrime * idx, val, p);
+      } else if (level + 1 == n) {
+        ex.features.push_back(Feature{h ^ idx, v * val});
+      } else {
+        self(self, level + 1, kInteractionPrime * (h ^ idx), v * val, p);
+      }
+    }
+  };
+  rec(rec, 0, 0, 1.0f, 0);
+}
+
+float FeatureSpace::invariant_norm(const Example& ex) const {
+  float h = 0.0f;
+  for (const auto& g : ex.groups) {
+    float s = 0.0f;
+    for (uint32_t i = g.begin; i < g.end; ++i) s += ex.features[i].value * ex.features[i].value;
+    h += s;
+  }
+  for (const auto& terms : active_) {
+    float prod = 1.0f;
+    bool empty = false;
+    for (size_t k = 0; k < terms.size() && !empty;) {
+      size_t m = 1;
+      while (k + m < terms.size() && terms[k + m] == terms[k] && !opt_.permutations) ++m;
+      const int gi = group_of_[static_cast<unsigned char>(terms[k])];
+      if (gi == 0) {
+        empty = true;
+        break;
+      }
+      const FeatureGroup g = ex.groups[gi - 1];
+      float r[16] = {0.0f};
+      for (uint32_t i = g.begin; i < g.end; ++i) {
+        const float x2 = ex.features[i].value * ex.features[i].value;
+        r[0] += x2;
+        for (size_t j = 1; j < m && j < 16; ++j) r[j] += r[j - 1] * x2;
+      }
+      prod *= r[std::min<size_t>(m, 16) - 1];
+      k += m;
+    }
+    if (!empty) h += prod;
+  }
+  return h;
+}
+
+void FeatureSpace::expand(Example& ex) {
+  if (!wildcards_.empty()) refresh_wildcards(ex);
+  const uint32_t parsed = static_cast<uint32_t>(ex.features.size());
+  for (size_t i = 0; i < ex.groups.size(); ++i) group_of_[ex.groups[i].ns] = static_cast<int>(i) + 1;
+  if (opt_.constant) {
+    const uint32_t at = static_cast<uint32_t>(ex.features.size());
+    ex.features.push_back(Feature{kConstantIndex, 1.0f});
+    ex.groups.push_back(FeatureGroup{kConstantNamespace, at, at + 1});
+  }
+  for (const auto& terms : active_) generate(ex, terms);
+  if (opt_.invariant_norm) ex.invariant_norm = invariant_norm(ex);
+  for (size_t i = 0; i + (opt_.constant ? 1 : 0) < ex.groups.size(); ++i) group_of_[ex.groups[i].ns] = 0;
+  ex.num_reported = static_cast<uint32_t>(ex.features.size());
+  ex.num_linear = parsed + (opt_.constant ? 1 : 0);
+
+  if (any_ignore_linear_) {  // drop linear terms of --ignore_linear groups; they already fed interactions
+    std::vector<Feature>& f = ex.features;
+    uint32_t out = 0;
+    std::vector<FeatureGroup> kept;
+    for (const auto& g : ex.groups) {
+      if (g.ns != kConstantNamespace && opt_.ignore_linear[g.ns]) continue;
+      const uint32_t begin = out;
+      for (uint32_t i = g.begin; i < g.end; ++i) f[out++] = f[i];
+      kept.push_back(FeatureGroup{g.ns, begin, out});
+    }
+    const uint32_t removed = ex.num_linear - out;
+    f.erase(f.begin() + out, f.begin() + ex.num_linear);
+    ex.num_linear -= removed;
+    ex.groups = std::move(kept);
+  }
+}
+
+}  // namespace lepus

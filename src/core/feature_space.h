@@ -1,0 +1,56 @@
+// The feature space: what the learner sees of a parsed example. Adds the constant (bias) feature and
+// expands -q / --cubic / --interactions (with the ':' wildcard) into interaction features, exactly in VW's
+// generation order (vw-compat.md (b)): linear features by group, the constant, then each interaction in list
+// order, nested loops in term order, self-pairs included for adjacent equal terms.
+#pragma once
+#include <array>
+#include <string>
+#include <vector>
+
+#include "lepus/example.h"
+
+namespace lepus {
+
+struct FeatureSpaceOptions {
+  std::vector<std::string> quadratic;     // -q ab
+  std::vector<std::string> cubic;         // --cubic abc
+  std::vector<std::string> interactions;  // --interactions abc...
+  std::array<bool, 256> ignore_linear{};  // --ignore_linear: groups kept only as interaction terms
+  bool constant = true;                   // --noconstant turns it off
+  bool permutations = false;              // --permutations: no i<=j reduction for equal adjacent terms
+  bool leave_duplicates = false;          // --leave_duplicate_interactions
+  bool invariant_norm = false;            // compute Example::invariant_norm (plain --invariant)
+};
+
+class FeatureSpace {
+ public:
+  explicit FeatureSpace(const FeatureSpaceOptions& options);  // throws ConfigError on a bad spec
+
+  // Turns a parsed example (linear features only) into the learner's full feature list.
+  void expand(Example& ex);
+
+  // The active interaction list (wildcards expanded over the groups seen so far), in generation order.
+  const std::vector<std::string>& interactions() const { return active_; }
+  bool has_wildcards() const { return !wildcards_.empty(); }
+  // "creating quadratic features for pairs: ff ab" and the like, for the preamble.
+  std::vector<std::string> describe() const;
+
+  // Sorts and de-duplicates an interaction list as VW does (exposed for tests).
+  static std::vector<std::string> normalize(std::vector<std::string> list, bool leave_duplicates);
+
+ private:
+  void refresh_wildcards(const Example& ex);
+  void generate(Example& ex, const std::string& terms);
+  float invariant_norm(const Example& ex) const;
+
+  FeatureSpaceOptions opt_;
+  std::vector<std::string> explicit_;   // normalised, without wildcards
+  std::vector<std::string> wildcards_;  // specs containing ':'
+  std::vector<std::string> active_;
+  std::array<bool, 256> seen_{};
+  std::vector<unsigned char> seen_list_;
+  std::array<int, 256> group_of_{};  // byte -> index into ex.groups (+1), 0 = absent; reset after use
+  bool any_ignore_linear_ = false;
+};
+
+}  // namespace lepus

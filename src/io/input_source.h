@@ -1,0 +1,24 @@
+// Byte sources: a file or stdin, plain or gzip (recognised by its magic bytes, whatever the name).
+#pragma once
+#include <cstddef>
+#include <memory>
+#include <string>
+
+namespace lepus {
+
+class InputSource {
+ public:
+  virtual ~InputSource() = default;
+  // Reads at most n bytes into buf; returns 0 only at the end. Makes at most one blocking read of the
+  // underlying descriptor, so a pipe that delivers one line yields that line at once.
+  virtual size_t read(char* buf, size_t n) = 0;
+  const std::string& name() const { return name_; }
+
+  // path "" or "-" means stdin. Throws IoError if the file cannot be opened or is a directory.
+  static std::unique_ptr<InputSource> open(const std::string& path);
+
+ protected:
+  std::string name_;
+};
+
+}  // namespace lepus

@@ -1,0 +1,47 @@
+// Bounds-checked reads of a model's bytes: a short file is a ModelFormatError, never a crash.
+#include <cstring>
+
+#include "lepus/errors.h"
+#include "lepus/model_io.h"
+
+namespace lepus {
+
+void ModelReader::get_raw(void* out, size_t n, const char* what) {
+  if (remaining() < n) throw ModelFormatError(source_ + ": truncated model (while reading " + what + ")");
+  std::memcpy(out, p_, n);
+  p_ += n;
+}
+uint8_t ModelReader::get_u8(const char* what) {
+  uint8_t v;
+  get_raw(&v, sizeof v, what);
+  return v;
+}
+uint32_t ModelReader::get_u32(const char* what) {
+  uint32_t v;
+  get_raw(&v, sizeof v, what);
+  return v;
+}
+uint64_t ModelReader::get_u64(const char* what) {
+  uint64_t v;
+  get_raw(&v, sizeof v, what);
+  return v;
+}
+float ModelReader::get_f32(const char* what) {
+  float v;
+  get_raw(&v, sizeof v, what);
+  return v;
+}
+double ModelReader::get_f64(const char* what) {
+  double v;
+  get_raw(&v, sizeof v, what);
+  return v;
+}
+std::string ModelReader::get_string(const char* what) {
+  const uint64_t n = get_u64(what);
+  if (n > remaining()) throw ModelFormatError(source_ + ": truncated model (while reading " + what + ")");
+  std::string s(reinterpret_cast<const char*>(p_), n);
+  p_ += n;
+  return s;
+}
+
+}  // namespace lepus

@@ -1,0 +1,316 @@
+// VW 9.11.2 "gd", restated from vw-compat.md (c); see gd.h for the papers.
+#include "learners/gd.h"
+
+#include <xmmintrin.h>
+
+#include <algorithm>
+#include <cfloat>
+#include <cmath>
+#include <sstream>
+
+#include "lepus/errors.h"
+
+namespace lepus {
+namespace {
+
+// VW's 1/sqrt is the SSE rsqrtss approximation (~12 bits); parity needs the same instruction.
+inline float rsqrt(float x) { return _mm_cvtss_f32(_mm_rsqrt_ss(_mm_set_ss(x))); }
+
+// Values whose square would be subnormal are replaced by +-sqrt(FLT_MIN) in the rate bookkeeping.
+const float kXMin = std::sqrt(FLT_MIN);
+const float kX2Min = kXMin * kXMin;
+
+std::string num(double v) {
+  std::ostringstream s;
+  s << v;
+  return s.str();
+}
+
+}  // namespace
+
+GdOptions GdOptions::from(const OptionValues& v) {
+  GdOptions o;
+  const bool any_mode = v.given("sgd") || v.given("adaptive") || v.given("normalized") || v.given("invariant");
+  if (any_mode) {
+    o.adaptive = v.given("adaptive");
+    o.normalized = v.given("normalized");
+    o.invariant = v.given("invariant");
+  }
+  o.power_t = static_cast<float>(v.number("power_t"));
+  o.initial_t = v.number("initial_t");
+  o.eta = static_cast<float>(v.number("learning_rate"));
+  if (!(o.adaptive && o.normalized) && !v.given("learning_rate")) o.eta = 10.0f;
+  if (!o.adaptive && !o.normalized) {
+    if (!v.given("initial_t")) o.initial_t = 1.0;
+    o.eta *= std::pow(static_cast<float>(o.initial_t), o.power_t);
+  }
+  o.l1 = static_cast<float>(v.number("l1"));
+  o.l2 = static_cast<float>(v.number("l2"));
+  if (o.l1 < 0.0f || o.l2 < 0.0f) throw ConfigError("--l1 and --l2 must be >= 0");
+  if (!(o.power_t >= 0.0f)) throw ConfigError("--power_t must be >= 0");
+  if (!std::isfinite(o.eta)) throw ConfigError("--learning_rate must be finite");
+  o.min_given = v.given("min_prediction");
+  o.max_given = v.given("max_prediction");
+  if (o.min_given) o.min_prediction = static_cast<float>(v.number("min_prediction"));
+  if (o.max_given) o.max_prediction = static_cast<float>(v.number("max_prediction"));
+  if (v.has("decay_learning_rate")) o.decay_learning_rate = static_cast<float>(v.number("decay_learning_rate"));
+  return o;
+}
+
+GdLearner::GdLearner(const GdOptions& options, const Loss& loss, int bits, bool test_only)
+    : opt_(options),
+      loss_(loss),
+      mask_((uint64_t{1} << bits) - 1),
+      sqrt_rate_(options.power_t == 0.5f),
+      frozen_range_(test_only || options.min_given || options.max_given),
+      slots_(size_t{1} << bits, Slot{0.0f, 0.0f, 0.0f, 0.0f}),
+      total_norm_(options.initial_t),
+      total_weight_(options.initial_t),
+      t_(options.initial_t) {
+  range_ = loss.initial_range();
+  if (options.min_given || options.max_given) range_ = LabelRange{0.0f, 0.0f};
+  if (options.min_given) range_.lo = options.min_prediction;
+  if (options.max_given) range_.hi = options.max_prediction;
+  if (opt_.adaptive && opt_.initial_t > 0.0) {
+    for (auto& s : slots_) s.g = static_cast<float>(opt_.initial_t);
+  }
+}
+
+float GdLearner::raw_score(const Example& x) const {
+  float raw = x.initial;
+  if (opt_.l1 > 0.0f) {
+    const float g = static_cast<float>(gravity_);
+    for (const Feature& f : x.features) {
+      const float w = slots_[f.index & mask_].w;
+      const float tw = std::fabs(w) > g ? w - (w > 0.0f ? g : -g) : 0.0f;
+      raw += tw * f.value;
+    }
+  } else {
+    for (const Feature& f : x.features) raw += slots_[f.index & mask_].w * f.value;
+  }
+  return raw * static_cast<float>(contraction_);
+}
+
+float GdLearner::finalize(float raw) const {
+  if (std::isnan(raw)) return 0.0f;
+  return std::min(std::max(raw, range_.lo), range_.hi);
+}
+
+Prediction GdLearner::predict(const Example& x) const {
+  const float raw = raw_score(x);
+  return Prediction{raw, finalize(raw)};
+}
+
+Prediction GdLearner::learn(const Example& x) {
+  if (!x.labeled) return predict(x);
+  const float y = x.label;
+  if (!frozen_range_) {
+    range_.lo = std::min(range_.lo, y);
+    range_.hi = std::max(range_.hi, y);
+  }
+  const Prediction p = predict(x);
+  const float weight = x.weight;
+  if (weight > 0.0f && loss_.loss(p.value, y, range_) > 0.0f) update(x, p.value, y, weight);
+  t_ += weight;
+  return p;
+}
+
+float GdLearner::rate(const Slot& s) const {
+  float r = 1.0f;
+  if (sqrt_rate_) {
+    if (opt_.adaptive) r = rsqrt(s.g);
+    if (opt_.normalized) {
+      const float inv = 1.0f / s.n;
+      r *= opt_.adaptive ? inv : inv * inv;
+    }
+  } else {
+    if (opt_.adaptive) r = std::pow(s.g, -opt_.power_t);
+    if (opt_.normalized) r *= std::pow(s.n * s.n, opt_.power_t - 1.0f);  // VW uses p-1 in both modes
+  }
+  return r;
+}
+
+void GdLearner::update(const Example& x, float pred, float y, float weight) {
+  const bool scaled = opt_.adaptive || opt_.normalized;
+  float ppu = 0.0f;
+  if (scaled) {
+    const float g2 = weight * loss_.squared_gradient(pred, y);
+    if (g2 == 0.0f) {
+      ppu = 1.0f;  // VW skips the bookkeeping; rates and multiplier keep their previous values
+    } else {
+      float norm_x = 0.0f;
+      for (const Feature& f : x.features) {
+        Slot& s = slots_[f.index & mask_];
+        float xv = f.value;
+        float x2 = xv * xv;
+        if (x2 < kX2Min) {
+          xv = xv > 0.0f ? kXMin : -kXMin;
+          x2 = kX2Min;
+        }
+        if (opt_.adaptive) s.g += g2 * x2;
+        if (opt_.normalized) {
+          const float ax = std::fabs(xv);
+          if (ax > s.n) {
+            if (s.n > 0.0f) {
+              if (sqrt_rate_) {
+                const float rescale = s.n / ax;
+                s.w *= opt_.adaptive ? rescale : rescale * rescale;
+              } else {
+                const float rescale = ax / s.n;
+                s.w *= std::pow(rescale * rescale, opt_.power_t - 1.0f);
+              }
+            }
+            s.n = ax;
+          }
+          norm_x += std::isinf(x2) ? 1.0f : x2 / (s.n * s.n);
+        }
+        s.r = rate(s);
+        ppu += x2 * s.r;
+      }
+      if (opt_.normalized) {
+        total_norm_ += static_cast<double>(weight) * norm_x;
+        total_weight_ += weight;
+        const float ratio_ts = static_cast<float>(total_weight_) / static_cast<float>(total_norm_);
+        if (sqrt_rate_) {
+          multiplier_ = opt_.adaptive ? std::sqrt(ratio_ts) : ratio_ts;
+        } else {
+          multiplier_ = std::pow(static_cast<float>(total_norm_) / static_cast<float>(total_weight_),
+                                 opt_.power_t - 1.0f);
+        }
+        ppu *= multiplier_;
+      }
+    }
+  } else if (opt_.invariant) {
+    ppu = x.invariant_norm;
+  }
+
+  float scale = opt_.eta * weight;
+  if (!opt_.adaptive) scale *= std::pow(static_cast<float>(t_ + weight), -opt_.power_t);
+
+  float u = opt_.invariant ? loss_.invariant_update(pred, y, scale, ppu) : loss_.unsafe_update(pred, y, scale);
+  if ((opt_.l1 > 0.0f || opt_.l2 > 0.0f) && std::fabs(u) > 1e-8f) {
+    const double d1 = loss_.first_derivative(pred, y, range_);
+    const double eta_bar = std::fabs(d1) > 1e-8 ? -u / d1 : 0.0;
+    if (std::fabs(d1) > 1e-8) contraction_ *= 1.0 - opt_.l2 * eta_bar;
+    u /= static_cast<float>(contraction_);
+    gravity_ += eta_bar * opt_.l1;
+  }
+  if (std::isnan(u)) {
+    u = 0.0f;
+    ++nan_updates_;
+  }
+  if (u != 0.0f) {
+    if (opt_.normalized) u *= multiplier_;
+    if (scaled) {
+      for (const Feature& f : x.features) {
+        if (!std::isfinite(f.value)) continue;
+        Slot& s = slots_[f.index & mask_];
+        s.w += u * (f.value * s.r);
+      }
+    } else {
+      for (const Feature& f : x.features) {
+        if (!std::isfinite(f.value)) continue;
+        slots_[f.index & mask_].w += u * f.value;
+      }
+    }
+  }
+  if (opt_.l1 > 0.0f || opt_.l2 > 0.0f) {
+    if (contraction_ < 1e-9 || gravity_ > 1e3) apply_truncation();
+  }
+}
+
+void GdLearner::apply_truncation() {
+  const float g = static_cast<float>(gravity_);
+  const float c = static_cast<float>(contraction_);
+  for (auto& s : slots_) {
+    const float tw = std::fabs(s.w) > g ? s.w - (s.w > 0.0f ? g : -g) : 0.0f;
+    s.w = tw * c;
+  }
+  gravity_ = 0.0;
+  contraction_ = 1.0;
+}
+
+void GdLearner::end_pass() { opt_.eta *= opt_.decay_learning_rate; }
+
+std::vector<std::string> GdLearner::describe() const {
+  std::vector<std::string> lines;
+  if (opt_.l1 > 0.0f) lines.push_back("using l1 regularization = " + num(opt_.l1));
+  if (opt_.l2 > 0.0f) lines.push_back("using l2 regularization = " + num(opt_.l2));
+  lines.push_back("learning rate = " + num(opt_.eta));
+  lines.push_back("initial_t = " + num(t_));
+  lines.push_back("power_t = " + num(opt_.power_t));
+  std::string mode;
+  if (opt_.adaptive) mode += "adaptive ";
+  if (opt_.normalized) mode += "normalized ";
+  if (opt_.invariant) mode += "invariant ";
+  if (mode.empty()) mode = "plain sgd ";
+  mode.pop_back();
+  lines.push_back("update = " + mode);
+  return lines;
+}
+
+void GdLearner::save(ModelWriter& out) const {
+  out.put_u8(opt_.adaptive);
+  out.put_u8(opt_.normalized);
+  out.put_u8(opt_.invariant);
+  out.put_f32(opt_.eta);
+  out.put_f32(opt_.power_t);
+  out.put_f64(opt_.initial_t);
+  out.put_f32(opt_.l1);
+  out.put_f32(opt_.l2);
+  out.put_f32(range_.lo);
+  out.put_f32(range_.hi);
+  out.put_f64(total_norm_);
+  out.put_f64(total_weight_);
+  out.put_f64(t_);
+  out.put_f32(multiplier_);
+  out.put_f64(gravity_);
+  out.put_f64(contraction_);
+  out.put_u64(slots_.size());
+  uint64_t nonzero = 0;
+  for (const auto& s : slots_) nonzero += (s.w != 0.0f || s.g != 0.0f || s.n != 0.0f || s.r != 0.0f);
+  out.put_u64(nonzero);
+  for (uint64_t i = 0; i < slots_.size(); ++i) {
+    const Slot& s = slots_[i];
+    if (s.w == 0.0f && s.g == 0.0f && s.n == 0.0f && s.r == 0.0f) continue;
+    out.put_u64(i);
+    out.put_raw(&s, sizeof s);
+  }
+}
+
+void GdLearner::load(ModelReader& in) {
+  opt_.adaptive = in.get_u8("sgd adaptive flag");
+  opt_.normalized = in.get_u8("sgd normalized flag");
+  opt_.invariant = in.get_u8("sgd invariant flag");
+  opt_.eta = in.get_f32("sgd learning rate");
+  opt_.power_t = in.get_f32("sgd power_t");
+  sqrt_rate_ = opt_.power_t == 0.5f;
+  opt_.initial_t = in.get_f64("sgd initial_t");
+  opt_.l1 = in.get_f32("sgd l1");
+  opt_.l2 = in.get_f32("sgd l2");
+  const float lo = in.get_f32("sgd min label");
+  const float hi = in.get_f32("sgd max label");
+  if (!opt_.min_given) range_.lo = lo;
+  if (!opt_.max_given) range_.hi = hi;
+  total_norm_ = in.get_f64("sgd normalizer");
+  total_weight_ = in.get_f64("sgd total weight");
+  t_ = in.get_f64("sgd t");
+  multiplier_ = in.get_f32("sgd multiplier");
+  gravity_ = in.get_f64("sgd l1 state");
+  contraction_ = in.get_f64("sgd l2 state");
+  const uint64_t size = in.get_u64("sgd table size");
+  if (size != slots_.size())
+    throw ModelFormatError(in.source() + ": weight table has " + std::to_string(size) + " slots, expected " +
+                           std::to_string(slots_.size()));
+  const uint64_t nonzero = in.get_u64("sgd slot count");
+  if (nonzero > size || nonzero * (8 + sizeof(Slot)) > in.remaining())
+    throw ModelFormatError(in.source() + ": slot count " + std::to_string(nonzero) + " does not fit the file");
+  std::fill(slots_.begin(), slots_.end(), Slot{0.0f, 0.0f, 0.0f, 0.0f});
+  for (uint64_t k = 0; k < nonzero; ++k) {
+    const uint64_t i = in.get_u64("sgd slot index");
+    if (i >= size) throw ModelFormatError(in.source() + ": slot index out of range");
+    in.get_raw(&slots_[i], sizeof(Slot), "sgd slot");
+  }
+}
+
+}  // namespace lepus

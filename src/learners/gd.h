@@ -1,0 +1,83 @@
+// sgd: Vowpal Wabbit's default linear learner "gd", reproduced to VW 9.11.2's arithmetic.
+//
+// Problem: online minimisation of sum_t w_t loss(<w, x_t>, y_t) over linear predictors w.
+// Update (vw-compat.md (c)): the default combines
+//   - adaptive per-coordinate rates (AdaGrad; Duchi, Hazan & Singer 2011, eq. for diag(G)^-1/2),
+//   - normalisation by the largest |x_i| seen, with the weight rescaled when it grows, and a global
+//     multiplier sqrt(T/S) (Ross, Mineiro & Langford 2013, "Normalized online learning", Alg. 1 NAG),
+//   - the importance-invariant update (Karampatziakis & Langford 2011, "Online importance weight aware
+//     updates", section 4): the step solves the loss's ODE for importance weight h instead of scaling g.
+// `--sgd` turns all three off: w -= eta * t^-p * dloss/dp * x. --l1/--l2 use VW's lazy truncated gradient
+// (Langford, Li & Zhang 2009) and weight decay via a global contraction factor.
+// Per-slot state is interleaved (w, G, N, r) so one feature touches one 16-byte cell.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "lepus/learner.h"
+
+namespace lepus {
+
+struct GdOptions {
+  bool adaptive = true;
+  bool normalized = true;
+  bool invariant = true;
+  float eta = 0.5f;          // after VW's defaults and initial_t^p scaling
+  float power_t = 0.5f;
+  double initial_t = 0.0;
+  float l1 = 0.0f;
+  float l2 = 0.0f;
+  bool min_given = false, max_given = false;
+  float min_prediction = 0.0f, max_prediction = 0.0f;
+  float decay_learning_rate = 1.0f;
+
+  static GdOptions from(const OptionValues& values);
+};
+
+class GdLearner final : public Learner {
+ public:
+  GdLearner(const GdOptions& options, const Loss& loss, int bits, bool test_only);
+
+  Prediction predict(const Example& x) const override;
+  Prediction learn(const Example& x) override;
+  void end_pass() override;
+  void save(ModelWriter& out) const override;
+  void load(ModelReader& in) override;
+  std::string_view name() const override { return "sgd"; }
+  LabelRange label_range() const override { return range_; }
+  std::vector<std::string> describe() const override;
+  uint64_t safeguard_count() const override { return nan_updates_; }
+
+  struct Slot {
+    float w;  // weight
+    float g;  // sum of squared gradients (adaptive)
+    float n;  // largest |x| seen (normalized)
+    float r;  // rate cached by the last example that touched the slot
+  };
+  const std::vector<Slot>& slots() const { return slots_; }
+  double normalizer() const { return total_norm_; }
+
+ private:
+  float raw_score(const Example& x) const;
+  float finalize(float raw) const;
+  void update(const Example& x, float pred, float y, float weight);
+  float rate(const Slot& s) const;
+  void apply_truncation();
+
+  GdOptions opt_;
+  const Loss& loss_;
+  uint64_t mask_;
+  bool sqrt_rate_;
+  bool frozen_range_;
+  std::vector<Slot> slots_;
+  LabelRange range_;
+  double total_norm_;    // S: sum of weight * normalised ||x||^2 (VW's normalized_sum_norm_x)
+  double total_weight_;  // T: sum of importance weights of updates
+  double t_;             // initial_t + weights of learned labeled examples (VW's sd.t less holdout/unlabeled)
+  float multiplier_ = 0.0f;  // sqrt(T/S) of the last update
+  double gravity_ = 0.0;      // accumulated l1 truncation
+  double contraction_ = 1.0;  // accumulated l2 shrinkage
+  uint64_t nan_updates_ = 0;
+};
+
+}  // namespace lepus

@@ -1,0 +1,51 @@
+// THE learner table: one row per learner, with its one-line help and its own options.
+#include <algorithm>
+
+#include "lepus/errors.h"
+#include "lepus/learner.h"
+#include "learners/gd.h"
+
+namespace lepus {
+namespace {
+
+using Kind = OptionSpec::Kind;
+
+std::vector<LearnerRow> build_registry() {
+  std::vector<LearnerRow> rows;
+  rows.push_back(LearnerRow{
+      "sgd",
+      "VW's gd: adaptive + normalized + importance-invariant SGD (the VW default), or plain SGD with --sgd",
+      {
+          {"sgd", "", Kind::kFlag, "", "plain SGD: adaptive, normalized and invariant all off"},
+          {"adaptive", "", Kind::kFlag, "", "per-coordinate AdaGrad rates (alone: only this mode is on)"},
+          {"normalized", "", Kind::kFlag, "", "scale-normalized updates (alone: only this mode is on)"},
+          {"invariant", "", Kind::kFlag, "", "importance-invariant updates (alone: only this mode is on)"},
+          {"learning_rate", "l", Kind::kNumber, "0.5",
+           "learning rate (10 when adaptive and normalized are not both on and -l is not given)"},
+          {"power_t", "", Kind::kNumber, "0.5", "t-decay exponent of the learning rate"},
+          {"initial_t", "", Kind::kNumber, "0", "initial t (1 for plain sgd)"},
+          {"l1", "", Kind::kNumber, "0", "L1 regularization (truncated gradient)"},
+          {"l2", "", Kind::kNumber, "0", "L2 regularization (weight decay)"},
+          {"min_prediction", "", Kind::kNumber, "", "smallest prediction (fixes the clipping range's low end)"},
+          {"max_prediction", "", Kind::kNumber, "", "largest prediction (fixes the clipping range's high end)"},
+      },
+      [](const LearnerContext& c) {
+        return std::make_unique<GdLearner>(GdOptions::from(c.options), c.loss, c.bits, c.test_only);
+      }});
+  return rows;
+}
+
+}  // namespace
+
+const std::vector<LearnerRow>& learner_registry() {
+  static const std::vector<LearnerRow> rows = build_registry();
+  return rows;
+}
+
+const LearnerRow* find_learner(std::string_view name) {
+  for (const auto& row : learner_registry())
+    if (row.name == name) return &row;
+  return nullptr;
+}
+
+}  // namespace lepus

@@ -1,0 +1,76 @@
+#include "pipeline/progress.h"
+
+#include <cmath>
+#include <cstdio>
+
+namespace lepus {
+namespace {
+
+// VW sets a width and lets a longer field through in full, but its fixed 6-decimal numbers are cut to the width.
+std::string fit_left(std::string s, size_t width) {
+  if (s.size() > width) s.resize(width);
+  s.append(width - s.size(), ' ');
+  return s;
+}
+std::string pad_right(const std::string& s, size_t width) {
+  return s.size() >= width ? s : std::string(width - s.size(), ' ') + s;
+}
+std::string number(const char* fmt, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, fmt, v);
+  return buf;
+}
+// A label or prediction longer than its 14 columns becomes its first 11 characters and "...".
+std::string label_field(const std::string& s) {
+  if (s.size() > 14) return s.substr(0, 11) + "...";
+  return pad_right(s, 14);
+}
+
+}  // namespace
+
+std::string progress_header() {
+  return "average  since         example        example        current        current  current\n"
+         "loss     last          counter         weight          label        predict features\n";
+}
+
+std::string progress_row(const ProgressRow& r) {
+  std::string out;
+  out += fit_left(r.average_loss ? number("%f", *r.average_loss) : "n.a.", 8);
+  out += ' ';
+  out += fit_left(r.since_last ? number("%f", *r.since_last) : "n.a.", 8);
+  out += ' ';
+  out += pad_right(std::to_string(r.example_counter), 12);
+  out += ' ';
+  out += pad_right(number("%.1f", r.example_weight), 14);
+  out += ' ';
+  out += label_field(r.label ? number("%.4f", *r.label) : "unknown");
+  out += ' ';
+  out += label_field(number("%.4f", r.prediction));
+  out += ' ';
+  out += pad_right(std::to_string(r.features), 8);
+  if (r.holdout) out += " h";
+  out += '\n';
+  return out;
+}
+
+std::string format_prediction(float v) {
+  if (std::floor(v) == v) return number("%.0f", v);
+  return number("%.6f", v);
+}
+
+std::string summary_text(const SummaryFigures& s) {
+  std::string out = "\nfinished run\n";
+  out += "number of examples = " + std::to_string(s.examples) + "\n";
+  out += "weighted example sum = " + number("%f", s.weighted_examples) + "\n";
+  out += "weighted label sum = " + number("%f", s.weighted_labels) + "\n";
+  out += "average loss = " + (s.average_loss ? number("%f", *s.average_loss) : std::string("n.a.")) + "\n";
+  if (s.best_constant) {
+    out += "best constant = " + number("%f", s.best_constant->value) + "\n";
+    if (!std::isnan(s.best_constant->loss))
+      out += "best constant's loss = " + number("%f", s.best_constant->loss) + "\n";
+  }
+  out += "total feature number = " + std::to_string(s.total_features) + "\n";
+  return out;
+}
+
+}  // namespace lepus

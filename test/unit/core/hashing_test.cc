@@ -1,0 +1,186 @@
+// Hashing and feature generation against VW's own audit output (test/data/hashes, copied from
+// ../shared/oracles/vw/hashes): every linear, quadratic and cubic index of crafted.vw.
+#include "lepus/hashing.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include "core/feature_space.h"
+#include "formats/vw_text.h"
+
+namespace lepus {
+namespace {
+
+class IgnoreWarnings final : public WarningSink {
+ public:
+  void warn(const std::string&) override {}
+};
+
+TEST(Murmur3, KnownVectors) {
+  // Reference values of MurmurHash3_x86_32 (SMHasher verification strings).
+  EXPECT_EQ(murmur3_32("", 0), 0u);
+  EXPECT_EQ(murmur3_32("", 1), 0x514E28B7u);
+  EXPECT_EQ(murmur3_32("hello", 0), 0x248BFA47u);
+  EXPECT_EQ(murmur3_32("The quick brown fox jumps over the lazy dog", 0), 0x2E4FF723u);
+}
+
+TEST(HashStrings, AllDigitsRuleAndTrim) {
+  EXPECT_EQ(hash_strings("007", 0), 7u);
+  EXPECT_EQ(hash_strings("4294967296", 5), 5u);
+  EXPECT_EQ(hash_strings("  12 ", 3), 15u);
+  EXPECT_EQ(hash_strings("", 42), 42u);
+  EXPECT_EQ(hash_strings("12x", 0), murmur3_32("12x", 0));
+  const uint32_t nshash = hash_strings("f", 0);
+  EXPECT_EQ(nshash, 728008763u);
+  EXPECT_EQ(hash_strings("a", nshash) & 0x3FFFF, 14355u);
+  EXPECT_EQ(hash_strings("1", nshash) & 0x3FFFF, 34876u);
+  EXPECT_EQ(hash_strings("a", 0) & 0x3FFFF, 92594u);
+}
+
+struct TsvRow {
+  int line;
+  int order;
+  uint64_t index;
+  double value;
+  std::string name;
+};
+
+std::vector<TsvRow> read_tsv(const std::string& path) {
+  std::ifstream in(path);
+  std::vector<TsvRow> rows;
+  std::string l;
+  std::getline(in, l);  // header
+  while (std::getline(in, l)) {
+    std::vector<std::string> f;
+    std::stringstream ss(l);
+    std::string cell;
+    while (std::getline(ss, cell, '\t')) f.push_back(cell);
+    if (f.size() < 8) continue;
+    rows.push_back(TsvRow{std::stoi(f[0]), std::stoi(f[1]), std::stoull(f[6]), std::stod(f[5]), f[7]});
+  }
+  return rows;
+}
+
+std::vector<std::string> read_lines(const std::string& path) {
+  std::ifstream in(path);
+  std::vector<std::string> lines;
+  std::string l;
+  while (std::getline(in, l)) lines.push_back(l);
+  return lines;
+}
+
+// Parses and expands every line of crafted.vw with VW's audit options and compares each generated
+// feature, in order, with VW's audit: -b 18 -q ff -q xy --cubic xyz.
+TEST(FeatureIndices, EqualVwAuditOnCraftedInput) {
+  const auto rows = read_tsv(LEPUS_TEST_DATA "/hashes/indices.tsv");
+  const auto lines = read_lines(LEPUS_TEST_DATA "/hashes/crafted.vw");
+  ASSERT_EQ(lines.size(), 11u);
+  ASSERT_GT(rows.size(), 100u);
+  ParseOptions po;
+  FeatureSpaceOptions fo;
+  fo.quadratic = {"ff", "xy"};
+  fo.cubic = {"xyz"};
+  FeatureSpace space(fo);
+  IgnoreWarnings w;
+  Example ex;
+  size_t r = 0;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    parse_vw_line(lines[i], po, ex, w);
+    space.expand(ex);
+    std::vector<const TsvRow*> expected;
+    for (const auto& row : rows)
+      if (row.line == static_cast<int>(i) + 1) expected.push_back(&row);
+    ASSERT_EQ(ex.features.size(), expected.size()) << "line " << i + 1;
+    for (size_t k = 0; k < expected.size(); ++k, ++r) {
+      EXPECT_EQ(ex.features[k].index & 0x3FFFF, expected[k]->index)
+          << "line " << i + 1 << " feature " << expected[k]->name;
+      EXPECT_NEAR(ex.features[k].value, expected[k]->value, 1e-6 * std::max(1.0, std::fabs(expected[k]->value)))
+          << "line " << i + 1 << " feature " << expected[k]->name;
+    }
+  }
+  EXPECT_EQ(r, rows.size());
+}
+
+// The ':' wildcard expands over the namespaces seen so far (VW's audit_wildcard oracle).
+TEST(FeatureIndices, WildcardMatchesVwAudit) {
+  const std::string audit = LEPUS_TEST_DATA "/hashes/audit_wildcard.stdout";
+  std::ifstream in(audit);
+  if (!in) GTEST_SKIP() << "no " << audit;
+  const auto lines = read_lines(LEPUS_TEST_DATA "/hashes/crafted.vw");
+  ParseOptions po;
+  FeatureSpaceOptions fo;
+  fo.quadratic = {"::"};
+  FeatureSpace space(fo);
+  IgnoreWarnings w;
+  Example ex;
+  std::string l;
+  size_t i = 0;
+  while (std::getline(in, l)) {
+    if (l.empty() || l[0] != '\t') continue;
+    std::vector<uint64_t> expected;
+    std::stringstream ss(l.substr(1));
+    std::string item;
+    while (std::getline(ss, item, '\t')) {
+      // name:index:value:weight — the name may contain ':' itself, so take fields from the right.
+      size_t p3 = item.rfind(':'), p2 = item.rfind(':', p3 - 1), p1 = item.rfind(':', p2 - 1);
+      expected.push_back(std::stoull(item.substr(p1 + 1, p2 - p1 - 1)));
+    }
+    ASSERT_LT(i, lines.size());
+    parse_vw_line(lines[i], po, ex, w);
+    space.expand(ex);
+    ASSERT_EQ(ex.features.size(), expected.size()) << "line " << i + 1;
+    for (size_t k = 0; k < expected.size(); ++k) EXPECT_EQ(ex.features[k].index & 0x3FFFF, expected[k]);
+    ++i;
+  }
+  EXPECT_EQ(i, lines.size());
+}
+
+TEST(FeatureSpace, SortsAndDeduplicatesInteractions) {
+  EXPECT_EQ(FeatureSpace::normalize({"ba", "ab", "ff", "abc", "aba"}, false),
+            (std::vector<std::string>{"ab", "ff", "aab", "abc"}));
+  EXPECT_EQ(FeatureSpace::normalize({"ba", "ab"}, true), (std::vector<std::string>{"ab", "ba"}));
+}
+
+TEST(FeatureSpace, IgnoreLinearKeepsInteractionsAndCount) {
+  ParseOptions po;
+  FeatureSpaceOptions fo;
+  fo.quadratic = {"ab"};
+  fo.ignore_linear['a'] = true;
+  FeatureSpace space(fo);
+  IgnoreWarnings w;
+  Example ex;
+  parse_vw_line("1 |a x y |b z", po, ex, w);
+  space.expand(ex);
+  // linear: b^z, constant; interactions: x*z, y*z. Reported count includes a's two linear terms.
+  EXPECT_EQ(ex.features.size(), 4u);
+  EXPECT_EQ(ex.num_reported, 6u);
+  EXPECT_EQ(ex.features[1].index, kConstantIndex);
+}
+
+TEST(FeatureSpace, NoConstant) {
+  ParseOptions po;
+  FeatureSpaceOptions fo;
+  fo.constant = false;
+  FeatureSpace space(fo);
+  IgnoreWarnings w;
+  Example ex;
+  parse_vw_line("1 |a x", po, ex, w);
+  space.expand(ex);
+  ASSERT_EQ(ex.features.size(), 1u);
+  EXPECT_NE(ex.features[0].index, kConstantIndex);
+}
+
+TEST(FeatureSpace, RejectsBadSpecs) {
+  FeatureSpaceOptions fo;
+  fo.quadratic = {"abc"};
+  EXPECT_THROW(FeatureSpace{fo}, std::exception);
+  fo.quadratic = {};
+  fo.cubic = {"ab"};
+  EXPECT_THROW(FeatureSpace{fo}, std::exception);
+}
+
+}  // namespace
+}  // namespace lepus

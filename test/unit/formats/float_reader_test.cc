@@ -1,0 +1,220 @@
+// read_vw_float against vw-compat.md (a) and against a literal transcription of VW 9.11.2's parse_float.
+#include "formats/float_reader.h"
+
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <random>
+#include <string>
+#include <string_view>
+
+namespace lepus {
+namespace {
+
+struct Read {
+  float value;
+  size_t consumed;
+};
+
+Read read(std::string_view s) {
+  const char* stop = nullptr;
+  const float v = read_vw_float(s.data(), s.data() + s.size(), &stop);
+  return Read{v, static_cast<size_t>(stop - s.data())};
+}
+
+uint32_t bits(float f) { return std::bit_cast<uint32_t>(f); }
+
+// VW's parse_float as written in vw/core/parse_primitives.h, kept deliberately naive (every digit in f32, the
+// power table rebuilt by loops) so it checks the optimized reader rather than sharing its code. It needs a
+// NUL-terminated buffer, as VW's own code does.
+float reference_pow10(int e) {
+  if (e > 38) return INFINITY;
+  if (e < -37) return 0.0f;
+  float r = 1.0f;
+  if (e >= 0) {
+    for (int i = 0; i < e; ++i) r = r * 10.0f;
+  } else {
+    for (int i = 0; i < -e; ++i) r = r / 10.0f;
+  }
+  return r;
+}
+
+float reference_parse(const std::string& text, size_t& end_idx) {
+  const char* p = text.c_str();
+  const char* start = p;
+  const char* end_line = p + text.size();
+  end_idx = 0;
+  if (!*p) return 0;
+  int s = 1;
+  while (*p == ' ' && p < end_line) p++;
+  if (*p == '-') {
+    s = -1;
+    p++;
+  }
+  float acc = 0;
+  while (*p >= '0' && *p <= '9' && p < end_line) acc = acc * 10 + *p++ - '0';
+  int num_dec = 0;
+  if (*p == '.') {
+    while (*(++p) >= '0' && *p <= '9' && p < end_line) {
+      if (num_dec < 35) {
+        acc = acc * 10 + (*p - '0');
+        num_dec++;
+      }
+    }
+  }
+  unsigned exp_acc = 0;  // VW has int here; unsigned keeps its wrap-around defined
+  if ((*p == 'e' || *p == 'E') && p < end_line) {
+    p++;
+    unsigned exp_s = 1;
+    if (*p == '-' && p < end_line) {
+      exp_s = 0u - 1u;
+      p++;
+    }
+    while (*p >= '0' && *p <= '9' && p < end_line) exp_acc = exp_acc * 10 + static_cast<unsigned>(*p++ - '0');
+    exp_acc *= exp_s;
+  }
+  if (*p == ' ' || *p == '\n' || *p == '\t' || p == end_line) {
+    acc *= reference_pow10(static_cast<int8_t>(exp_acc - static_cast<unsigned>(num_dec)));
+    end_idx = static_cast<size_t>(p - start);
+    return static_cast<float>(s) * acc;
+  }
+  char* end = nullptr;
+  const float ret = std::strtof(start, &end);
+  if (end >= start) end_idx = static_cast<size_t>(end - start);
+  return ret;
+}
+
+TEST(FloatReader, CompatDocExamples) {
+  EXPECT_EQ(read("1e400").value, 0.0f);  // exponent 400 truncated to int8 is -112
+  EXPECT_EQ(read("1e400").consumed, 5u);
+  EXPECT_EQ(read("0x10").value, 16.0f);
+  EXPECT_EQ(read("0x10").consumed, 4u);
+  EXPECT_EQ(read("+3").value, 3.0f);
+  EXPECT_EQ(read("+3").consumed, 2u);
+  EXPECT_EQ(read("1E+2").value, 100.0f);
+  EXPECT_EQ(read("1E+2").consumed, 4u);
+  EXPECT_TRUE(std::isinf(read("inf").value));
+  EXPECT_GT(read("inf").value, 0.0f);
+  EXPECT_EQ(read("inf").consumed, 3u);
+  EXPECT_TRUE(std::isinf(read("-inf").value));
+  EXPECT_LT(read("-inf").value, 0.0f);
+  EXPECT_TRUE(std::isnan(read("nan").value));
+  EXPECT_EQ(read("nan").consumed, 3u);
+}
+
+TEST(FloatReader, ExponentIsTruncatedToInt8) {
+  EXPECT_EQ(read("1e256").value, 1.0f);  // 256 -> 0
+  EXPECT_TRUE(std::isinf(read("1e300").value));  // 300 -> 44, above the table
+  EXPECT_EQ(read("1e38").value, reference_pow10(38));
+  EXPECT_TRUE(std::isinf(read("1e39").value));
+  EXPECT_EQ(read("1e-37").value, reference_pow10(-37));
+  EXPECT_EQ(read("1e-38").value, 0.0f);  // below the table: 0, not a denormal
+  EXPECT_EQ(read("2.5e-3").value, 25.0f * reference_pow10(-4));
+}
+
+TEST(FloatReader, FastPathIsVwsNotStrtof) {
+  // 1 * (1/10/10/10/10/10/10 in f32) is an ulp-level away from the correctly rounded 1e-6.
+  const Read r = read("0.000001");
+  EXPECT_EQ(bits(r.value), bits(1.0f * reference_pow10(-6)));
+  EXPECT_NE(bits(r.value), bits(std::strtof("0.000001", nullptr)));
+  EXPECT_EQ(r.value, 9.99999884e-07f);
+  // Integer digits take two f32 roundings in VW (`acc * 10 + '6'` then `- '0'`): 33554386 reads as 33554384.
+  EXPECT_EQ(read("33554386").value, 33554384.0f);
+  EXPECT_EQ(read("33554390").value, 33554392.0f);
+  // Decimal digits take one rounding.
+  EXPECT_EQ(bits(read("0.15").value), bits(15.0f * reference_pow10(-2)));
+  EXPECT_EQ(bits(read("-6.2699720e-02").value), bits(-(62699720.0f * reference_pow10(-9))));
+}
+
+TEST(FloatReader, OnlyThirtyFiveDecimalsCount) {
+  const std::string long_fraction = "0." + std::string(34, '0') + "1" + "99999";
+  const Read r = read(long_fraction);
+  EXPECT_EQ(r.consumed, long_fraction.size());
+  EXPECT_EQ(bits(r.value), bits(1.0f * reference_pow10(-35)));
+}
+
+TEST(FloatReader, StopPositions) {
+  EXPECT_EQ(read("1.5 x").consumed, 3u);
+  EXPECT_EQ(read("1.5\tx").consumed, 3u);
+  EXPECT_EQ(read("1.5|f").consumed, 3u);  // strtof path
+  EXPECT_EQ(read("1.5|f").value, 1.5f);
+  EXPECT_EQ(read("2,5").consumed, 1u);
+  EXPECT_EQ(read("2,5").value, 2.0f);
+  EXPECT_EQ(read("  7").consumed, 3u);  // leading spaces are part of the number
+  EXPECT_EQ(read("  7").value, 7.0f);
+  EXPECT_EQ(read("  ").consumed, 2u);  // only spaces: the fast path reads 0
+  EXPECT_EQ(read("1e").value, 1.0f);
+  EXPECT_EQ(read("1e").consumed, 2u);
+  EXPECT_EQ(read("e").consumed, 1u);  // VW quirk: a lone 'e' is the number 0
+  EXPECT_EQ(read("e").value, 0.0f);
+  const Read minus = read("-");
+  EXPECT_EQ(minus.consumed, 1u);
+  EXPECT_TRUE(std::signbit(minus.value));
+  // Reading stops at `end`, not at a NUL.
+  const std::string digits = "12345";
+  const char* stop = nullptr;
+  EXPECT_EQ(read_vw_float(digits.data(), digits.data() + 2, &stop), 12.0f);
+  EXPECT_EQ(stop, digits.data() + 2);
+}
+
+TEST(FloatReader, NothingConsumed) {
+  for (const std::string_view s : {std::string_view(""), std::string_view("abc"), std::string_view("\t5"),
+                                   std::string_view("|f"), std::string_view(" e:x"), std::string_view("-x")}) {
+    SCOPED_TRACE(std::string(s));
+    const Read r = read(s);
+    EXPECT_EQ(r.consumed, 0u);
+    EXPECT_EQ(r.value, 0.0f);
+  }
+  const std::string with_nul("\0" "5", 2);
+  EXPECT_EQ(read(with_nul).consumed, 0u);
+}
+
+TEST(FloatReader, LongStrtofLiteral) {
+  // Longer than the stack copy: the digits far out still decide the rounding.
+  const std::string text = "+1." + std::string(200, '0') + "1e0x";
+  const Read r = read(text);
+  EXPECT_EQ(r.value, 1.0f);
+  EXPECT_EQ(r.consumed, text.size() - 1);
+}
+
+TEST(FloatReader, MatchesVwTranscriptionOnRandomText) {
+  std::mt19937 rng(12345);
+  const std::string alphabet = "0123456789999.-eE+ x\t|:";
+  std::uniform_int_distribution<size_t> pick(0, alphabet.size() - 1);
+  std::uniform_int_distribution<int> length(0, 14);
+  std::uniform_int_distribution<int> digits(1, 12);
+  int checked = 0;
+  for (int i = 0; i < 200000; ++i) {
+    std::string text;
+    if (i % 2 == 0) {
+      // Mostly well-formed numbers, to exercise the fast path and long mantissas.
+      if (rng() % 4 == 0) text += '-';
+      for (int d = digits(rng); d > 0; --d) text += static_cast<char>('0' + rng() % 10);
+      if (rng() % 2) {
+        text += '.';
+        for (int d = digits(rng); d > 0; --d) text += static_cast<char>('0' + rng() % 10);
+      }
+      if (rng() % 3 == 0) text += (rng() % 2 ? "e-" : "e") + std::to_string(rng() % 45);
+    } else {
+      for (int n = length(rng); n > 0; --n) text += alphabet[pick(rng)];
+    }
+    size_t expected_consumed = 0;
+    const float expected = reference_parse(text, expected_consumed);
+    const Read r = read(text);
+    SCOPED_TRACE(text);
+    ASSERT_EQ(r.consumed, expected_consumed);
+    if (std::isnan(expected)) {
+      ASSERT_TRUE(std::isnan(r.value));
+    } else {
+      ASSERT_EQ(bits(r.value), bits(expected));
+    }
+    ++checked;
+  }
+  EXPECT_EQ(checked, 200000);
+}
+
+}  // namespace
+}  // namespace lepus

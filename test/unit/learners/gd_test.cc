@@ -1,0 +1,161 @@
+// The sgd learner against the hand-computed VW examples of vw-compat.md (c.9).
+#include "learners/gd.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "core/feature_space.h"
+#include "formats/vw_text.h"
+#include "lepus/hashing.h"
+#include "losses/losses.h"
+
+namespace lepus {
+namespace {
+
+class NoWarnings final : public WarningSink {
+ public:
+  void warn(const std::string& m) override { ADD_FAILURE() << m; }
+};
+
+OptionValues sgd_defaults() {
+  OptionValues v;
+  v.set("learning_rate", "0.5", false);
+  v.set("power_t", "0.5", false);
+  v.set("initial_t", "0", false);
+  v.set("l1", "0", false);
+  v.set("l2", "0", false);
+  return v;
+}
+
+const char* kT3[] = {"1 |f a b:2 c", "-1 |f a:0.5 d", "1 2 |f b c:-1"};
+
+struct T3Run {
+  std::vector<float> predictions;
+  double loss_sum = 0.0, weight_sum = 0.0;
+};
+
+T3Run run_t3(GdLearner& g, const Loss& loss) {
+  FeatureSpace space(FeatureSpaceOptions{});
+  ParseOptions po;
+  NoWarnings w;
+  Example ex;
+  T3Run r;
+  for (const char* line : kT3) {
+    parse_vw_line(line, po, ex, w);
+    space.expand(ex);
+    const Prediction p = g.learn(ex);
+    r.predictions.push_back(p.value);
+    r.loss_sum += loss.loss(p.value, ex.label, g.label_range()) * ex.weight;
+    r.weight_sum += ex.weight;
+  }
+  return r;
+}
+
+uint64_t slot(const char* name) { return hash_strings(name, hash_strings("f", 0)) & 0x3FFFF; }
+
+TEST(Gd, PlainSgdMatchesHandComputedOracle) {
+  SquaredLoss loss;
+  OptionValues v = sgd_defaults();
+  v.set("sgd", "1", true);
+  v.set("learning_rate", "0.5", true);
+  GdLearner g(GdOptions::from(v), loss, 18, false);
+  const T3Run r = run_t3(g, loss);
+  EXPECT_FLOAT_EQ(r.predictions[0], 0.0f);
+  EXPECT_FLOAT_EQ(r.predictions[1], 1.0f);  // raw 1.06066 clipped to the label range [-1, 1]
+  EXPECT_NEAR(r.predictions[2], 0.259513f, 1e-6);
+  const auto& s = g.slots();
+  EXPECT_NEAR(s[slot("a")].w, 0.129757f, 1e-6);
+  EXPECT_NEAR(s[slot("b")].w, 2.07653f, 1e-5);
+  EXPECT_NEAR(s[slot("c")].w, 0.0447951f, 1e-6);
+  EXPECT_NEAR(s[slot("d")].w, -1.1547f, 1e-4);
+  EXPECT_NEAR(s[kConstantIndex & 0x3FFFF].w, 0.214718f, 1e-6);
+  EXPECT_NEAR(r.loss_sum / r.weight_sum, 1.524160, 1e-6);
+}
+
+// The default rule uses rsqrtss, whose last bits differ between CPU vendors: 1e-3 relative.
+TEST(Gd, DefaultRuleMatchesHandComputedOracle) {
+  SquaredLoss loss;
+  GdLearner g(GdOptions::from(sgd_defaults()), loss, 18, false);
+  const T3Run r = run_t3(g, loss);
+  EXPECT_FLOAT_EQ(r.predictions[0], 0.0f);
+  EXPECT_NEAR(r.predictions[1], 0.237012f, 2e-4);
+  EXPECT_NEAR(r.predictions[2], -0.096765f, 2e-4);
+  struct Want {
+    uint64_t slot;
+    float w, g, n;
+  };
+  const Want want[] = {{slot("a"), 0.0390992f, 5.5302f, 1},       {slot("b"), 0.172993f, 25.6231f, 2},
+                       {slot("c"), -0.0997739f, 13.6231f, 1},     {slot("d"), -0.226042f, 6.12079f, 1},
+                       {kConstantIndex & 0x3FFFF, 0.196379f, 19.7439f, 1}};
+  for (const auto& x : want) {
+    const auto& s = g.slots()[x.slot];
+    EXPECT_NEAR(s.w, x.w, 1e-3 * std::fabs(x.w) + 1e-6);
+    EXPECT_NEAR(s.g, x.g, 1e-3 * x.g);
+    EXPECT_EQ(s.n, x.n);
+  }
+  EXPECT_NEAR(g.normalizer(), 10.75, 1e-9);
+}
+
+TEST(Gd, FirstDefaultStepByHand) {
+  // Example 1 of (c.9): g2 = 4, ppu = 1.999512 * mult 0.5, u = (1 - e^-ppu)/ppu * mult.
+  SquaredLoss loss;
+  GdLearner g(GdOptions::from(sgd_defaults()), loss, 18, false);
+  FeatureSpace space(FeatureSpaceOptions{});
+  NoWarnings w;
+  Example ex;
+  parse_vw_line(kT3[0], ParseOptions{}, ex, w);
+  space.expand(ex);
+  g.learn(ex);
+  const auto& a = g.slots()[slot("a")];
+  EXPECT_EQ(a.g, 4.0f);
+  EXPECT_EQ(g.slots()[slot("b")].g, 16.0f);
+  EXPECT_EQ(g.slots()[slot("b")].n, 2.0f);
+  EXPECT_NEAR(a.w, 0.158008f, 5e-5);  // exact 1/sqrt would give 0.158030
+}
+
+TEST(Gd, PredictDoesNotChangeState) {
+  SquaredLoss loss;
+  GdLearner g(GdOptions::from(sgd_defaults()), loss, 18, false);
+  FeatureSpace space(FeatureSpaceOptions{});
+  NoWarnings w;
+  Example ex;
+  parse_vw_line(kT3[0], ParseOptions{}, ex, w);
+  space.expand(ex);
+  g.predict(ex);
+  for (const auto& s : g.slots()) ASSERT_EQ(s.w, 0.0f);
+}
+
+TEST(Gd, WeightZeroOnlyWidensRange) {
+  SquaredLoss loss;
+  GdLearner g(GdOptions::from(sgd_defaults()), loss, 18, false);
+  FeatureSpace space(FeatureSpaceOptions{});
+  NoWarnings w;
+  Example ex;
+  parse_vw_line("5 0 |f a", ParseOptions{}, ex, w);
+  space.expand(ex);
+  g.learn(ex);
+  EXPECT_EQ(g.label_range().hi, 5.0f);
+  for (const auto& s : g.slots()) ASSERT_EQ(s.w, 0.0f);
+}
+
+TEST(Gd, SaveLoadRoundTrip) {
+  SquaredLoss loss;
+  GdLearner g(GdOptions::from(sgd_defaults()), loss, 10, false);
+  run_t3(g, loss);
+  ModelWriter out;
+  g.save(out);
+  GdLearner h(GdOptions::from(sgd_defaults()), loss, 10, false);
+  ModelReader in(out.bytes().data(), out.bytes().size(), "mem");
+  h.load(in);
+  EXPECT_EQ(in.remaining(), 0u);
+  for (size_t i = 0; i < g.slots().size(); ++i) {
+    ASSERT_EQ(g.slots()[i].w, h.slots()[i].w);
+    ASSERT_EQ(g.slots()[i].g, h.slots()[i].g);
+  }
+  EXPECT_EQ(g.label_range().lo, h.label_range().lo);
+  EXPECT_EQ(g.normalizer(), h.normalizer());
+}
+
+}  // namespace
+}  // namespace lepus
