@@ -92,45 +92,50 @@ float read_vw_float(const char* begin, const char* end, const char** stop) {
 
   // VW accumulates every digit in f32. While the accumulator stays below 2^24 every one of those f32 steps is
   // exact, so the first digits are gathered in an integer (m <= 999999 before a step keeps even VW's
-  // intermediate acc*10 + '9' below 2^24) and only the rest take the slower f32 path.
+  // intermediate acc*10 + '9' below 2^24) and only the digits after that take the f32 path. Leading zeros
+  // are free, so this covers every value with at most 7 significant digits.
   uint32_t m = 0;
-  bool exact = true;
-  float acc = 0.0f;
-  while (p < end && is_digit(*p)) {
-    if (exact) {
-      if (m < 1000000) {
-        m = m * 10 + static_cast<uint32_t>(*p - '0');
-        ++p;
-        continue;
-      }
-      acc = static_cast<float>(m);
-      exact = false;
-    }
-    // VW writes `acc * 10 + *p - '0'`: two f32 roundings (add the char code, subtract 48), not one.
-    acc = (acc * 10.0f + static_cast<float>(*p)) - 48.0f;
+  unsigned d = 0;
+  while (p < end && (d = static_cast<unsigned char>(*p) - '0') <= 9 && m < 1000000) {
+    m = m * 10 + d;
     ++p;
+  }
+  float acc = static_cast<float>(m);
+  bool exact = true;
+  if (p < end && d <= 9) {
+    exact = false;
+    // VW writes `acc * 10 + *p - '0'`: f32 roundings after the product, after adding the char code and
+    // after subtracting 48. Separate statements keep a compiler from fusing the product into an FMA (which
+    // VW's x86 build, without FMA, never does).
+    do {
+      const float scaled = acc * 10.0f;
+      const float with_code = scaled + static_cast<float>(*p);
+      acc = with_code - 48.0f;
+      ++p;
+    } while (p < end && is_digit(*p));
   }
 
   int num_dec = 0;
   if (p < end && *p == '.') {
     ++p;
+    if (exact) {
+      // Leading zeros keep m at 0, so the 35-decimal limit can be reached here too.
+      while (p < end && (d = static_cast<unsigned char>(*p) - '0') <= 9 && m < 1000000 && num_dec < 35) {
+        m = m * 10 + d;
+        ++num_dec;
+        ++p;
+      }
+      acc = static_cast<float>(m);
+    }
     while (p < end && is_digit(*p)) {
       if (num_dec < 35) {
-        if (exact && m < 1000000) {
-          m = m * 10 + static_cast<uint32_t>(*p - '0');
-        } else {
-          if (exact) {
-            acc = static_cast<float>(m);
-            exact = false;
-          }
-          acc = acc * 10.0f + static_cast<float>(*p - '0');  // here VW adds the digit value: one rounding
-        }
+        const float scaled = acc * 10.0f;             // not fused, as above
+        acc = scaled + static_cast<float>(*p - '0');  // here VW adds the digit value itself
         ++num_dec;
       }
       ++p;
     }
   }
-  if (exact) acc = static_cast<float>(m);
 
   // VW's int exponent wraps on absurd digit counts; unsigned arithmetic gives the same low bits without UB,
   // and only the low 8 bits survive the int8 truncation anyway.

@@ -5,12 +5,12 @@
 
 namespace lepus {
 
-// Reads one number from [begin, end). Grammar: leading spaces, optional '-', digits, optional '.' and digits
-// (only the first 35 decimals count), optional 'e'/'E', optional '-', digits. If the next char is a space, TAB,
-// '\n' or `end`, the value is sign * (acc * P(E - k)) in f32 with VW's power table (exponent truncated to int8);
-// otherwise C strtof decides (so `0x10`, `+3`, `1E+2`, `inf`, `nan` work) and the number ends where it stopped.
-// *stop is set to the first char not consumed; when nothing is consumed, *stop == begin and the result is 0.
-// Never reads outside [begin, end).
+// Reads one number from [begin, end). Grammar: leading spaces, optional '-', digits, optional '.' and
+// digits (only the first 35 decimals count), optional 'e'/'E', optional '-', digits. If the next char is a
+// space, TAB, '\n' or `end`, the value is sign * (acc * P(E - k)) in f32 with VW's power table (exponent
+// truncated to int8); otherwise C strtof decides (so `0x10`, `+3`, `1E+2`, `inf`, `nan` work) and the number
+// ends where it stopped. *stop is set to the first char not consumed; when nothing is consumed,
+// *stop == begin and the result is 0. Never reads outside [begin, end).
 float read_vw_float(const char* begin, const char* end, const char** stop);
 
 }  // namespace lepus

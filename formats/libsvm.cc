@@ -25,7 +25,8 @@ void warn_token(WarningSink& warnings, const char* text, std::string_view token)
 
 }  // namespace
 
-void parse_libsvm_line(std::string_view line, const ParseOptions& options, Example& ex, WarningSink& warnings) {
+void parse_libsvm_line(std::string_view line, const ParseOptions& options, Example& ex,
+                       WarningSink& warnings) {
   ex.clear();
   if (line.size() >= 3 && line[0] == '\xEF' && line[1] == '\xBB' && line[2] == '\xBF') line.remove_prefix(3);
   if (const void* hash = std::memchr(line.data(), '#', line.size()); hash != nullptr) {
@@ -57,7 +58,8 @@ void parse_libsvm_line(std::string_view line, const ParseOptions& options, Examp
 
   // The namespace, hashed as VW hashes `|name` (an empty name behaves like VW's default namespace `| `).
   const std::string_view ns = options.libsvm_namespace;
-  const unsigned char group = ns.empty() ? static_cast<unsigned char>(' ') : static_cast<unsigned char>(ns[0]);
+  const unsigned char group =
+      ns.empty() ? static_cast<unsigned char>(' ') : static_cast<unsigned char>(ns[0]);
   const bool drop = options.drop_group[group];
   uint32_t nshash = 0;
   if (ns.empty()) {

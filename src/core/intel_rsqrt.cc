@@ -66,8 +66,6 @@ std::uint32_t intel_rsqrt_bits(std::uint32_t x) {
   return (out_exp << 23) | kTable[k];
 }
 
-float intel_rsqrt(float x) {
-  return std::bit_cast<float>(intel_rsqrt_bits(std::bit_cast<std::uint32_t>(x)));
-}
+float intel_rsqrt(float x) { return std::bit_cast<float>(intel_rsqrt_bits(std::bit_cast<std::uint32_t>(x))); }
 
 }  // namespace lepus

@@ -1,20 +1,20 @@
 // VW 9.11.2 "gd", restated from vw-compat.md (c); see gd.h for the papers.
 #include "learners/gd.h"
 
-#include <xmmintrin.h>
-
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
 #include <sstream>
 
+#include "core/intel_rsqrt.h"
 #include "lepus/errors.h"
 
 namespace lepus {
 namespace {
 
-// VW's 1/sqrt is the SSE rsqrtss approximation (~12 bits); parity needs the same instruction.
-inline float rsqrt(float x) { return _mm_cvtss_f32(_mm_rsqrt_ss(_mm_set_ss(x))); }
+// VW's 1/sqrt is the SSE rsqrtss approximation (~12 bits), whose bits differ between CPU vendors. lepus
+// uses a bit-exact model of Intel's (the oracles' CPU), so models and predictions are the same on any host.
+inline float rsqrt(float x) { return intel_rsqrt(x); }
 
 // Values whose square would be subnormal are replaced by +-sqrt(FLT_MIN) in the rate bookkeeping.
 const float kXMin = std::sqrt(FLT_MIN);

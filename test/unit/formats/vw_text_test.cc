@@ -187,7 +187,8 @@ TEST(VwTextLabel, FltMaxIsVwsNoLabelMarker) {
   EXPECT_FALSE(p.ex.labeled);
 }
 
-// ---- empty lines, line ends, BOM ------------------------------------------------------------------------------
+// ---- empty lines, line ends, BOM
+// ------------------------------------------------------------------------------
 
 TEST(VwTextLine, EmptyLine) {
   Parsed p = parse("");
@@ -209,7 +210,9 @@ TEST(VwTextLine, SpacesOnlyIsAnUnlabeledExample) {
 }
 
 TEST(VwTextLine, BomAndTrailingCarriageReturn) {
-  const Parsed p = parse("\xEF\xBB\xBF" "1 |f a\r");
+  const Parsed p = parse(
+      "\xEF\xBB\xBF"
+      "1 |f a\r");
   EXPECT_TRUE(p.ex.labeled);
   EXPECT_EQ(p.ex.label, 1.0f);
   EXPECT_EQ(masked(p.ex), (Pairs{{14355, 1.0f}}));
@@ -240,7 +243,8 @@ TEST(VwTextLine, ClearKeepsLineNumberAndResetsTheRest) {
   expect_groups(ex, {{'g', 0, 1}});
 }
 
-// ---- features ----------------------------------------------------------------------------------------------
+// ---- features
+// ----------------------------------------------------------------------------------------------
 
 TEST(VwTextFeatures, KnownIndicesFromTheCompatDoc) {
   EXPECT_EQ(ns("f"), 728008763u);
@@ -268,7 +272,8 @@ TEST(VwTextFeatures, DefaultNamespaceForms) {
 
 TEST(VwTextFeatures, NamespacesSharingAFirstByteShareAGroup) {
   const Parsed p = parse("1 |feat x y |fun x |f z");
-  EXPECT_EQ(masked(p.ex), (Pairs{{47227, 1.0f}, {3140, 1.0f}, {175734, 1.0f}, {h("z", ns("f")) & kMask18, 1.0f}}));
+  EXPECT_EQ(masked(p.ex),
+            (Pairs{{47227, 1.0f}, {3140, 1.0f}, {175734, 1.0f}, {h("z", ns("f")) & kMask18, 1.0f}}));
   expect_groups(p.ex, {{'f', 0, 4}});
 }
 
