@@ -24,6 +24,9 @@ struct ParseOptions {
   // --ignore / --keep resolved to one table: true means every feature of that group (first byte) is dropped.
   std::array<bool, 256> drop_group{};
   std::string libsvm_namespace = "f";  // --libsvm_namespace
+  // --positive_label V: a label whose text equals V becomes 1, every other label -1 (all formats).
+  bool has_positive_label = false;
+  std::string positive_label;
 };
 
 }  // namespace lepus

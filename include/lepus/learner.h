@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <ostream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -32,6 +33,9 @@ class Learner {
   virtual LabelRange label_range() const { return {}; }
   // Lines for the stderr preamble ("learning rate = 0.5", ...), in order.
   virtual std::vector<std::string> describe() const { return {}; }
+  // --readable_model: the learner's global state as "name value" lines, then one "index:weight [state...]" line
+  // per slot with any nonzero value, in index order (VW's layout).
+  virtual void write_readable(std::ostream& out) const = 0;
   // Counts of numeric safeguards that fired (caps, NaN updates zeroed), for the summary.
   virtual uint64_t safeguard_count() const { return 0; }
 };

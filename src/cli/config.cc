@@ -1,9 +1,13 @@
 // Option table and checks. Every option has a documented default that works without tuning.
+// Flow: argv -> Boost variables -> one OptionMap (name -> values, given) -> merged with the -i model's saved
+// options (conflicts are errors, except loss/link/binary which override with a warning) -> Config.
 #include "cli/config.h"
 
+#include <algorithm>
 #include <boost/program_options.hpp>
 #include <cstring>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "lepus/errors.h"
@@ -39,10 +43,16 @@ const Missing kMissing[] = {
 };
 // Options lepus will have but this build does not yet.
 const char* const kNotYet[] = {"passes", "cache", "cache_file", "kill_cache", "holdout_off", "holdout_period",
-                               "holdout_after", "early_terminate", "decay_learning_rate", "final_regressor",
-                               "initial_regressor", "readable_model", "save_resume", "threads"};
-const std::map<std::string, std::string> kShortToLong = {{"c", "cache"}, {"k", "kill_cache"},
-                                                         {"f", "final_regressor"}, {"i", "initial_regressor"}};
+                               "holdout_after", "early_terminate", "decay_learning_rate", "threads"};
+const std::map<std::string, std::string> kShortToLong = {{"c", "cache"}, {"k", "kill_cache"}};
+
+// Options a model records and -i restores. Learner rows' options are added for the model's learner.
+const char* const kShaping[] = {"bit_precision", "hash", "hash_seed", "quadratic", "cubic", "interactions",
+                                "permutations", "leave_duplicate_interactions", "ignore", "ignore_linear", "keep",
+                                "noconstant", "libsvm_namespace", "positive_label", "loss_function",
+                                "quantile_tau", "link", "binary", "learner"};
+// Of those, the ones a command line may change under -i (with a warning).
+const std::set<std::string> kOverridable = {"loss_function", "quantile_tau", "link", "binary", "positive_label"};
 
 void reject_missing(int argc, const char* const argv[]) {
   for (int i = 1; i < argc; ++i) {
@@ -71,8 +81,74 @@ void reject_missing(int argc, const char* const argv[]) {
   }
 }
 
-std::string name_with_short(const OptionSpec& s) {
-  return s.short_name.empty() ? s.name : s.name + "," + s.short_name;
+struct Entry {
+  std::vector<std::string> values;  // empty for an unset flag or an absent option
+  bool given = false;
+  bool flag = false;
+};
+using OptionMap = std::map<std::string, Entry>;
+
+OptionMap from_variables(const po::variables_map& vm) {
+  OptionMap m;
+  for (const auto& [name, v] : vm) {
+    Entry e;
+    const auto& any = v.value();
+    if (any.type() == typeid(bool)) {
+      e.flag = true;
+      e.given = boost::any_cast<bool>(any);
+      if (e.given) e.values.push_back("");
+    } else if (any.type() == typeid(std::string)) {
+      e.values.push_back(boost::any_cast<std::string>(any));
+      e.given = !v.defaulted();
+    } else if (any.type() == typeid(std::vector<std::string>)) {
+      e.values = boost::any_cast<std::vector<std::string>>(any);
+      e.given = true;
+    } else {
+      continue;
+    }
+    m[name] = std::move(e);
+  }
+  return m;
+}
+
+std::string show(const std::string& name, const Entry& e) {
+  if (e.flag || e.values.empty()) return e.values.empty() ? "no --" + name : "--" + name;
+  std::string s;
+  for (const auto& v : e.values) s += (s.empty() ? "" : " ") + ("--" + name + " " + v);
+  return s;
+}
+
+// Applies the -i model's options under the command line's: equal is fine, different is an error naming both.
+void merge_model(OptionMap& m, const ModelFile& model, const std::string& path, std::vector<std::string>& warnings) {
+  std::map<std::string, Entry> saved;
+  for (const auto& o : model.options) {
+    Entry& e = saved[o.name];
+    e.values.push_back(o.value);
+    e.given = e.given || o.given;
+    e.flag = o.value.empty();
+  }
+  std::set<std::string> names(std::begin(kShaping), std::end(kShaping));
+  for (const auto& [n, e] : saved) names.insert(n);
+  for (const auto& name : names) {
+    const Entry model_entry = saved.count(name) ? saved.at(name) : Entry{};
+    const auto it = m.find(name);
+    if (it != m.end() && it->second.given) {
+      const Entry& cmd = it->second;
+      auto a = cmd.values, b = model_entry.values;
+      std::sort(a.begin(), a.end());
+      std::sort(b.begin(), b.end());
+      if (a == b) continue;
+      if (kOverridable.count(name)) {
+        warnings.push_back("[warning] " + show(name, cmd) + " overrides the model's " + show(name, model_entry) +
+                           " (" + path + ")");
+        continue;
+      }
+      throw ConfigError(show(name, cmd) + " conflicts with the model's " + show(name, model_entry) + " (" + path +
+                        "); leave it out to use the model's");
+    }
+    if (model_entry.values.empty()) continue;  // the model has no value: the command line's default stands
+    m[name] = model_entry;
+  }
 }
 
 void chars_to_table(const std::vector<std::string>& specs, std::array<bool, 256>& table) {
@@ -80,77 +156,92 @@ void chars_to_table(const std::vector<std::string>& specs, std::array<bool, 256>
     for (unsigned char c : s) table[c] = true;
 }
 
+template <typename T>
+T to_number(const std::string& name, const std::string& text) {
+  std::istringstream in(text);
+  T v{};
+  in >> v;
+  if (text.empty() || in.fail() || !in.eof())
+    throw ConfigError("--" + name + " expects a number, got '" + text + "'");
+  return v;
+}
+
 }  // namespace
 
 Config parse_command_line(int argc, const char* const argv[]) {
   reject_missing(argc, argv);
   Config c;
+  using S = std::string;
+  using V = std::vector<std::string>;
 
   po::options_description input("Input");
   input.add_options()
-      ("data,d", po::value<std::string>(), "data file, plain or gzip (default: stdin)")
-      ("format", po::value<std::string>()->default_value("vw"), "input format: vw | libsvm")
-      ("libsvm_namespace", po::value<std::string>()->default_value("f"), "namespace of libsvm features")
-      ("examples", po::value<uint64_t>(), "stop after this many examples (default: all)")
+      ("data,d", po::value<S>(), "data file, plain or gzip (default: stdin)")
+      ("format", po::value<S>()->default_value("vw"), "input format: vw | libsvm")
+      ("libsvm_namespace", po::value<S>()->default_value("f"), "namespace of libsvm features")
+      ("positive_label", po::value<S>(), "this label (compared as text) becomes 1, every other label -1")
+      ("examples", po::value<S>(), "stop after this many examples (default: all)")
       ("strict_parse", po::bool_switch(), "the first malformed input line is an error (exit 1)");
 
   po::options_description features("Feature space");
   features.add_options()
-      ("bit_precision,b", po::value<int>()->default_value(18), "number of weight-table bits: 2^b slots")
-      ("hash", po::value<std::string>()->default_value("strings"), "feature hashing: strings | all")
-      ("hash_seed", po::value<uint32_t>()->default_value(0), "seed of the feature hash")
-      ("quadratic,q", po::value<std::vector<std::string>>()->composing(), "quadratic interaction ab (':' = any)")
-      ("cubic", po::value<std::vector<std::string>>()->composing(), "cubic interaction abc")
-      ("interactions", po::value<std::vector<std::string>>()->composing(), "interaction of any order")
+      ("bit_precision,b", po::value<S>()->default_value("18"), "number of weight-table bits: 2^b slots")
+      ("hash", po::value<S>()->default_value("strings"), "feature hashing: strings | all")
+      ("hash_seed", po::value<S>()->default_value("0"), "seed of the feature hash")
+      ("quadratic,q", po::value<V>()->composing(), "quadratic interaction ab (':' = any namespace)")
+      ("cubic", po::value<V>()->composing(), "cubic interaction abc")
+      ("interactions", po::value<V>()->composing(), "interaction of any order")
       ("permutations", po::bool_switch(), "all orderings of equal adjacent interaction terms")
       ("leave_duplicate_interactions", po::bool_switch(), "keep interactions that repeat another")
-      ("ignore", po::value<std::vector<std::string>>()->composing(), "drop namespaces with these first letters")
-      ("ignore_linear", po::value<std::vector<std::string>>()->composing(),
-       "drop these namespaces' linear terms (they still feed interactions)")
-      ("keep", po::value<std::vector<std::string>>()->composing(), "drop every namespace not listed")
+      ("ignore", po::value<V>()->composing(), "drop namespaces with these first letters")
+      ("ignore_linear", po::value<V>()->composing(), "drop these namespaces' linear terms (they still interact)")
+      ("keep", po::value<V>()->composing(), "drop every namespace not listed")
       ("noconstant", po::bool_switch(), "no constant (bias) feature");
 
   po::options_description loss("Loss and output link");
   loss.add_options()
-      ("loss_function", po::value<std::string>()->default_value("squared"),
-       "squared | logistic | hinge | quantile")
-      ("quantile_tau", po::value<float>()->default_value(0.5f), "quantile level of the quantile loss")
-      ("link", po::value<std::string>()->default_value("identity"),
-       "printed prediction: identity | logistic | glf1 | poisson")
+      ("loss_function", po::value<S>()->default_value("squared"), "squared | logistic | hinge | quantile")
+      ("quantile_tau", po::value<S>()->default_value("0.5"), "quantile level of the quantile loss")
+      ("link", po::value<S>()->default_value("identity"), "printed prediction: identity | logistic | glf1 | poisson")
       ("binary", po::bool_switch(), "print predictions as -1/1 and report 0/1 loss");
 
   po::options_description learner("Learner");
-  learner.add_options()("learner", po::value<std::string>()->default_value("sgd"),
+  learner.add_options()("learner", po::value<S>()->default_value("sgd"),
                         "learning algorithm (`--learner help` lists them)");
+
+  po::options_description model("Model files");
+  model.add_options()
+      ("final_regressor,f", po::value<S>(), "save the final model here (atomically)")
+      ("initial_regressor,i", po::value<S>(), "start from this model; its saved options apply")
+      ("readable_model", po::value<S>(), "write the weights as text: index:weight [other per-slot state]")
+      ("testonly,t", po::bool_switch(), "predict only, never learn");
 
   po::options_description output("Output");
   output.add_options()
       ("help,h", "this help")
-      ("predictions,p", po::value<std::string>(), "write predictions here (/dev/stdout for stdout)")
-      ("raw_predictions,r", po::value<std::string>(), "write raw scores (before clipping and link) here")
-      ("testonly,t", po::bool_switch(), "predict only, never learn")
+      ("predictions,p", po::value<S>(), "write predictions here (/dev/stdout for stdout)")
+      ("raw_predictions,r", po::value<S>(), "write raw scores (before clipping and link) here")
       ("quiet", po::bool_switch(), "nothing on stderr")
-      ("progress,P", po::value<std::string>(),
-       "progress rows: every N examples (integer) or at a growing factor (x.y); default factor 2");
+      ("progress,P", po::value<S>(), "progress rows every N examples (integer) or at a growing factor (x.y); "
+                                    "default factor 2");
 
   po::options_description all("lepus: online learning from the shell, VW-compatible");
   all.add(input).add(features).add(loss).add(learner);
-  std::vector<po::options_description> learner_groups;
   for (const auto& row : learner_registry()) {
     po::options_description g("Learner '" + row.name + "' options");
     for (const auto& s : row.options) {
+      const std::string n = s.short_name.empty() ? s.name : s.name + "," + s.short_name;
       if (s.kind == OptionSpec::Kind::kFlag) {
-        g.add_options()(name_with_short(s).c_str(), po::bool_switch(), s.help.c_str());
+        g.add_options()(n.c_str(), po::bool_switch(), s.help.c_str());
       } else if (!s.default_value.empty()) {
-        g.add_options()(name_with_short(s).c_str(), po::value<std::string>()->default_value(s.default_value),
-                        s.help.c_str());
+        g.add_options()(n.c_str(), po::value<S>()->default_value(s.default_value), s.help.c_str());
       } else {
-        g.add_options()(name_with_short(s).c_str(), po::value<std::string>(), s.help.c_str());
+        g.add_options()(n.c_str(), po::value<S>(), s.help.c_str());
       }
     }
     all.add(g);
   }
-  all.add(output);
+  all.add(model).add(output);
 
   po::variables_map vm;
   try {
@@ -166,36 +257,51 @@ Config parse_command_line(int argc, const char* const argv[]) {
     c.help_text = s.str();
     return c;
   }
-
-  // Learner and its own options; another learner's options are an error, never ignored.
-  c.learner = vm["learner"].as<std::string>();
-  if (c.learner == "help") {
+  if (vm["learner"].as<S>() == "help") {
     c.list_learners = true;
     return c;
   }
+
+  OptionMap m = from_variables(vm);
+  auto given = [&](const std::string& n) { return m.count(n) && m.at(n).given; };
+  auto text = [&](const std::string& n) -> std::string {
+    return m.count(n) && !m.at(n).values.empty() ? m.at(n).values.back() : std::string();
+  };
+  auto flag = [&](const std::string& n) { return m.count(n) && m.at(n).flag && !m.at(n).values.empty(); };
+  auto list = [&](const std::string& n) { return m.count(n) ? m.at(n).values : V{}; };
+
+  // Model files; an -i model's options are merged before anything else is read from the map.
+  c.final_regressor = text("final_regressor");
+  c.initial_regressor = text("initial_regressor");
+  c.readable_model = text("readable_model");
+  if (!c.initial_regressor.empty()) {
+    c.model = read_model_file(c.initial_regressor);
+    merge_model(m, *c.model, c.initial_regressor, c.warnings);
+  }
+
+  // Learner and its own options; another learner's options are an error, never ignored.
+  c.learner = text("learner");
   const LearnerRow* row = find_learner(c.learner);
   if (!row) throw ConfigError("unknown --learner '" + c.learner + "' (see lepus --learner help)");
   for (const auto& other : learner_registry()) {
     for (const auto& s : other.options) {
-      const bool given = vm.count(s.name) && !vm[s.name].defaulted() &&
-                         (s.kind != OptionSpec::Kind::kFlag || vm[s.name].as<bool>());
       if (&other != row) {
-        if (given)
+        if (given(s.name))
           throw ConfigError("--" + s.name + " is an option of --learner " + other.name + ", not of --learner " +
                             row->name);
         continue;
       }
       if (s.kind == OptionSpec::Kind::kFlag) {
-        if (given) c.learner_options.set(s.name, "1", true);
-      } else if (vm.count(s.name)) {
-        c.learner_options.set(s.name, vm[s.name].as<std::string>(), given);
+        if (flag(s.name)) c.learner_options.set(s.name, "1", given(s.name));
+      } else if (m.count(s.name) && !m.at(s.name).values.empty()) {
+        c.learner_options.set(s.name, text(s.name), given(s.name));
       }
     }
   }
 
   // Input.
-  if (vm.count("data")) c.driver.data = vm["data"].as<std::string>();
-  const std::string fmt = vm["format"].as<std::string>();
+  c.driver.data = text("data");
+  const std::string fmt = text("format");
   if (fmt == "vw") {
     c.driver.format = InputFormat::kVw;
   } else if (fmt == "libsvm" || fmt == "svmlight") {
@@ -203,15 +309,19 @@ Config parse_command_line(int argc, const char* const argv[]) {
   } else {
     throw ConfigError("unknown --format '" + fmt + "' (choose vw or libsvm)");
   }
-  c.driver.parse.libsvm_namespace = vm["libsvm_namespace"].as<std::string>();
+  c.driver.parse.libsvm_namespace = text("libsvm_namespace");
   if (c.driver.parse.libsvm_namespace.empty()) throw ConfigError("--libsvm_namespace must not be empty");
-  if (vm.count("examples")) c.driver.max_examples = vm["examples"].as<uint64_t>();
-  c.driver.strict_parse = vm["strict_parse"].as<bool>();
+  if (!list("positive_label").empty()) {
+    c.driver.parse.positive_label = text("positive_label");
+    c.driver.parse.has_positive_label = true;
+  }
+  if (given("examples")) c.driver.max_examples = to_number<uint64_t>("examples", text("examples"));
+  c.driver.strict_parse = flag("strict_parse");
 
   // Feature space.
-  c.bits = vm["bit_precision"].as<int>();
+  c.bits = to_number<int>("bit_precision", text("bit_precision"));
   if (c.bits < 1 || c.bits > 30) throw ConfigError("-b must be between 1 and 30, got " + std::to_string(c.bits));
-  const std::string hash = vm["hash"].as<std::string>();
+  const std::string hash = text("hash");
   if (hash == "strings") {
     c.driver.parse.hash_mode = HashMode::kStrings;
   } else if (hash == "all") {
@@ -219,44 +329,51 @@ Config parse_command_line(int argc, const char* const argv[]) {
   } else {
     throw ConfigError("unknown --hash '" + hash + "' (choose strings or all)");
   }
-  c.driver.parse.hash_seed = vm["hash_seed"].as<uint32_t>();
-  auto list = [&](const char* n) {
-    return vm.count(n) ? vm[n].as<std::vector<std::string>>() : std::vector<std::string>{};
-  };
+  c.driver.parse.hash_seed = to_number<uint32_t>("hash_seed", text("hash_seed"));
   c.space.quadratic = list("quadratic");
   c.space.cubic = list("cubic");
   c.space.interactions = list("interactions");
-  c.space.permutations = vm["permutations"].as<bool>();
-  c.space.leave_duplicates = vm["leave_duplicate_interactions"].as<bool>();
-  c.space.constant = !vm["noconstant"].as<bool>();
+  c.space.permutations = flag("permutations");
+  c.space.leave_duplicates = flag("leave_duplicate_interactions");
+  c.space.constant = !flag("noconstant");
   chars_to_table(list("ignore_linear"), c.space.ignore_linear);
   chars_to_table(list("ignore"), c.driver.parse.drop_group);
-  if (vm.count("keep")) {
-    if (vm.count("ignore")) throw ConfigError("--keep and --ignore cannot be combined");
+  if (!list("keep").empty()) {
+    if (!list("ignore").empty()) throw ConfigError("--keep and --ignore cannot be combined");
     std::array<bool, 256> keep{};
     chars_to_table(list("keep"), keep);
     for (int i = 0; i < 256; ++i) c.driver.parse.drop_group[i] = !keep[i];
   }
 
   // Loss and link.
-  c.loss.name = vm["loss_function"].as<std::string>();
-  c.loss.quantile_tau = vm["quantile_tau"].as<float>();
-  c.driver.link = parse_link(vm["link"].as<std::string>());
-  c.driver.binary = vm["binary"].as<bool>();
+  c.loss.name = text("loss_function");
+  c.loss.quantile_tau = to_number<float>("quantile_tau", text("quantile_tau"));
+  c.driver.link = parse_link(text("link"));
+  c.driver.binary = flag("binary");
 
   // Output.
-  if (vm.count("predictions")) c.driver.predictions = vm["predictions"].as<std::string>();
-  if (vm.count("raw_predictions")) c.driver.raw_predictions = vm["raw_predictions"].as<std::string>();
-  c.driver.test_only = vm["testonly"].as<bool>();
-  c.quiet = vm["quiet"].as<bool>();
-  if (vm.count("progress")) {
-    const std::string p = vm["progress"].as<std::string>();
+  c.driver.predictions = text("predictions");
+  c.driver.raw_predictions = text("raw_predictions");
+  c.driver.test_only = flag("testonly");
+  c.quiet = flag("quiet");
+  if (!list("progress").empty()) {
+    const std::string p = text("progress");
     char* end = nullptr;
     const double v = std::strtod(p.c_str(), &end);
     if (p.empty() || *end != '\0' || !(v > 0.0)) throw ConfigError("--progress expects a positive number");
     c.driver.progress = v;
     c.driver.progress_additive = p.find('.') == std::string::npos;
     if (!c.driver.progress_additive && v <= 1.0) throw ConfigError("--progress factor must be > 1");
+  }
+  if (!c.final_regressor.empty() && c.final_regressor == c.driver.data)
+    throw ConfigError("-f " + c.final_regressor + " would overwrite the data file");
+
+  // What a saved model records: every shaping option in force, and the learner's own options.
+  std::vector<std::string> names(std::begin(kShaping), std::end(kShaping));
+  for (const auto& s : row->options) names.push_back(s.name);
+  for (const auto& n : names) {
+    if (!m.count(n)) continue;
+    for (const auto& v : m.at(n).values) c.saved_options.push_back(SavedOption{n, v, m.at(n).given});
   }
   return c;
 }

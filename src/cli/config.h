@@ -1,10 +1,12 @@
 // The command line, turned into checked configuration. The only code that sees Boost.Program_options.
 #pragma once
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "core/feature_space.h"
+#include "io/model_file.h"
 #include "lepus/learner.h"
 #include "lepus/loss.h"
 #include "pipeline/driver.h"
@@ -22,9 +24,17 @@ struct Config {
   LossOptions loss;
   FeatureSpaceOptions space;
   DriverOptions driver;
+
+  std::string final_regressor;    // -f
+  std::string initial_regressor;  // -i
+  std::string readable_model;     // --readable_model
+  std::optional<ModelFile> model;  // the -i model, verified
+  std::vector<SavedOption> saved_options;  // what -f records: the options in force
+  std::vector<std::string> warnings;       // e.g. a loss given with -i overriding the model's
 };
 
-// Throws ConfigError with a one-line message for anything wrong on the command line.
+// Throws ConfigError with a one-line message for anything wrong on the command line, and ModelFormatError /
+// IoError for an unusable -i model.
 Config parse_command_line(int argc, const char* const argv[]);
 
 }  // namespace lepus::cli

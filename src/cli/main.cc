@@ -1,16 +1,34 @@
 // lepus: catches every typed error, prints one line, exits 1. Nothing below src/cli prints or exits.
 #include <exception>
+#include <fstream>
 #include <iostream>
 #include <sstream>
 
 #include "cli/config.h"
+#include "io/model_file.h"
 #include "lepus/errors.h"
 #include "pipeline/driver.h"
 
 namespace {
 
+using namespace lepus;
+
+void write_readable_model(const cli::Config& c, const Learner& learner) {
+  std::ofstream out(c.readable_model);
+  if (!out) throw IoError(c.readable_model + ": cannot open for writing");
+  out << "lepus " << LEPUS_VERSION << " readable model\n";
+  out << "learner: " << learner.name() << "\n";
+  out << "bits:" << c.bits << "\n";
+  out << "options:";
+  for (const auto& o : c.saved_options)
+    if (o.given || o.name == "learner") out << " --" << o.name << (o.value.empty() ? "" : " " + o.value);
+  out << "\n";
+  learner.write_readable(out);
+  out.flush();
+  if (!out) throw IoError(c.readable_model + ": write failed");
+}
+
 int run(int argc, const char* const argv[]) {
-  using namespace lepus;
   cli::Config c = cli::parse_command_line(argc, argv);
   if (c.show_help) {
     std::cout << c.help_text;
@@ -20,6 +38,9 @@ int run(int argc, const char* const argv[]) {
     for (const auto& row : learner_registry()) std::cout << row.name << "\t" << row.help << "\n";
     return 0;
   }
+  std::ostream* log = c.quiet ? nullptr : &std::cerr;
+  if (log)
+    for (const auto& w : c.warnings) *log << w << "\n";
   // Plain --invariant (without adaptive/normalized) needs VW's per-group sum of x^2 from the feature space.
   c.space.invariant_norm = c.learner == "sgd" && c.learner_options.given("invariant") &&
                            !c.learner_options.given("adaptive") && !c.learner_options.given("normalized");
@@ -29,7 +50,12 @@ int run(int argc, const char* const argv[]) {
   LearnerContext ctx{c.learner_options, *loss, c.bits, c.driver.test_only};
   const std::unique_ptr<Learner> learner = row->make(ctx);
   FeatureSpace space(c.space);
-  std::ostream* log = c.quiet ? nullptr : &std::cerr;
+  if (c.model) {
+    ModelReader r(c.model->state.data(), c.model->state.size(), c.initial_regressor);
+    space.load(r);
+    learner->load(r);
+    if (r.remaining() != 0) throw ModelFormatError(c.initial_regressor + ": damaged lepus model: trailing state");
+  }
   Driver driver(c.driver, *learner, space, *loss, log);  // opens every file before anything is printed
 
   if (log) {
@@ -39,6 +65,7 @@ int run(int argc, const char* const argv[]) {
     for (const auto& l : learner_lines)
       if (l.rfind("using ", 0) == 0) pre << l << "\n";
     if (c.driver.test_only) pre << "only testing\n";
+    if (!c.final_regressor.empty()) pre << "final_regressor = " << c.final_regressor << "\n";
     if (!c.driver.predictions.empty()) pre << "predictions = " << c.driver.predictions << "\n";
     if (!c.driver.raw_predictions.empty()) pre << "raw predictions = " << c.driver.raw_predictions << "\n";
     pre << "using no cache\n";
@@ -56,6 +83,13 @@ int run(int argc, const char* const argv[]) {
 
   const RunStats stats = driver.run();
   if (log) std::cerr << driver.summary(stats);
+  if (!c.final_regressor.empty()) {
+    ModelWriter w;
+    space.save(w);
+    learner->save(w);
+    write_model_file(c.final_regressor, c.saved_options, w.bytes());
+  }
+  if (!c.readable_model.empty()) write_readable_model(c, *learner);
   return 0;
 }
 

@@ -86,6 +86,26 @@ std::vector<std::string> FeatureSpace::describe() const {
   return lines;
 }
 
+void FeatureSpace::save(ModelWriter& out) const {
+  out.put_string(std::string(seen_list_.begin(), seen_list_.end()));
+}
+
+void FeatureSpace::load(ModelReader& in) {
+  const std::string seen = in.get_string("wildcard namespaces");
+  Example ex;
+  for (unsigned char c : seen) {
+    if (c < 0x20 || c > 0x7E) throw ModelFormatError(in.source() + ": bad wildcard namespace in model");
+    ex.groups.push_back(FeatureGroup{c, 0, 0});
+  }
+  if (!wildcards_.empty()) refresh_wildcards(ex);
+  else
+    for (unsigned char c : seen)
+      if (!seen_[c]) {
+        seen_[c] = true;
+        seen_list_.push_back(c);
+      }
+}
+
 void FeatureSpace::refresh_wildcards(const Example& ex) {
   bool changed = false;
   for (const auto& g : ex.groups) {

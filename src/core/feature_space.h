@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "lepus/example.h"
+#include "lepus/model_io.h"
 
 namespace lepus {
 
@@ -32,6 +33,10 @@ class FeatureSpace {
   // The active interaction list (wildcards expanded over the groups seen so far), in generation order.
   const std::vector<std::string>& interactions() const { return active_; }
   bool has_wildcards() const { return !wildcards_.empty(); }
+  // The state a model keeps: the namespaces the ':' wildcard has seen, so a resumed run expands alike.
+  void save(ModelWriter& out) const;
+  void load(ModelReader& in);  // throws ModelFormatError
+
   // "creating quadratic features for pairs: ff ab" and the like, for the preamble.
   std::vector<std::string> describe() const;
 

@@ -249,6 +249,26 @@ std::vector<std::string> GdLearner::describe() const {
   return lines;
 }
 
+void GdLearner::write_readable(std::ostream& out) const {
+  out << "initial_t " << opt_.initial_t << "\n";
+  out << "norm normalizer " << total_norm_ << "\n";
+  out << "t " << t_ << "\n";
+  out << "min_label " << range_.lo << "\n";
+  out << "max_label " << range_.hi << "\n";
+  out << "total_weight " << total_weight_ << "\n";
+  out << "l1_state " << gravity_ << "\n";
+  out << "l2_state " << contraction_ << "\n";
+  for (size_t i = 0; i < slots_.size(); ++i) {
+    const Slot& s = slots_[i];
+    const bool nonzero = s.w != 0.0f || (opt_.adaptive && s.g != 0.0f) || (opt_.normalized && s.n != 0.0f);
+    if (!nonzero) continue;
+    out << i << ":" << s.w;
+    if (opt_.adaptive) out << " " << s.g;
+    if (opt_.normalized) out << " " << s.n;
+    out << "\n";
+  }
+}
+
 void GdLearner::save(ModelWriter& out) const {
   out.put_u8(opt_.adaptive);
   out.put_u8(opt_.normalized);

@@ -46,6 +46,7 @@ class GdLearner final : public Learner {
   std::string_view name() const override { return "sgd"; }
   LabelRange label_range() const override { return range_; }
   std::vector<std::string> describe() const override;
+  void write_readable(std::ostream& out) const override;
   uint64_t safeguard_count() const override { return nan_updates_; }
 
   struct Slot {
