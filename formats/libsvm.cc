@@ -45,15 +45,19 @@ void parse_libsvm_line(std::string_view line, const ParseOptions& options, Examp
   while (p < end && !is_separator(*p)) ++p;
   const std::string_view label_text(token, static_cast<size_t>(p - token));
   const char* stop = nullptr;
-  float label = read_vw_float(label_text.data(), p, &stop);
-  if (stop == label_text.data() || std::isnan(label)) {
-    std::string message = "'";
-    message.append(label_text);
-    message += "' is not a good float, replacing with 0";
-    warnings.warn(message);
-    label = 0.0f;
+  if (options.has_positive_label) {  // --positive_label: compared as text
+    ex.label = label_text == options.positive_label ? 1.0f : -1.0f;
+  } else {
+    float label = read_vw_float(label_text.data(), p, &stop);
+    if (stop == label_text.data() || !std::isfinite(label)) {
+      std::string message = "'";
+      message.append(label_text);
+      message += "' is not a good float, replacing with 0";
+      warnings.warn(message);
+      label = 0.0f;
+    }
+    ex.label = label;
   }
-  ex.label = label;
   ex.labeled = true;
 
   // The namespace, hashed as VW hashes `|name` (an empty name behaves like VW's default namespace `| `).
@@ -85,7 +89,7 @@ void parse_libsvm_line(std::string_view line, const ParseOptions& options, Examp
     const std::string_view name(token, static_cast<size_t>(colon - token));
     if (name == "qid") continue;
     float value = read_vw_float(colon + 1, p, &stop);
-    if (stop == colon + 1 || stop != p || std::isnan(value)) {
+    if (stop == colon + 1 || stop != p || !std::isfinite(value)) {
       warn_token(warnings, "bad feature value in", text);
       continue;
     }

@@ -39,11 +39,12 @@ constexpr std::array<uint8_t, 256> kClass = make_classes();
 
 inline bool has_class(char c, uint8_t cls) { return (kClass[static_cast<unsigned char>(c)] & cls) != 0; }
 
-// VW's float_of_string: used for the label, weight and initial tokens.
+// VW's float_of_string: used for the label, weight and initial tokens. Unlike VW, an infinite value is
+// malformed too (it would poison every later prediction), and reads as 0 with the same warning.
 float label_float(std::string_view token, WarningSink& warnings) {
   const char* stop = nullptr;
   float f = read_vw_float(token.data(), token.data() + token.size(), &stop);
-  if ((stop == token.data() && !token.empty()) || std::isnan(f)) {
+  if ((stop == token.data() && !token.empty()) || !std::isfinite(f)) {
     std::string message = "'";
     message.append(token);
     message += "' is not a good float, replacing with 0";
@@ -53,7 +54,8 @@ float label_float(std::string_view token, WarningSink& warnings) {
   return f;
 }
 
-void parse_label_section(std::string_view section, Example& ex, WarningSink& warnings) {
+void parse_label_section(std::string_view section, const ParseOptions& options, Example& ex,
+                         WarningSink& warnings) {
   const size_t tab = section.find('\t');
   if (tab != std::string_view::npos) section.remove_prefix(tab + 1);
 
@@ -88,7 +90,9 @@ void parse_label_section(std::string_view section, Example& ex, WarningSink& war
     case 2:
     case 3: {
       // In VW's order (label, weight, initial), which is the order of their warnings.
-      const float label = label_float(tokens[0], warnings);
+      // --positive_label: the label is compared as text (so "1.0" is not "1", and "M" is no bad float).
+      const float label = options.has_positive_label ? (tokens[0] == options.positive_label ? 1.0f : -1.0f)
+                                                     : label_float(tokens[0], warnings);
       if (count >= 2) ex.weight = label_float(tokens[1], warnings);
       if (count >= 3) ex.initial = label_float(tokens[2], warnings);
       // VW marks "no label" with FLT_MAX, so a label that reads as exactly FLT_MAX is unlabeled there too.
@@ -162,9 +166,9 @@ class FeatureSectionParser {
         float weight = read_vw_float(p_, end_, &stop);
         // VW's check, spurious as it looks: it fires whenever the weight runs to the end of the line.
         if (stop >= end_) warn_here("malformed example! Float expected after : \"");
-        if (std::isnan(weight)) {
+        if (!std::isfinite(weight)) {  // lepus: an infinite weight is malformed too
           weight = 1.0f;
-          warn_rest("Invalid namespace value:\"", "\" read as NaN. Replacing with 1.");
+          warn_rest("Invalid namespace value:\"", "\" read as NaN or infinity. Replacing with 1.");
         }
         p_ = stop;
         ns_weight_ = weight;
@@ -205,12 +209,16 @@ class FeatureSectionParser {
         str = string_value();
         value = 1.0f;
       } else {
-        if (std::isnan(x)) {
+        if (!std::isfinite(x)) {  // lepus: an infinite value is malformed too (VW keeps it)
           x = 0.0f;
-          warn_rest("Invalid feature value:\"", "\" read as NaN. Replacing with 0.");
+          warn_rest("Invalid feature value:\"", "\" read as NaN or infinity. Replacing with 0.");
+        }
+        value = ns_weight_ * x;
+        if (!std::isfinite(value)) {
+          value = 0.0f;
+          warn_rest("Invalid feature value:\"", "\" times the namespace weight overflows. Replacing with 0.");
         }
         p_ = stop;
-        value = ns_weight_ * x;
       }
     }
     if (drop_) return;
@@ -354,7 +362,7 @@ void parse_vw_line(std::string_view line, const ParseOptions& options, Example& 
   const void* bar = std::memchr(line.data(), '|', line.size());
   const size_t bar_index =
       bar == nullptr ? line.size() : static_cast<size_t>(static_cast<const char*>(bar) - line.data());
-  if (bar_index != 0) parse_label_section(line.substr(0, bar_index), ex, warnings);
+  if (bar_index != 0) parse_label_section(line.substr(0, bar_index), options, ex, warnings);
   if (bar_index < line.size()) {
     FeatureSectionParser parser(line.substr(bar_index), options, ex, warnings);
     parser.run();

@@ -124,6 +124,7 @@ RunStats Driver::run() {
   double next_row = opt_.progress_additive ? opt_.progress : 1.0;
   double last_loss = 0.0, last_weight = 0.0;
   bool binary_warned = false;
+  bool label_warned = false;
   if (log_) *log_ << progress_header();
 
   Example ex;
@@ -133,6 +134,15 @@ RunStats Driver::run() {
     warnings.at(source, ex.line);
     parse(line, opt_.parse, ex, warnings);
     if (ex.empty) continue;
+    if (ex.labeled && !(ex.weight >= 0.0f)) {
+      warnings.warn("Example has an invalid importance weight " + std::to_string(ex.weight) +
+                    "; it is predicted, not learned from");
+    }
+    if (ex.labeled && !label_warned && log_ && loss_.binary_labels() && ex.label != 1.0f && ex.label != -1.0f) {
+      *log_ << "[warning] " << source << ":" << ex.line << ": label " << ex.label << " is not -1 or 1; the "
+            << loss_.name() << " loss expects -1/1 labels (use --positive_label to map them). Warned once.\n";
+      label_warned = true;
+    }
     space_.expand(ex);
 
     const Prediction p = opt_.test_only ? learner_.predict(ex) : learner_.learn(ex);

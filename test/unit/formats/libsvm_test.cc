@@ -79,6 +79,26 @@ void expect_same(const Example& a, const Example& b) {
   }
 }
 
+TEST(Libsvm, PositiveLabelMapsLabelsAsText) {
+  ParseOptions o;
+  o.has_positive_label = true;
+  o.positive_label = "2";
+  const Parsed a = parse("2 1:1", o);
+  EXPECT_EQ(a.ex.label, 1.0f);
+  EXPECT_TRUE(a.warnings.empty());
+  EXPECT_EQ(parse("1 1:1", o).ex.label, -1.0f);
+  EXPECT_EQ(parse("+2 1:1", o).ex.label, -1.0f);
+}
+
+TEST(Libsvm, InfiniteValueOrLabelIsMalformed) {
+  const Parsed a = parse("1 1:inf 2:1e39 3:2");
+  EXPECT_EQ(a.ex.features.size(), 1u);
+  EXPECT_EQ(a.warnings.size(), 2u);
+  const Parsed b = parse("inf 1:1");
+  EXPECT_EQ(b.ex.label, 0.0f);
+  EXPECT_EQ(b.warnings.size(), 1u);
+}
+
 TEST(Libsvm, BasicLine) {
   const Parsed p = parse("+1 1:0.5 3:1 10:-2 # a comment 4:4");
   EXPECT_FALSE(p.ex.empty);

@@ -356,7 +356,7 @@ TEST(VwTextFeatures, NamespaceWeightAtEndOfLineWarnsLikeVw) {
   const Parsed q = parse("|w:nan a");
   EXPECT_EQ(raw(q.ex), (Pairs{{h("a", ns("w")), 1.0f}}));
   ASSERT_EQ(q.warnings.size(), 1u);
-  EXPECT_EQ(q.warnings[0], "Invalid namespace value:\"nan a\" read as NaN. Replacing with 1.");
+  EXPECT_EQ(q.warnings[0], "Invalid namespace value:\"nan a\" read as NaN or infinity. Replacing with 1.");
 }
 
 TEST(VwTextFeatures, ZeroValuesAreDropped) {
@@ -373,13 +373,44 @@ TEST(VwTextFeatures, NanValueIsDroppedWithAWarning) {
   const Parsed p = parse("1 |f a:nan b");
   EXPECT_EQ(raw(p.ex), (Pairs{{h("b", ns("f")), 1.0f}}));
   ASSERT_EQ(p.warnings.size(), 1u);
-  EXPECT_EQ(p.warnings[0], "Invalid feature value:\"nan b\" read as NaN. Replacing with 0.");
+  EXPECT_EQ(p.warnings[0], "Invalid feature value:\"nan b\" read as NaN or infinity. Replacing with 0.");
 }
 
-TEST(VwTextFeatures, InfinityIsKept) {
-  const Parsed p = parse("|f a:inf");
-  ASSERT_EQ(p.ex.features.size(), 1u);
-  EXPECT_TRUE(std::isinf(p.ex.features[0].value));
+// lepus deviation from VW (which keeps inf and later predicts NaN): an infinite value is malformed.
+TEST(VwTextFeatures, InfinityIsMalformed) {
+  const Parsed p = parse("|f a:inf b:1e39 c:2");
+  EXPECT_EQ(raw(p.ex), (Pairs{{h("c", ns("f")), 2.0f}}));
+  EXPECT_EQ(p.warnings.size(), 2u);
+  const Parsed q = parse("|w:1e30 a:1e30 b");  // the product overflows float
+  EXPECT_EQ(raw(q.ex), (Pairs{{h("b", ns("w")), 1e30f}}));
+  EXPECT_EQ(q.warnings.size(), 1u);
+}
+
+TEST(VwTextLabel, InfiniteOrNanLabelIsMalformed) {
+  for (const char* line : {"inf |f a", "nan |f a", "1e39 |f a"}) {
+    const Parsed p = parse(line);
+    EXPECT_TRUE(p.ex.labeled) << line;
+    EXPECT_EQ(p.ex.label, 0.0f) << line;
+    EXPECT_EQ(p.warnings.size(), 1u) << line;
+  }
+  const Parsed w = parse("1 inf |f a");
+  EXPECT_EQ(w.ex.weight, 0.0f);
+  EXPECT_EQ(w.warnings.size(), 1u);
+}
+
+TEST(VwTextLabel, PositiveLabelComparesText) {
+  ParseOptions o;
+  o.has_positive_label = true;
+  o.positive_label = "2";
+  EXPECT_EQ(parse("2 |f a", o).ex.label, 1.0f);
+  EXPECT_EQ(parse("1 |f a", o).ex.label, -1.0f);
+  EXPECT_EQ(parse("2.0 |f a", o).ex.label, -1.0f);  // text, not value
+  EXPECT_EQ(parse("2 0.5 'tag |f a", o).ex.weight, 0.5f);
+  EXPECT_FALSE(parse("|f a", o).ex.labeled);
+  o.positive_label = "M";
+  const Parsed m = parse("M |f a", o);  // a text label maps without a float warning
+  EXPECT_EQ(m.ex.label, 1.0f);
+  EXPECT_TRUE(m.warnings.empty());
 }
 
 TEST(VwTextFeatures, MalformedValueDropsTheRestOfTheLine) {

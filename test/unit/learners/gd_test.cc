@@ -7,6 +7,7 @@
 
 #include "core/feature_space.h"
 #include "formats/vw_text.h"
+#include "lepus/errors.h"
 #include "lepus/hashing.h"
 #include "losses/losses.h"
 
@@ -155,6 +156,57 @@ TEST(Gd, SaveLoadRoundTrip) {
   }
   EXPECT_EQ(g.label_range().lo, h.label_range().lo);
   EXPECT_EQ(g.normalizer(), h.normalizer());
+}
+
+// Every state field survives save/load: a loaded learner continues exactly as the original does, in every
+// update mode and with --l1/--l2 (gravity and contraction) on.
+TEST(Gd, LoadedLearnerContinuesBitForBit) {
+  SquaredLoss loss;
+  const char* more[] = {"2 |f a:3 e", "-3 0.5 |f b c:2", "1 |f d e:-1", "0.5 2 0.1 |f a d"};
+  for (const char* mode : {"", "sgd", "adaptive", "normalized", "invariant"}) {
+    OptionValues v = sgd_defaults();
+    if (*mode) v.set(mode, "1", true);
+    v.set("l1", "1e-4", true);
+    v.set("l2", "1e-3", true);
+    GdLearner g(GdOptions::from(v), loss, 12, false);
+    run_t3(g, loss);
+    ModelWriter out;
+    g.save(out);
+    GdLearner h(GdOptions::from(sgd_defaults()), loss, 12, false);  // options come from the saved state
+    ModelReader in(out.bytes().data(), out.bytes().size(), "mem");
+    h.load(in);
+    FeatureSpace space(FeatureSpaceOptions{});
+    NoWarnings w;
+    Example ex;
+    for (const char* line : more) {
+      parse_vw_line(line, ParseOptions{}, ex, w);
+      space.expand(ex);
+      const Prediction a = g.learn(ex), b = h.learn(ex);
+      ASSERT_EQ(a.raw, b.raw) << mode << " " << line;
+      ASSERT_EQ(a.value, b.value) << mode << " " << line;
+    }
+    for (size_t i = 0; i < g.slots().size(); ++i) {
+      ASSERT_EQ(g.slots()[i].w, h.slots()[i].w) << mode;
+      ASSERT_EQ(g.slots()[i].g, h.slots()[i].g) << mode;
+      ASSERT_EQ(g.slots()[i].n, h.slots()[i].n) << mode;
+    }
+  }
+}
+
+TEST(Gd, LoadRejectsAnotherTableSizeAndTruncation) {
+  SquaredLoss loss;
+  GdLearner g(GdOptions::from(sgd_defaults()), loss, 10, false);
+  run_t3(g, loss);
+  ModelWriter out;
+  g.save(out);
+  GdLearner other(GdOptions::from(sgd_defaults()), loss, 12, false);
+  ModelReader in(out.bytes().data(), out.bytes().size(), "mem");
+  EXPECT_THROW(other.load(in), ModelFormatError);
+  for (size_t n = 0; n < out.bytes().size(); n += 7) {
+    GdLearner h(GdOptions::from(sgd_defaults()), loss, 10, false);
+    ModelReader cut(out.bytes().data(), n, "cut");
+    EXPECT_THROW(h.load(cut), ModelFormatError) << n;
+  }
 }
 
 }  // namespace
