@@ -41,10 +41,7 @@ const Missing kMissing[] = {
     {"topk", {"sgd"}},                     {"marginal", {"sgd"}},
     {"audit", {"sgd"}},                    {"invert_hash", {"sgd"}},
 };
-// Options lepus will have but this build does not yet.
-const char* const kNotYet[] = {"passes", "cache", "cache_file", "kill_cache", "holdout_off", "holdout_period",
-                               "holdout_after", "early_terminate", "decay_learning_rate", "threads"};
-const std::map<std::string, std::string> kShortToLong = {{"c", "cache"}, {"k", "kill_cache"}};
+const std::map<std::string, std::string> kShortToLong = {};
 
 // Options a model records and -i restores. Learner rows' options are added for the model's learner.
 const char* const kShaping[] = {"bit_precision", "hash", "hash_seed", "quadratic", "cubic", "interactions",
@@ -76,8 +73,6 @@ void reject_missing(int argc, const char* const argv[]) {
       throw ConfigError("--" + name + " is a VW option lepus does not have; the nearest lepus learner is "
                         "--learner " + nearest + " (see lepus --learner help)");
     }
-    for (const char* n : kNotYet)
-      if (name == n) throw ConfigError("--" + name + " is not supported by this lepus build yet");
   }
 }
 
@@ -209,6 +204,18 @@ Config parse_command_line(int argc, const char* const argv[]) {
   learner.add_options()("learner", po::value<S>()->default_value("sgd"),
                         "learning algorithm (`--learner help` lists them)");
 
+  po::options_description passes("Passes, cache and holdout");
+  passes.add_options()
+      ("passes", po::value<S>()->default_value("1"), "passes over the data (holdout is on when > 1)")
+      ("cache,c", po::bool_switch(), "cache parsed examples in DATA.cache (reused when it matches)")
+      ("cache_file", po::value<S>(), "cache parsed examples in this file")
+      ("kill_cache,k", po::bool_switch(), "rebuild the cache even when it matches")
+      ("holdout_off", po::bool_switch(), "no holdout: learn from every example in every pass")
+      ("holdout_period", po::value<S>()->default_value("10"), "every Nth line is held out")
+      ("holdout_after", po::value<S>(), "lines after this one are held out (instead of every Nth)")
+      ("early_terminate", po::value<S>()->default_value("3"), "stop after this many passes without holdout gain")
+      ("threads", po::value<S>()->default_value("0"), "parser threads (0 = all cores); results do not depend on it");
+
   po::options_description model("Model files");
   model.add_options()
       ("final_regressor,f", po::value<S>(), "save the final model here (atomically)")
@@ -241,7 +248,7 @@ Config parse_command_line(int argc, const char* const argv[]) {
     }
     all.add(g);
   }
-  all.add(model).add(output);
+  all.add(passes).add(model).add(output);
 
   po::variables_map vm;
   try {
@@ -365,6 +372,40 @@ Config parse_command_line(int argc, const char* const argv[]) {
     c.driver.progress_additive = p.find('.') == std::string::npos;
     if (!c.driver.progress_additive && v <= 1.0) throw ConfigError("--progress factor must be > 1");
   }
+  // Passes, cache, holdout, threads.
+  c.driver.passes = to_number<int>("passes", text("passes"));
+  if (c.driver.passes < 1) throw ConfigError("--passes must be at least 1");
+  if (!text("cache_file").empty()) {
+    c.driver.cache_file = text("cache_file");
+  } else if (flag("cache")) {
+    if (c.driver.data.empty())
+      throw ConfigError("-c with stdin input needs --cache_file FILE (there is no data file name to extend)");
+    c.driver.cache_file = c.driver.data + ".cache";
+  }
+  c.driver.kill_cache = flag("kill_cache") || (c.driver.data.empty() && !c.driver.cache_file.empty());
+  if (c.driver.passes > 1 && c.driver.data.empty() && c.driver.cache_file.empty())
+    throw ConfigError("--passes " + text("passes") + " reads stdin more than once: add --cache_file FILE");
+  c.driver.holdout_off = flag("holdout_off");
+  c.driver.holdout_period = to_number<uint64_t>("holdout_period", text("holdout_period"));
+  if (c.driver.holdout_period < 1) throw ConfigError("--holdout_period must be at least 1");
+  if (given("holdout_after")) {
+    c.driver.holdout_after = to_number<uint64_t>("holdout_after", text("holdout_after"));
+    if (c.driver.holdout_after < 1) throw ConfigError("--holdout_after must be at least 1");
+  }
+  c.driver.early_terminate = to_number<int>("early_terminate", text("early_terminate"));
+  if (c.driver.early_terminate < 1) throw ConfigError("--early_terminate must be at least 1");
+  c.driver.threads = to_number<int>("threads", text("threads"));
+  if (c.driver.threads < 0 || c.driver.threads > 1024) throw ConfigError("--threads must be between 0 and 1024");
+  {
+    std::string fp = "format=" + fmt + ";hash=" + hash + ";seed=" + text("hash_seed") +
+                     ";libsvm_namespace=" + c.driver.parse.libsvm_namespace + ";positive_label=" +
+                     (c.driver.parse.has_positive_label ? "1:" + c.driver.parse.positive_label : "0") + ";drop=";
+    for (int i = 0; i < 256; ++i) fp += c.driver.parse.drop_group[i] ? '1' : '0';
+    c.driver.parse_fingerprint = fp;
+  }
+  if (!c.driver.cache_file.empty() && c.driver.cache_file == c.driver.data)
+    throw ConfigError("--cache_file " + c.driver.cache_file + " would overwrite the data file");
+
   if (!c.final_regressor.empty() && c.final_regressor == c.driver.data)
     throw ConfigError("-f " + c.final_regressor + " would overwrite the data file");
 

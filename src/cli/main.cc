@@ -1,5 +1,6 @@
 // lepus: catches every typed error, prints one line, exits 1. Nothing below src/cli prints or exits.
 #include <exception>
+#include <functional>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -68,12 +69,14 @@ int run(int argc, const char* const argv[]) {
     if (!c.final_regressor.empty()) pre << "final_regressor = " << c.final_regressor << "\n";
     if (!c.driver.predictions.empty()) pre << "predictions = " << c.driver.predictions << "\n";
     if (!c.driver.raw_predictions.empty()) pre << "raw predictions = " << c.driver.raw_predictions << "\n";
-    pre << "using no cache\n";
+    pre << driver.cache_status() << "\n";
     pre << "Reading datafile = " << (c.driver.data.empty() ? "stdin" : c.driver.data) << "\n";
     pre << "num sources = 1\n";
     pre << "Num weight bits = " << c.bits << "\n";
     for (const auto& l : learner_lines)
       if (l.rfind("using ", 0) != 0) pre << l << "\n";
+    if (c.driver.passes > 1 && c.learner_options.has("decay_learning_rate"))
+      pre << "decay_learning_rate = " << c.learner_options.text("decay_learning_rate") << "\n";
     pre << "learner = " << learner->name() << "\n";
     pre << "loss function = " << loss->name() << "\n";
     if (c.driver.link != Link::kIdentity) pre << "link = " << link_name(c.driver.link) << "\n";
@@ -81,14 +84,17 @@ int run(int argc, const char* const argv[]) {
     std::cerr << pre.str();
   }
 
-  const RunStats stats = driver.run();
-  if (log) std::cerr << driver.summary(stats);
+  std::function<void()> save;
   if (!c.final_regressor.empty()) {
-    ModelWriter w;
-    space.save(w);
-    learner->save(w);
-    write_model_file(c.final_regressor, c.saved_options, w.bytes());
+    save = [&]() {
+      ModelWriter w;
+      space.save(w);
+      learner->save(w);
+      write_model_file(c.final_regressor, c.saved_options, w.bytes());
+    };
   }
+  const RunStats stats = driver.run(save);
+  if (log) std::cerr << driver.summary(stats);
   if (!c.readable_model.empty()) write_readable_model(c, *learner);
   return 0;
 }

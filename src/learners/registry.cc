@@ -28,6 +28,7 @@ std::vector<LearnerRow> build_registry() {
           {"l2", "", Kind::kNumber, "0", "L2 regularization (weight decay)"},
           {"min_prediction", "", Kind::kNumber, "", "smallest prediction (fixes the clipping range's low end)"},
           {"max_prediction", "", Kind::kNumber, "", "largest prediction (fixes the clipping range's high end)"},
+          {"decay_learning_rate", "", Kind::kNumber, "1", "multiply the learning rate by this after each pass"},
       },
       [](const LearnerContext& c) {
         return std::make_unique<GdLearner>(GdOptions::from(c.options), c.loss, c.bits, c.test_only);

@@ -1,46 +1,97 @@
 #include "pipeline/driver.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cfloat>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <thread>
+
+#include <tbb/concurrent_queue.h>
+#include <tbb/global_control.h>
+#include <tbb/parallel_pipeline.h>
 
 #include "formats/libsvm.h"
 #include "formats/vw_text.h"
-#include "io/line_reader.h"
+#include "io/block_reader.h"
+#include "io/example_cache.h"
 #include "lepus/errors.h"
 
 namespace lepus {
+
+// A unit of work flowing through the pipeline: a block of text (or cache records) and its parsed examples.
+// Batches are pooled and reused, so their vectors keep their capacity and the steady state allocates nothing.
+class Batch {
+ public:
+  std::vector<char> bytes;
+  std::vector<Example> examples;  // [0, size) valid
+  size_t size = 0;
+  uint64_t line_count = 0;        // text: lines in bytes (examples carry line numbers relative to the block)
+  std::vector<std::pair<size_t, std::string>> warnings;  // (example index, message), in order
+};
+
+class BlockSource {
+ public:
+  virtual ~BlockSource() = default;
+  virtual bool next(std::vector<char>& out) = 0;
+};
+
 namespace {
+
+class TextSource final : public BlockSource {
+ public:
+  TextSource(const std::string& path, size_t block) : reader_(InputSource::open(path), block) {}
+  bool next(std::vector<char>& out) override { return reader_.next(out); }
+
+ private:
+  BlockReader reader_;
+};
+
+class CacheSource final : public BlockSource {
+ public:
+  CacheSource(std::unique_ptr<CacheReader> r, size_t block) : reader_(std::move(r)), block_(block) {}
+  bool next(std::vector<char>& out) override { return reader_->next_block(out, block_); }
+  void rewind() { reader_->rewind(); }
+
+ private:
+  std::unique_ptr<CacheReader> reader_;
+  size_t block_;
+};
+
+// Collects one batch's parse warnings with the index of the example they belong to.
+class BatchWarnings final : public WarningSink {
+ public:
+  explicit BatchWarnings(Batch& b) : b_(b) {}
+  void warn(const std::string& message) override { b_.warnings.emplace_back(b_.size, message); }
+
+ private:
+  Batch& b_;
+};
 
 using ParseLine = void (*)(std::string_view, const ParseOptions&, Example&, WarningSink&);
 
-// Where parse warnings go: counted always, the first few printed with file:line, or an error when strict.
-class DriverWarnings final : public WarningSink {
- public:
-  DriverWarnings(std::ostream* log, bool strict, size_t shown) : log_(log), strict_(strict), shown_(shown) {}
-  void at(const std::string& source, uint64_t line) {
-    source_ = &source;
-    line_ = line;
-  }
-  void warn(const std::string& message) override {
-    if (strict_) throw ParseError(*source_, line_, message);
-    ++count_;
-    if (log_ && count_ <= shown_) {
-      *log_ << "[warning] " << *source_ << ":" << line_ << ": " << message << "\n";
-      if (count_ == shown_) *log_ << "[warning] further warnings are counted, not shown\n";
+void note_label(BestConstantInput& in, float y) {
+  if (!in.have_l1) {
+    in.have_l1 = true;
+    in.l1 = y;
+  } else if (y != in.l1) {
+    if (!in.have_l2) {
+      in.have_l2 = true;
+      in.l2 = y;
+    } else if (y != in.l2) {
+      in.more_labels = true;
     }
   }
-  uint64_t count() const { return count_; }
+}
 
- private:
-  std::ostream* log_;
-  bool strict_;
-  size_t shown_;
-  const std::string* source_ = nullptr;
-  uint64_t line_ = 0;
-  uint64_t count_ = 0;
-};
+bool is_regular_file(const std::string& path) {
+  struct stat st;
+  if (path.empty()) return ::fstat(0, &st) == 0 && S_ISREG(st.st_mode);
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
 
 }  // namespace
 
@@ -71,7 +122,7 @@ class PredictionFile {
     s += '\n';
     if (std::fwrite(s.data(), 1, s.size(), f_) != s.size()) throw IoError(path_ + ": write failed");
   }
-  void finish() {
+  void flush() {
     if (f_ && std::fflush(f_) != 0) throw IoError(path_ + ": write failed");
   }
 
@@ -81,116 +132,282 @@ class PredictionFile {
   std::string path_;
 };
 
-namespace {
-
-void note_label(BestConstantInput& in, float y) {
-  if (!in.have_l1) {
-    in.have_l1 = true;
-    in.l1 = y;
-  } else if (y != in.l1) {
-    if (!in.have_l2) {
-      in.have_l2 = true;
-      in.l2 = y;
-    } else if (y != in.l2) {
-      in.more_labels = true;
-    }
-  }
-}
-
-}  // namespace
+struct Driver::PassState {
+  int pass = 1;
+  bool holdout_mode = false;   // pass >= 2 with holdout on: the table shows holdout loss
+  double holdout_loss = 0.0;   // this pass
+  double holdout_weight = 0.0;
+  uint64_t line_base = 0;      // lines of the text before the current batch
+};
 
 Driver::Driver(const DriverOptions& options, Learner& learner, FeatureSpace& space, const Loss& loss,
                std::ostream* log)
-    : opt_(options),
-      learner_(learner),
-      space_(space),
-      loss_(loss),
-      log_(log),
-      reader_(std::make_unique<LineReader>(InputSource::open(options.data))),
-      pred_out_(std::make_unique<PredictionFile>(options.predictions)),
-      raw_out_(std::make_unique<PredictionFile>(options.raw_predictions)) {}
+    : opt_(options), learner_(learner), space_(space), loss_(loss), log_(log) {
+  source_name_ = opt_.data.empty() ? std::string("stdin") : opt_.data;
+  interactive_ = !is_regular_file(opt_.data);
+  if (!opt_.cache_file.empty()) {
+    std::string why;
+    if (!opt_.kill_cache) {
+      auto r = CacheReader::open(opt_.cache_file, cache_fingerprint(opt_.data, opt_.parse_fingerprint), &why);
+      if (r) cache_in_ = std::make_unique<CacheSource>(std::move(r), opt_.block_size);
+    }
+    if (!cache_in_) {
+      if (why != "no cache file" && !opt_.kill_cache) cache_rebuild_reason_ = why;
+      cache_out_ = std::make_unique<CacheWriter>(opt_.cache_file,
+                                                 cache_fingerprint(opt_.data, opt_.parse_fingerprint));
+    }
+  }
+  if (!cache_in_) text_ = std::make_unique<TextSource>(opt_.data, opt_.block_size);
+  pred_out_ = std::make_unique<PredictionFile>(opt_.predictions);
+  raw_out_ = std::make_unique<PredictionFile>(opt_.raw_predictions);
+  next_row_ = opt_.progress_additive ? opt_.progress : 1.0;
+}
 
 Driver::~Driver() = default;
 
-RunStats Driver::run() {
-  LineReader& reader = *reader_;
-  PredictionFile& pred_out = *pred_out_;
-  PredictionFile& raw_out = *raw_out_;
-  DriverWarnings warnings(log_, opt_.strict_parse, opt_.warnings_shown);
+std::string Driver::cache_status() const {
+  if (cache_in_) return "using cache_file = " + opt_.cache_file;
+  if (cache_out_) {
+    std::string s = "creating cache_file = " + opt_.cache_file;
+    if (!cache_rebuild_reason_.empty()) s += " (rebuilt: " + cache_rebuild_reason_ + ")";
+    return s;
+  }
+  return "using no cache";
+}
+
+void Driver::parse_batch(Batch& b, bool records) const {
+  b.size = 0;
+  b.line_count = 0;
+  b.warnings.clear();
+  BatchWarnings sink(b);
+  const char* p = b.bytes.data();
+  const char* const end = p + b.bytes.size();
+  auto slot = [&]() -> Example& {
+    if (b.size == b.examples.size()) b.examples.emplace_back();
+    return b.examples[b.size];
+  };
+  if (records) {
+    while (p < end) {
+      Example& ex = slot();
+      p = decode_cache_record(p, end, ex, opt_.cache_file);
+      ++b.size;
+    }
+    return;
+  }
   const ParseLine parse = opt_.format == InputFormat::kLibsvm ? &parse_libsvm_line : &parse_vw_line;
-  const std::string source = opt_.data.empty() ? std::string("stdin") : opt_.data;
-
-  RunStats st;
-  double next_row = opt_.progress_additive ? opt_.progress : 1.0;
-  double last_loss = 0.0, last_weight = 0.0;
-  bool binary_warned = false;
-  bool label_warned = false;
-  if (log_) *log_ << progress_header();
-
-  Example ex;
-  std::string_view line;
-  while (st.examples < opt_.max_examples && reader.next(line)) {
-    ex.line = reader.line_number();
-    warnings.at(source, ex.line);
-    parse(line, opt_.parse, ex, warnings);
-    if (ex.empty) continue;
-    if (ex.labeled && !(ex.weight >= 0.0f)) {
-      warnings.warn("Example has an invalid importance weight " + std::to_string(ex.weight) +
-                    "; it is predicted, not learned from");
+  while (p < end) {
+    const char* nl = static_cast<const char*>(std::memchr(p, '\n', static_cast<size_t>(end - p)));
+    const char* line_end = nl ? nl : end;
+    Example& ex = slot();
+    ex.line = ++b.line_count;
+    parse(std::string_view(p, static_cast<size_t>(line_end - p)), opt_.parse, ex, sink);
+    if (!ex.empty) {
+      if (ex.labeled && !(ex.weight >= 0.0f))
+        sink.warn("Example has an invalid importance weight " + std::to_string(ex.weight) +
+                  "; it is predicted, not learned from");
+      ++b.size;
     }
-    if (ex.labeled && !label_warned && log_ && loss_.binary_labels() && ex.label != 1.0f && ex.label != -1.0f) {
-      *log_ << "[warning] " << source << ":" << ex.line << ": label " << ex.label << " is not -1 or 1; the "
-            << loss_.name() << " loss expects -1/1 labels (use --positive_label to map them). Warned once.\n";
-      label_warned = true;
-    }
-    space_.expand(ex);
+    p = nl ? nl + 1 : end;
+  }
+}
 
-    const Prediction p = opt_.test_only ? learner_.predict(ex) : learner_.learn(ex);
-    float shown = apply_link(opt_.link, p.value);
-    if (opt_.binary) shown = p.value > 0.0f ? 1.0f : -1.0f;
-
-    ++st.examples;
-    st.total_features += ex.num_reported;
-    if (ex.labeled) {
-      float l = loss_.loss(p.value, ex.label, learner_.label_range()) * ex.weight;
-      if (opt_.binary) {
-        if (ex.label == 1.0f || ex.label == -1.0f) {
-          l = ex.label == shown ? 0.0f : ex.weight;
-        } else if (!binary_warned && log_) {
-          *log_ << "[error] --binary needs labels -1 or 1; label " << ex.label << " keeps the loss\n";
-          binary_warned = true;
-        }
+void Driver::consume_batch(Batch& b, RunStats& st, PassState& ps) {
+  size_t w = 0;
+  for (size_t i = 0; i < b.size && !stop_; ++i) {
+    Example& ex = b.examples[i];
+    if (b.line_count > 0) ex.line += ps.line_base;  // text: make the line number absolute
+    for (; w < b.warnings.size() && b.warnings[w].first == i; ++w) {
+      if (opt_.strict_parse) throw ParseError(source_name_, ex.line, b.warnings[w].second);
+      ++warnings_;
+      if (log_ && warnings_ <= opt_.warnings_shown) {
+        *log_ << "[warning] " << source_name_ << ":" << ex.line << ": " << b.warnings[w].second << "\n";
+        if (warnings_ == opt_.warnings_shown) *log_ << "[warning] further warnings are counted, not shown\n";
       }
-      st.sum_loss += l;
-      st.weighted_labeled += ex.weight;
-      if (!opt_.test_only) st.weighted_labels += static_cast<double>(ex.label) * ex.weight;
-      note_label(st.labels, ex.label);
-    } else {
-      st.weighted_unlabeled += ex.weight;
     }
-    pred_out.write(shown, ex.tag);
-    raw_out.write(p.raw, ex.tag);
+    consume(ex, st, ps);
+  }
+  ps.line_base += b.line_count;
+  if (interactive_) {
+    pred_out_->flush();
+    raw_out_->flush();
+  }
+}
 
-    const double weight_seen = st.weighted_labeled + st.weighted_unlabeled;
-    if (log_ && weight_seen >= next_row) {
-      ProgressRow row;
-      row.average_loss = st.average_loss();
-      if (st.weighted_labeled - last_weight > 0.0)
-        row.since_last = (st.sum_loss - last_loss) / (st.weighted_labeled - last_weight);
-      row.example_counter = st.examples;
-      row.example_weight = weight_seen;
-      if (ex.labeled) row.label = ex.label;
-      row.prediction = shown;
-      row.features = ex.num_reported;
-      *log_ << progress_row(row);
-      last_loss = st.sum_loss;
-      last_weight = st.weighted_labeled;
-      next_row = opt_.progress_additive ? weight_seen + opt_.progress : weight_seen * opt_.progress;
+void Driver::consume(Example& ex, RunStats& st, PassState& ps) {
+  if (seen_ >= opt_.max_examples) {
+    stop_ = true;
+    return;
+  }
+  ++seen_;
+  const uint64_t c = ex.line;  // VW's per-pass line counter counts every line, empty ones too
+  const bool holdout =
+      st.holdout_on && (opt_.holdout_after > 0 ? c > opt_.holdout_after : c % opt_.holdout_period == 0);
+  if (cache_out_) cache_out_->append(ex);
+  if (ex.labeled && !label_warned_ && log_ && loss_.binary_labels() && ex.label != 1.0f && ex.label != -1.0f) {
+    *log_ << "[warning] " << source_name_ << ":" << ex.line << ": label " << ex.label << " is not -1 or 1; the "
+          << loss_.name() << " loss expects -1/1 labels (use --positive_label to map them). Warned once.\n";
+    label_warned_ = true;
+  }
+  space_.expand(ex);
+
+  const Prediction p = (opt_.test_only || holdout) ? learner_.predict(ex) : learner_.learn(ex);
+  float shown = apply_link(opt_.link, p.value);
+  if (opt_.binary) shown = p.value > 0.0f ? 1.0f : -1.0f;
+  float l = 0.0f;
+  if (ex.labeled) {
+    l = loss_.loss(p.value, ex.label, learner_.label_range()) * ex.weight;
+    if (opt_.binary) {
+      if (ex.label == 1.0f || ex.label == -1.0f) {
+        l = ex.label == shown ? 0.0f : ex.weight;
+      } else if (!binary_warned_ && log_) {
+        *log_ << "[error] --binary needs labels -1 or 1; label " << ex.label << " keeps the loss\n";
+        binary_warned_ = true;
+      }
     }
   }
-  pred_out.finish();
-  raw_out.finish();
-  st.warnings = warnings.count();
+  pred_out_->write(shown, ex.tag);
+  raw_out_->write(p.raw, ex.tag);
+
+  if (holdout) {
+    if (ex.labeled) {
+      ps.holdout_loss += l;
+      ps.holdout_weight += ex.weight;
+      holdout_loss_total_ += l;
+      holdout_weight_total_ += ex.weight;
+    }
+    return;
+  }
+  ++st.examples;
+  st.total_features += ex.num_reported;
+  if (ex.labeled) {
+    st.sum_loss += l;
+    st.weighted_labeled += ex.weight;
+    if (!opt_.test_only) st.weighted_labels += static_cast<double>(ex.label) * ex.weight;
+    note_label(st.labels, ex.label);
+  } else {
+    st.weighted_unlabeled += ex.weight;
+  }
+
+  const double weight_seen = st.weighted_labeled + st.weighted_unlabeled;
+  if (log_ && weight_seen >= next_row_) {
+    ProgressRow row;
+    if (ps.holdout_mode) {
+      if (holdout_weight_total_ > 0.0) row.average_loss = holdout_loss_total_ / holdout_weight_total_;
+      if (holdout_weight_total_ - last_holdout_weight_ > 0.0)
+        row.since_last =
+            (holdout_loss_total_ - last_holdout_loss_) / (holdout_weight_total_ - last_holdout_weight_);
+      row.holdout = true;
+      row.missing_text = "unknown";
+    } else {
+      row.average_loss = st.average_loss();
+      if (st.weighted_labeled - last_weight_ > 0.0)
+        row.since_last = (st.sum_loss - last_loss_) / (st.weighted_labeled - last_weight_);
+    }
+    row.example_counter = st.examples;
+    row.example_weight = weight_seen;
+    if (ex.labeled) row.label = ex.label;
+    row.prediction = shown;
+    row.features = ex.num_reported;
+    *log_ << progress_row(row);
+    last_loss_ = st.sum_loss;
+    last_weight_ = st.weighted_labeled;
+    if (ps.holdout_mode) {  // VW's holdout since-last sums restart only at holdout rows
+      last_holdout_loss_ = holdout_loss_total_;
+      last_holdout_weight_ = holdout_weight_total_;
+    }
+    next_row_ = opt_.progress_additive ? weight_seen + opt_.progress : weight_seen * opt_.progress;
+  }
+}
+
+void Driver::run_pass(BlockSource& source, bool records, RunStats& st, PassState& ps) {
+  const int threads = opt_.threads > 0 ? opt_.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const size_t tokens = static_cast<size_t>(2 * threads + 2);
+  std::vector<std::unique_ptr<Batch>> pool;
+  tbb::concurrent_queue<Batch*> free;
+  for (size_t i = 0; i < tokens; ++i) {
+    pool.push_back(std::make_unique<Batch>());
+    free.push(pool.back().get());
+  }
+  tbb::parallel_pipeline(
+      tokens,
+      tbb::make_filter<void, Batch*>(tbb::filter_mode::serial_in_order,
+                                     [&](tbb::flow_control& fc) -> Batch* {
+                                       Batch* b = nullptr;
+                                       if (stop_ || !free.try_pop(b)) {
+                                         fc.stop();
+                                         return nullptr;
+                                       }
+                                       if (!source.next(b->bytes)) {
+                                         free.push(b);
+                                         fc.stop();
+                                         return nullptr;
+                                       }
+                                       return b;
+                                     }) &
+          tbb::make_filter<Batch*, Batch*>(tbb::filter_mode::parallel,
+                                           [&](Batch* b) {
+                                             parse_batch(*b, records);
+                                             return b;
+                                           }) &
+          tbb::make_filter<Batch*, void>(tbb::filter_mode::serial_in_order, [&](Batch* b) {
+            consume_batch(*b, st, ps);
+            free.push(b);
+          }));
+}
+
+RunStats Driver::run(const std::function<void()>& save_model) {
+  const int threads = opt_.threads > 0 ? opt_.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  tbb::global_control parallelism(tbb::global_control::max_allowed_parallelism, static_cast<size_t>(threads));
+  RunStats st;
+  st.holdout_on = (opt_.passes > 1 || opt_.holdout_after > 0) && !opt_.holdout_off && !opt_.test_only;
+  if (log_) *log_ << progress_header();
+  float best = FLT_MAX;
+  int misses = 0;
+  bool saved_best = false;
+  for (int pass = 1; pass <= opt_.passes && !stop_; ++pass) {
+    PassState ps;
+    ps.pass = pass;
+    ps.holdout_mode = st.holdout_on && pass >= 2;
+    if (cache_in_) {
+      static_cast<CacheSource&>(*cache_in_).rewind();
+      run_pass(*cache_in_, true, st, ps);
+    } else {
+      if (!text_) text_ = std::make_unique<TextSource>(opt_.data, opt_.block_size);
+      run_pass(*text_, false, st, ps);
+      text_.reset();
+      if (cache_out_) {
+        if (stop_) {
+          cache_out_.reset();  // an interrupted pass leaves no cache behind
+        } else {
+          cache_out_->finish();
+          cache_out_.reset();
+          std::string why;
+          auto r = CacheReader::open(opt_.cache_file, cache_fingerprint(opt_.data, opt_.parse_fingerprint), &why);
+          if (!r) throw IoError(opt_.cache_file + ": cache just written cannot be read back: " + why);
+          cache_in_ = std::make_unique<CacheSource>(std::move(r), opt_.block_size);
+        }
+      }
+    }
+    st.passes_used = pass;
+    learner_.end_pass();
+    if (st.holdout_on) {
+      const float loss =
+          ps.holdout_weight > 0.0 ? static_cast<float>(ps.holdout_loss / ps.holdout_weight) : FLT_MAX / 2;
+      if (loss < best) {
+        best = loss;
+        misses = 0;
+        if (save_model) save_model();
+        saved_best = true;
+      } else if (++misses >= opt_.early_terminate) {
+        break;
+      }
+    }
+  }
+  if (st.holdout_on && best < FLT_MAX / 2) st.best_holdout = best;
+  if (save_model && (!st.holdout_on || !saved_best || !st.best_holdout)) save_model();
+  pred_out_->flush();
+  raw_out_->flush();
+  st.warnings = warnings_;
   st.labels.sum_weighted_labels = st.weighted_labels;
   st.labels.weighted_labeled = st.weighted_labeled;
   return st;
@@ -199,9 +416,15 @@ RunStats Driver::run() {
 std::string Driver::summary(const RunStats& st) const {
   SummaryFigures s;
   s.examples = st.examples;
+  s.passes_used = st.passes_used;
   s.weighted_examples = st.weighted_labeled + st.weighted_unlabeled;
   s.weighted_labels = st.weighted_labels;
-  s.average_loss = st.average_loss();
+  if (st.holdout_on) {
+    s.holdout = true;
+    if (st.best_holdout) s.average_loss = *st.best_holdout;
+  } else {
+    s.average_loss = st.average_loss();
+  }
   s.best_constant = loss_.best_constant(st.labels, learner_.label_range());
   s.total_features = st.total_features;
   std::string out = summary_text(s);

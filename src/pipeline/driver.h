@@ -1,9 +1,14 @@
-// The run: read lines, parse, expand features, learn or predict in input order, keep VW's progressive
-// validation figures, print the progress table and write predictions. Single-threaded for now.
+// The run: a oneTBB pipeline per pass. A serial stage reads blocks of whole lines (or cache records), a parallel
+// stage parses them into batches of hashed examples, and a serial in-order stage expands interactions, learns
+// or predicts, keeps VW's progressive-validation and holdout figures, prints the table and writes predictions.
+// Results do not depend on the thread count: parsing is pure and learning happens in input order.
 #pragma once
+#include <atomic>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <string>
 
@@ -32,10 +37,22 @@ struct DriverOptions {
   bool progress_additive = false;
   uint64_t max_examples = std::numeric_limits<uint64_t>::max();  // --examples
   size_t warnings_shown = 10;      // the first few parse warnings are printed, all are counted
+  int threads = 0;                 // --threads; 0 = all cores
+  size_t block_size = size_t{1} << 20;
+
+  // Passes, cache and holdout (VW's semantics, vw-compat.md (c.8)).
+  int passes = 1;
+  std::string cache_file;  // "" = no cache
+  bool kill_cache = false;
+  bool holdout_off = false;
+  uint64_t holdout_period = 10;
+  uint64_t holdout_after = 0;  // 0 = not set
+  int early_terminate = 3;
+  std::string parse_fingerprint;  // the parse-shaping options, recorded in the cache header
 };
 
 struct RunStats {
-  uint64_t examples = 0;             // VW's example_number
+  uint64_t examples = 0;             // VW's example_number (non-holdout examples, all passes)
   double weighted_labeled = 0.0;     // wl
   double weighted_unlabeled = 0.0;   // wu
   double sum_loss = 0.0;
@@ -43,34 +60,62 @@ struct RunStats {
   uint64_t total_features = 0;
   uint64_t warnings = 0;
   BestConstantInput labels;
+  int passes_used = 0;
+  bool holdout_on = false;
+  std::optional<float> best_holdout;  // best per-pass holdout loss
   std::optional<double> average_loss() const {
     if (weighted_labeled == 0.0) return std::nullopt;
     return sum_loss / weighted_labeled;
   }
 };
 
-class LineReader;
+class Batch;
+class BlockSource;
+class CacheWriter;
 class PredictionFile;
 
 class Driver {
  public:
-  // log receives the table and warnings; nullptr for --quiet. Opens the input and the prediction files
-  // (throwing IoError) so that a bad path is reported before anything else is printed.
+  // log receives the table and warnings; nullptr for --quiet. Opens the input, the cache and the prediction
+  // files (throwing IoError) so that a bad path is reported before anything else is printed.
   Driver(const DriverOptions& options, Learner& learner, FeatureSpace& space, const Loss& loss, std::ostream* log);
   ~Driver();
-  RunStats run();
-  // The summary block, after run().
+  // Preamble line about the cache: "using no cache", "creating cache_file = F" or "using cache_file = F".
+  std::string cache_status() const;
+  // Runs every pass. save_model (may be empty) is called when the model should be written: after a pass
+  // that improved the holdout loss, or at the end when there is no holdout.
+  RunStats run(const std::function<void()>& save_model);
   std::string summary(const RunStats& stats) const;
 
  private:
+  struct PassState;
+  void run_pass(BlockSource& source, bool records, RunStats& st, PassState& ps);
+  void parse_batch(Batch& b, bool records) const;
+  void consume_batch(Batch& b, RunStats& st, PassState& ps);
+  void consume(Example& ex, RunStats& st, PassState& ps);
+
   DriverOptions opt_;
   Learner& learner_;
   FeatureSpace& space_;
   const Loss& loss_;
   std::ostream* log_;
-  std::unique_ptr<LineReader> reader_;
+  std::string source_name_;
+  bool interactive_ = false;  // input is a pipe or terminal: flush predictions after every block
+  std::unique_ptr<BlockSource> text_;
+  std::unique_ptr<BlockSource> cache_in_;
+  std::unique_ptr<CacheWriter> cache_out_;
   std::unique_ptr<PredictionFile> pred_out_;
   std::unique_ptr<PredictionFile> raw_out_;
+  std::string cache_rebuild_reason_;
+  // Progress-table state.
+  double next_row_ = 1.0;
+  double last_loss_ = 0.0, last_weight_ = 0.0;
+  double holdout_loss_total_ = 0.0, holdout_weight_total_ = 0.0;
+  double last_holdout_loss_ = 0.0, last_holdout_weight_ = 0.0;
+  bool label_warned_ = false, binary_warned_ = false;
+  uint64_t warnings_ = 0;
+  uint64_t seen_ = 0;  // examples consumed, for --examples
+  std::atomic<bool> stop_{false};
 };
 
 }  // namespace lepus

@@ -35,9 +35,9 @@ std::string progress_header() {
 
 std::string progress_row(const ProgressRow& r) {
   std::string out;
-  out += fit_left(r.average_loss ? number("%f", *r.average_loss) : "n.a.", 8);
+  out += fit_left(r.average_loss ? number("%f", *r.average_loss) : r.missing_text, 8);
   out += ' ';
-  out += fit_left(r.since_last ? number("%f", *r.since_last) : "n.a.", 8);
+  out += fit_left(r.since_last ? number("%f", *r.since_last) : r.missing_text, 8);
   out += ' ';
   out += pad_right(std::to_string(r.example_counter), 12);
   out += ' ';
@@ -60,10 +60,21 @@ std::string format_prediction(float v) {
 
 std::string summary_text(const SummaryFigures& s) {
   std::string out = "\nfinished run\n";
-  out += "number of examples = " + std::to_string(s.examples) + "\n";
+  if (s.passes_used > 1) {
+    out += "number of examples per pass = " + std::to_string(s.examples / static_cast<uint64_t>(s.passes_used)) +
+           "\n";
+    out += "passes used = " + std::to_string(s.passes_used) + "\n";
+  } else {
+    out += "number of examples = " + std::to_string(s.examples) + "\n";
+  }
   out += "weighted example sum = " + number("%f", s.weighted_examples) + "\n";
   out += "weighted label sum = " + number("%f", s.weighted_labels) + "\n";
-  out += "average loss = " + (s.average_loss ? number("%f", *s.average_loss) : std::string("n.a.")) + "\n";
+  if (s.holdout) {
+    out += "average loss = " +
+           (s.average_loss ? number("%f", *s.average_loss) + " h" : std::string("undefined (no holdout)")) + "\n";
+  } else {
+    out += "average loss = " + (s.average_loss ? number("%f", *s.average_loss) : std::string("n.a.")) + "\n";
+  }
   if (s.best_constant) {
     out += "best constant = " + number("%f", s.best_constant->value) + "\n";
     if (!std::isnan(s.best_constant->loss))

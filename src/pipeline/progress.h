@@ -19,6 +19,7 @@ struct ProgressRow {
   float prediction = 0.0f;
   uint64_t features = 0;
   bool holdout = false;
+  std::string missing_text = "n.a.";  // what a missing average or since-last prints ("unknown" in holdout rows)
 };
 std::string progress_row(const ProgressRow& row);  // ends in '\n'
 
@@ -27,6 +28,8 @@ std::string format_prediction(float v);
 
 struct SummaryFigures {
   uint64_t examples = 0;
+  int passes_used = 1;
+  bool holdout = false;  // average_loss is the best holdout loss ("undefined (no holdout)" when missing)
   double weighted_examples = 0.0;  // wl + wu
   double weighted_labels = 0.0;
   std::optional<double> average_loss;

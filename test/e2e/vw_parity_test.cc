@@ -16,13 +16,17 @@ struct OracleRun {
   std::string args;     // lepus arguments besides -d, -p, -r
   bool raw = false;     // compare -r too
   bool pred = true;     // compare -p (training-only runs have none)
+  bool gz_pred = false; // VW's .pred is gzipped (NAME.pred.gz)
 };
 
 void PrintTo(const OracleRun& r, std::ostream* os) { *os << r.dir << "/" << r.name; }
 
 void check_run(const std::string& root, const OracleRun& r) {
   const std::string out = scratch_dir(r.dir + "_" + r.name);
-  std::string cmd = "--learner sgd -d " + root + "/" + r.input + " " + r.args;
+  std::string args = r.args;
+  const size_t at = args.find("CACHE");
+  if (at != std::string::npos) args.replace(at, 5, out + "/cache");
+  std::string cmd = "--learner sgd -d " + root + "/" + r.input + " " + args;
   if (r.pred) cmd += " -p " + out + "/p.txt";
   if (r.raw) cmd += " -r " + out + "/r.txt";
   cmd += " 2> " + out + "/stderr.txt";
@@ -38,7 +42,12 @@ void check_run(const std::string& root, const OracleRun& r) {
 
   if (r.pred) {
     const auto ours = read_predictions(out + "/p.txt");
-    const auto vw = read_predictions(root + "/" + r.dir + "/" + r.name + ".pred");
+    std::string vw_pred = root + "/" + r.dir + "/" + r.name + ".pred";
+    if (r.gz_pred) {
+      ASSERT_EQ(std::system(("gzip -dc " + vw_pred + ".gz > " + out + "/vw.pred").c_str()), 0);
+      vw_pred = out + "/vw.pred";
+    }
+    const auto vw = read_predictions(vw_pred);
     ASSERT_EQ(ours.size(), vw.size());
     const auto m = compare_predictions(ours, vw, 1e-3);
     EXPECT_GE(m.share(), 0.99) << "predictions within 1e-3: " << m.within << "/" << m.n;
@@ -86,6 +95,8 @@ std::vector<OracleRun> shared_runs() {
     if (ds != "abalone") runs.push_back({ds, "06_hinge", in, "--loss_function hinge"});
   }
   runs.push_back({"abalone", "07_quantile", "inputs/abalone.vw.gz", "--loss_function quantile --quantile_tau 0.3"});
+  runs.push_back({"a9a", "08_passes3", "inputs/a9a.vw.gz", "--loss_function logistic --passes 3 --cache_file CACHE",
+                  false, true, true});
   runs.push_back({"a9a", "09_l1l2", "inputs/a9a.vw.gz", "--loss_function logistic --l2 1e-6 --l1 1e-6"});
   runs.push_back({"rcv1_small", "10_link_logistic", "inputs/rcv1_small.vw.gz",
                   "--loss_function logistic --link logistic", true});

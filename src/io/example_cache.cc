@@ -1,0 +1,262 @@
+#include "io/example_cache.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "lepus/errors.h"
+
+namespace lepus {
+namespace {
+
+constexpr char kCacheMagic[8] = {'L', 'E', 'P', 'U', 'S', 'C', 'A', 'C'};
+constexpr char kCacheEnd[8] = {'L', 'E', 'P', 'U', 'S', 'E', 'N', 'D'};
+constexpr uint32_t kTrailerMark = 0xFFFFFFFFu;
+constexpr size_t kTrailerSize = 4 + 8 + 4 + 8;
+
+template <typename T>
+void put(std::vector<char>& out, T v) {
+  const char* p = reinterpret_cast<const char*>(&v);
+  out.insert(out.end(), p, p + sizeof v);
+}
+template <typename T>
+T get(const char*& p, const char* end, const std::string& source) {
+  if (static_cast<size_t>(end - p) < sizeof(T)) throw IoError(source + ": malformed cache record");
+  T v;
+  std::memcpy(&v, p, sizeof v);
+  p += sizeof v;
+  return v;
+}
+
+uint32_t crc_update(uint32_t crc, const char* data, size_t n) {
+  return static_cast<uint32_t>(crc32(crc, reinterpret_cast<const Bytef*>(data), static_cast<uInt>(n)));
+}
+
+}  // namespace
+
+void encode_cache_record(const Example& ex, std::vector<char>& out) {
+  const size_t start = out.size();
+  put<uint32_t>(out, 0);  // length, patched below
+  put<uint64_t>(out, ex.line);
+  put<uint8_t>(out, ex.labeled ? 1 : 0);
+  put<float>(out, ex.label);
+  put<float>(out, ex.weight);
+  put<float>(out, ex.initial);
+  put<uint32_t>(out, static_cast<uint32_t>(ex.tag.size()));
+  out.insert(out.end(), ex.tag.begin(), ex.tag.end());
+  put<uint16_t>(out, static_cast<uint16_t>(ex.groups.size()));
+  for (const auto& g : ex.groups) {
+    put<uint8_t>(out, g.ns);
+    put<uint32_t>(out, g.end - g.begin);
+  }
+  for (uint32_t i = 0; i < ex.num_linear; ++i) {
+    put<uint64_t>(out, ex.features[i].index);
+    put<float>(out, ex.features[i].value);
+  }
+  const uint32_t len = static_cast<uint32_t>(out.size() - start - 4);
+  std::memcpy(out.data() + start, &len, 4);
+}
+
+const char* decode_cache_record(const char* p, const char* end, Example& ex, const std::string& source) {
+  const uint32_t len = get<uint32_t>(p, end, source);
+  if (static_cast<size_t>(end - p) < len) throw IoError(source + ": malformed cache record");
+  const char* rec_end = p + len;
+  ex.clear();
+  ex.line = get<uint64_t>(p, rec_end, source);
+  ex.labeled = get<uint8_t>(p, rec_end, source) != 0;
+  ex.label = get<float>(p, rec_end, source);
+  ex.weight = get<float>(p, rec_end, source);
+  ex.initial = get<float>(p, rec_end, source);
+  const uint32_t tag_len = get<uint32_t>(p, rec_end, source);
+  if (static_cast<size_t>(rec_end - p) < tag_len) throw IoError(source + ": malformed cache record");
+  ex.tag.assign(p, tag_len);
+  p += tag_len;
+  const uint16_t ngroups = get<uint16_t>(p, rec_end, source);
+  uint32_t total = 0;
+  for (uint16_t g = 0; g < ngroups; ++g) {
+    const uint8_t ns = get<uint8_t>(p, rec_end, source);
+    const uint32_t count = get<uint32_t>(p, rec_end, source);
+    ex.groups.push_back(FeatureGroup{ns, total, total + count});
+    total += count;
+  }
+  if (static_cast<uint64_t>(rec_end - p) != static_cast<uint64_t>(total) * 12)
+    throw IoError(source + ": malformed cache record");
+  ex.features.resize(total);
+  for (uint32_t i = 0; i < total; ++i) {
+    std::memcpy(&ex.features[i].index, p, 8);
+    std::memcpy(&ex.features[i].value, p + 8, 4);
+    p += 12;
+  }
+  ex.num_linear = total;
+  return rec_end;
+}
+
+std::string cache_fingerprint(const std::string& data_path, const std::string& parse_options_text) {
+  std::string fp = "data=" + data_path;
+  struct stat st;
+  if (!data_path.empty() && ::stat(data_path.c_str(), &st) == 0) {
+    fp += ";size=" + std::to_string(st.st_size) + ";mtime=" + std::to_string(st.st_mtim.tv_sec) + "." +
+          std::to_string(st.st_mtim.tv_nsec);
+  }
+  return fp + ";" + parse_options_text;
+}
+
+CacheWriter::CacheWriter(std::string path, const std::string& fingerprint) : path_(std::move(path)) {
+  tmp_ = path_ + ".tmp." + std::to_string(::getpid());
+  f_ = std::fopen(tmp_.c_str(), "wb");
+  if (!f_) throw IoError(path_ + ": cannot create cache file: " + std::strerror(errno));
+  buf_.insert(buf_.end(), kCacheMagic, kCacheMagic + 8);
+  put<uint32_t>(buf_, kCacheVersion);
+  put<uint64_t>(buf_, fingerprint.size());
+  buf_.insert(buf_.end(), fingerprint.begin(), fingerprint.end());
+  flush_buffer();
+  crc_ = crc_update(0, nullptr, 0);
+}
+
+CacheWriter::~CacheWriter() {
+  if (f_) std::fclose(f_);
+  if (!done_) ::unlink(tmp_.c_str());
+}
+
+void CacheWriter::append(const Example& ex) {
+  const size_t before = buf_.size();
+  encode_cache_record(ex, buf_);
+  crc_ = crc_update(crc_, buf_.data() + before, buf_.size() - before);
+  ++records_;
+  if (buf_.size() >= (1u << 20)) flush_buffer();
+}
+
+void CacheWriter::flush_buffer() {
+  if (!buf_.empty() && std::fwrite(buf_.data(), 1, buf_.size(), f_) != buf_.size())
+    throw IoError(path_ + ": cannot write cache file: " + std::strerror(errno));
+  buf_.clear();
+}
+
+void CacheWriter::finish() {
+  put<uint32_t>(buf_, kTrailerMark);
+  put<uint64_t>(buf_, records_);
+  put<uint32_t>(buf_, crc_);
+  buf_.insert(buf_.end(), kCacheEnd, kCacheEnd + 8);
+  flush_buffer();
+  if (std::fflush(f_) != 0 || std::fclose(f_) != 0) {
+    f_ = nullptr;
+    throw IoError(path_ + ": cannot write cache file: " + std::strerror(errno));
+  }
+  f_ = nullptr;
+  if (std::rename(tmp_.c_str(), path_.c_str()) != 0)
+    throw IoError(path_ + ": cannot write cache file: " + std::strerror(errno));
+  done_ = true;
+}
+
+std::unique_ptr<CacheReader> CacheReader::open(const std::string& path, const std::string& fingerprint,
+                                               std::string* why) {
+  std::unique_ptr<CacheReader> r(new CacheReader());
+  r->path_ = path;
+  r->f_ = std::fopen(path.c_str(), "rb");
+  if (!r->f_) {
+    *why = "no cache file";
+    return nullptr;
+  }
+  char head[12];
+  uint64_t fp_len = 0;
+  if (std::fread(head, 1, 12, r->f_) != 12 || std::memcmp(head, kCacheMagic, 8) != 0) {
+    *why = "not a lepus cache";
+    return nullptr;
+  }
+  uint32_t version;
+  std::memcpy(&version, head + 8, 4);
+  if (version != kCacheVersion) {
+    *why = "cache format version " + std::to_string(version);
+    return nullptr;
+  }
+  if (std::fread(&fp_len, 8, 1, r->f_) != 1 || fp_len > (1u << 20)) {
+    *why = "damaged cache header";
+    return nullptr;
+  }
+  std::string fp(fp_len, '\0');
+  if (std::fread(fp.data(), 1, fp_len, r->f_) != fp_len || fp != fingerprint) {
+    *why = "cache made from other data or options";
+    return nullptr;
+  }
+  r->data_begin_ = 12 + 8 + fp_len;
+  if (std::fseek(r->f_, 0, SEEK_END) != 0) {
+    *why = "unreadable cache";
+    return nullptr;
+  }
+  const long size = std::ftell(r->f_);
+  if (size < 0 || static_cast<uint64_t>(size) < r->data_begin_ + kTrailerSize) {
+    *why = "truncated cache";
+    return nullptr;
+  }
+  r->data_end_ = static_cast<uint64_t>(size) - kTrailerSize;
+  char trailer[kTrailerSize];
+  std::fseek(r->f_, static_cast<long>(r->data_end_), SEEK_SET);
+  uint32_t mark = 0, crc = 0;
+  if (std::fread(trailer, 1, kTrailerSize, r->f_) != kTrailerSize ||
+      (std::memcpy(&mark, trailer, 4), mark != kTrailerMark) || std::memcmp(trailer + 16, kCacheEnd, 8) != 0) {
+    *why = "truncated cache";
+    return nullptr;
+  }
+  std::memcpy(&crc, trailer + 12, 4);
+  // Verify every record byte before any is used.
+  std::fseek(r->f_, static_cast<long>(r->data_begin_), SEEK_SET);
+  uint32_t actual = crc_update(0, nullptr, 0);
+  std::vector<char> buf(1 << 20);
+  uint64_t left = r->data_end_ - r->data_begin_;
+  while (left > 0) {
+    const size_t n = static_cast<size_t>(std::min<uint64_t>(left, buf.size()));
+    if (std::fread(buf.data(), 1, n, r->f_) != n) {
+      *why = "unreadable cache";
+      return nullptr;
+    }
+    actual = crc_update(actual, buf.data(), n);
+    left -= n;
+  }
+  if (actual != crc) {
+    *why = "damaged cache (checksum mismatch)";
+    return nullptr;
+  }
+  r->rewind();
+  return r;
+}
+
+CacheReader::~CacheReader() {
+  if (f_) std::fclose(f_);
+}
+
+void CacheReader::rewind() {
+  std::fseek(f_, static_cast<long>(data_begin_), SEEK_SET);
+  pos_ = data_begin_;
+  carry_.clear();
+}
+
+bool CacheReader::next_block(std::vector<char>& out, size_t block_size) {
+  out.clear();
+  out.swap(carry_);
+  for (;;) {
+    // Whole records already buffered?
+    size_t whole = 0;
+    while (out.size() - whole >= 4) {
+      uint32_t len;
+      std::memcpy(&len, out.data() + whole, 4);
+      if (out.size() - whole - 4 < len) break;
+      whole += 4 + len;
+    }
+    if ((whole > 0 && out.size() >= block_size) || pos_ >= data_end_) {
+      if (whole < out.size() && pos_ >= data_end_) throw IoError(path_ + ": malformed cache (partial record)");
+      carry_.assign(out.begin() + static_cast<long>(whole), out.end());
+      out.resize(whole);
+      return whole > 0;
+    }
+    const size_t n = static_cast<size_t>(std::min<uint64_t>(data_end_ - pos_, block_size));
+    const size_t old = out.size();
+    out.resize(old + n);
+    if (std::fread(out.data() + old, 1, n, f_) != n) throw IoError(path_ + ": cannot read cache");
+    pos_ += n;
+  }
+}
+
+}  // namespace lepus

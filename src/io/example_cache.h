@@ -1,0 +1,69 @@
+// The example cache (-c / --cache_file): parsed, hashed examples in binary, so passes after the first skip
+// text parsing. Layout:
+//   header: "LEPUSCAC" | u32 version | string fingerprint (every option that shaped the parse, and the data
+//           file's size and modification time)
+//   records: u32 length | u64 line | u8 labeled | f32 label, weight, initial | u32 tag length, tag |
+//            u16 groups, each (u8 namespace, u32 count) | features (u64 index, f32 value)
+//   trailer: u32 0xFFFFFFFF | u64 record count | u32 CRC-32 of all record bytes | "LEPUSEND"
+// A cache is written to a temporary file and renamed only when the pass that wrote it read all its input, so a
+// half-written cache never exists under the real name. A cache whose header or trailer does not match, or whose
+// checksum fails, is rebuilt, never read.
+#pragma once
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "lepus/example.h"
+
+namespace lepus {
+
+inline constexpr uint32_t kCacheVersion = 1;
+
+// Appends one example's record (linear features only: interactions are expanded after reading).
+void encode_cache_record(const Example& ex, std::vector<char>& out);
+// Decodes the record at [p, end); returns the byte after it. Throws IoError on a malformed record.
+const char* decode_cache_record(const char* p, const char* end, Example& ex, const std::string& source);
+
+// The fingerprint of the options and data file a cache belongs to.
+std::string cache_fingerprint(const std::string& data_path, const std::string& parse_options_text);
+
+class CacheWriter {
+ public:
+  CacheWriter(std::string path, const std::string& fingerprint);  // throws IoError
+  ~CacheWriter();                                                 // abandons an unfinished cache
+  void append(const Example& ex);
+  void finish();  // writes the trailer, flushes and renames into place
+
+ private:
+  void flush_buffer();
+  std::string path_, tmp_;
+  std::FILE* f_ = nullptr;
+  std::vector<char> buf_;
+  uint64_t records_ = 0;
+  uint32_t crc_ = 0;
+  bool done_ = false;
+};
+
+// Reads whole records in blocks. open() verifies header, trailer and checksum; a cache that fails is reported
+// through `why` and the caller rebuilds it.
+class CacheReader {
+ public:
+  static std::unique_ptr<CacheReader> open(const std::string& path, const std::string& fingerprint,
+                                           std::string* why);
+  ~CacheReader();
+  // Fills `out` with whole records (about block_size bytes); false at the end.
+  bool next_block(std::vector<char>& out, size_t block_size);
+  void rewind();
+  const std::string& path() const { return path_; }
+
+ private:
+  CacheReader() = default;
+  std::string path_;
+  std::FILE* f_ = nullptr;
+  uint64_t data_begin_ = 0, data_end_ = 0, pos_ = 0;
+  std::vector<char> carry_;
+};
+
+}  // namespace lepus
