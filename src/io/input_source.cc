@@ -12,6 +12,10 @@
 
 #include "lepus/errors.h"
 
+#ifdef LEPUS_HAVE_ISAL
+#include <isa-l/igzip_lib.h>
+#endif
+
 namespace lepus {
 namespace {
 
@@ -118,9 +122,71 @@ class GzipSource final : public InputSource {
   bool mid_member_ = false;
 };
 
+#ifdef LEPUS_HAVE_ISAL
+// The same contract with ISA-L's igzip inflater (same bytes out as zlib, several times faster).
+class IsalGzipSource final : public InputSource {
+ public:
+  IsalGzipSource(std::unique_ptr<FdReader> fd, std::string name) : fd_(std::move(fd)), in_(1 << 18) {
+    name_ = std::move(name);
+    isal_inflate_init(&st_);
+    st_.crc_flag = ISAL_GZIP;
+  }
+
+  size_t read(char* buf, size_t n) override {
+    st_.next_out = reinterpret_cast<uint8_t*>(buf);
+    st_.avail_out = static_cast<uint32_t>(std::min<size_t>(n, 1u << 30));
+    const uint32_t want = st_.avail_out;
+    while (st_.avail_out > 0) {
+      if (st_.block_state == ISAL_BLOCK_FINISH) mid_member_ = false;
+      if (st_.avail_in == 0) {
+        if (st_.avail_out < want) break;  // return what is inflated rather than block for more input
+        if (eof_) {
+          if (mid_member_) throw IoError(name_ + ": unexpected end of gzip data (truncated file)");
+          return 0;
+        }
+        const size_t got = fd_->read(reinterpret_cast<char*>(in_.data()), in_.size());
+        if (got == 0) {
+          eof_ = true;
+          continue;
+        }
+        st_.next_in = in_.data();
+        st_.avail_in = static_cast<uint32_t>(got);
+      }
+      if (st_.block_state == ISAL_BLOCK_FINISH) {  // a following member (concatenated gzip)
+        isal_inflate_reset(&st_);
+        st_.crc_flag = ISAL_GZIP;
+      }
+      mid_member_ = true;
+      const int rc = isal_inflate(&st_);
+      if (rc < 0)
+        throw IoError(name_ + ": corrupt gzip data (" +
+                      (rc == ISAL_INCORRECT_CHECKSUM ? std::string("checksum mismatch")
+                                                     : "igzip error " + std::to_string(rc)) +
+                      ")");
+    }
+    return want - st_.avail_out;
+  }
+
+ private:
+  std::unique_ptr<FdReader> fd_;
+  std::vector<uint8_t> in_;
+  inflate_state st_;
+  bool eof_ = false;
+  bool mid_member_ = false;
+};
+#endif
+
 }  // namespace
 
-std::unique_ptr<InputSource> InputSource::open(const std::string& path) {
+bool InputSource::have_isal() {
+#ifdef LEPUS_HAVE_ISAL
+  return true;
+#else
+  return false;
+#endif
+}
+
+std::unique_ptr<InputSource> InputSource::open(const std::string& path, Gzip gzip) {
   std::unique_ptr<FdReader> fd;
   std::string name;
   if (path.empty() || path == "-") {
@@ -139,8 +205,13 @@ std::unique_ptr<InputSource> InputSource::open(const std::string& path) {
   }
   const std::string& magic = fd->peek(2);
   if (magic.size() == 2 && static_cast<unsigned char>(magic[0]) == 0x1f &&
-      static_cast<unsigned char>(magic[1]) == 0x8b)
+      static_cast<unsigned char>(magic[1]) == 0x8b) {
+#ifdef LEPUS_HAVE_ISAL
+    if (gzip != Gzip::kZlib) return std::make_unique<IsalGzipSource>(std::move(fd), name);
+#endif
+    if (gzip == Gzip::kIsal) throw IoError("this lepus was built without ISA-L");
     return std::make_unique<GzipSource>(std::move(fd), name);
+  }
   return std::make_unique<PlainSource>(std::move(fd), name);
 }
 

@@ -14,8 +14,12 @@ class InputSource {
   virtual size_t read(char* buf, size_t n) = 0;
   const std::string& name() const { return name_; }
 
+  // Which inflater reads gzip input: ISA-L's igzip when lepus was built with it (faster), else zlib.
+  enum class Gzip { kAuto, kZlib, kIsal };
+  static bool have_isal();
+
   // path "" or "-" means stdin. Throws IoError if the file cannot be opened or is a directory.
-  static std::unique_ptr<InputSource> open(const std::string& path);
+  static std::unique_ptr<InputSource> open(const std::string& path, Gzip gzip = Gzip::kAuto);
 
  protected:
   std::string name_;
