@@ -3,12 +3,15 @@
 #pragma once
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "lepus/example.h"
 #include "lepus/hashing.h"
 
 namespace lepus {
+
+struct CsvSchema;
 
 // Receives the text of a recoverable input problem (VW's wording, without "[warning]" and without the
 // location); the caller adds file:line, counts it, or throws under --strict_parse.
@@ -27,6 +30,8 @@ struct ParseOptions {
   // --positive_label V: a label whose text equals V becomes 1, every other label -1 (all formats).
   bool has_positive_label = false;
   std::string positive_label;
+  // --format csv / tsv: the table's schema, built once from its header before parsing starts.
+  std::shared_ptr<const CsvSchema> csv;
 };
 
 }  // namespace lepus

@@ -46,7 +46,9 @@ const std::map<std::string, std::string> kShortToLong = {};
 // Options a model records and -i restores. Learner rows' options are added for the model's learner.
 const char* const kShaping[] = {"bit_precision", "hash", "hash_seed", "quadratic", "cubic", "interactions",
                                 "permutations", "leave_duplicate_interactions", "ignore", "ignore_linear", "keep",
-                                "noconstant", "libsvm_namespace", "positive_label", "loss_function",
+                                "noconstant", "libsvm_namespace", "positive_label", "no_header", "label_column",
+                                "ignore_columns", "categorical", "text_columns", "csv_namespace",
+                                "text_namespace", "loss_function",
                                 "quantile_tau", "link", "binary", "learner"};
 // Of those, the ones a command line may change under -i (with a warning).
 const std::set<std::string> kOverridable = {"loss_function", "quantile_tau", "link", "binary", "positive_label"};
@@ -172,11 +174,21 @@ Config parse_command_line(int argc, const char* const argv[]) {
   po::options_description input("Input");
   input.add_options()
       ("data,d", po::value<S>(), "data file, plain or gzip (default: stdin)")
-      ("format", po::value<S>()->default_value("vw"), "input format: vw | libsvm")
+      ("format", po::value<S>()->default_value("vw"), "input format: vw | libsvm | csv | tsv")
       ("libsvm_namespace", po::value<S>()->default_value("f"), "namespace of libsvm features")
       ("positive_label", po::value<S>(), "this label (compared as text) becomes 1, every other label -1")
       ("examples", po::value<S>(), "stop after this many examples (default: all)")
       ("strict_parse", po::bool_switch(), "the first malformed input line is an error (exit 1)");
+
+  po::options_description tables("CSV and TSV tables");
+  tables.add_options()
+      ("no_header", po::bool_switch(), "the first row is data; columns are named by 0-based position")
+      ("label_column", po::value<S>()->default_value("0"), "label column: NAME or INDEX (negative: from the end)")
+      ("ignore_columns", po::value<V>()->composing(), "columns to drop (NAMEs or INDEXes, comma-separated)")
+      ("categorical", po::value<V>()->composing(), "numeric-looking columns read as strings (ids, codes)")
+      ("text_columns", po::value<V>()->composing(), "free-text columns, split into lower-cased words")
+      ("csv_namespace", po::value<S>()->default_value("c"), "namespace of the table's features")
+      ("text_namespace", po::value<S>(), "namespace of text words (default: each column name's first letter)");
 
   po::options_description features("Feature space");
   features.add_options()
@@ -233,7 +245,7 @@ Config parse_command_line(int argc, const char* const argv[]) {
                                     "default factor 2");
 
   po::options_description all("lepus: online learning from the shell, VW-compatible");
-  all.add(input).add(features).add(loss).add(learner);
+  all.add(input).add(tables).add(features).add(loss).add(learner);
   for (const auto& row : learner_registry()) {
     po::options_description g("Learner '" + row.name + "' options");
     for (const auto& s : row.options) {
@@ -313,9 +325,35 @@ Config parse_command_line(int argc, const char* const argv[]) {
     c.driver.format = InputFormat::kVw;
   } else if (fmt == "libsvm" || fmt == "svmlight") {
     c.driver.format = InputFormat::kLibsvm;
+  } else if (fmt == "csv" || fmt == "tsv") {
+    c.driver.format = InputFormat::kCsv;
+    c.driver.csv.delimiter = fmt == "csv" ? ',' : '\t';
+    c.driver.csv.quoted = fmt == "csv";
   } else {
-    throw ConfigError("unknown --format '" + fmt + "' (choose vw or libsvm)");
+    throw ConfigError("unknown --format '" + fmt + "' (choose vw, libsvm, csv or tsv)");
   }
+  auto columns = [&](const std::string& n) {  // repeated and comma-separated lists
+    std::vector<std::string> out;
+    for (const auto& v : list(n)) {
+      size_t start = 0;
+      for (;;) {
+        const size_t comma = v.find(',', start);
+        const std::string part = v.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+        if (!part.empty()) out.push_back(part);
+        if (comma == std::string::npos) break;
+        start = comma + 1;
+      }
+    }
+    return out;
+  };
+  c.driver.csv.header = !flag("no_header");
+  c.driver.csv.label_column = text("label_column");
+  c.driver.csv.ignore_columns = columns("ignore_columns");
+  c.driver.csv.categorical = columns("categorical");
+  c.driver.csv.text_columns = columns("text_columns");
+  c.driver.csv.csv_namespace = text("csv_namespace");
+  c.driver.csv.text_namespace = text("text_namespace");
+  if (c.driver.csv.csv_namespace.empty()) throw ConfigError("--csv_namespace must not be empty");
   c.driver.parse.libsvm_namespace = text("libsvm_namespace");
   if (c.driver.parse.libsvm_namespace.empty()) throw ConfigError("--libsvm_namespace must not be empty");
   if (!list("positive_label").empty()) {
@@ -401,6 +439,15 @@ Config parse_command_line(int argc, const char* const argv[]) {
                      ";libsvm_namespace=" + c.driver.parse.libsvm_namespace + ";positive_label=" +
                      (c.driver.parse.has_positive_label ? "1:" + c.driver.parse.positive_label : "0") + ";drop=";
     for (int i = 0; i < 256; ++i) fp += c.driver.parse.drop_group[i] ? '1' : '0';
+    if (c.driver.format == InputFormat::kCsv) {
+      const CsvOptions& o = c.driver.csv;
+      fp += std::string(";csv=") + o.delimiter + (o.header ? "h" : "n") + ";label=" + o.label_column +
+            ";ns=" + o.csv_namespace + ";textns=" + o.text_namespace;
+      for (const auto* l : {&o.ignore_columns, &o.categorical, &o.text_columns}) {
+        fp += ";";
+        for (const auto& x : *l) fp += x + ",";
+      }
+    }
     c.driver.parse_fingerprint = fp;
   }
   if (!c.driver.cache_file.empty() && c.driver.cache_file == c.driver.data)

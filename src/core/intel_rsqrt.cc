@@ -48,24 +48,6 @@ static_assert(kTable[0] == 0x34f800u, "rsqrt(2) must be 0x3f34f800");
 
 }  // namespace
 
-std::uint32_t intel_rsqrt_bits(std::uint32_t x) {
-  const std::uint32_t sign = x & 0x80000000u;
-  const std::uint32_t exp = (x >> 23) & 0xffu;
-  const std::uint32_t man = x & 0x7fffffu;
-  if (exp == 0xffu) {
-    if (man != 0) return x | 0x400000u;  // NaN: quiet an SNaN, pass a QNaN through
-    return sign ? 0xffc00000u : 0u;      // -inf -> indefinite, +inf -> +0
-  }
-  if (exp == 0) return sign | 0x7f800000u;  // +-0 and denormals (treated as zero) -> +-inf
-  if (sign) return 0xffc00000u;             // negative normal -> indefinite
-  // x = 2^(exp-127) * 1.man. With j = floor((exp-127)/2), x = 2^(2j) * m, m in [1,4), and the result
-  // is 2^-j * (N/8192) = 2^(-j-1) * 1.fraction, i.e. biased exponent 126 - j.
-  const int j = (static_cast<int>(exp) - 127) >> 1;  // arithmetic shift == floor
-  const std::uint32_t k = ((exp & 1u) << 10) | (man >> 13);
-  const std::uint32_t out_exp = static_cast<std::uint32_t>(126 - j);
-  return (out_exp << 23) | kTable[k];
-}
-
-float intel_rsqrt(float x) { return std::bit_cast<float>(intel_rsqrt_bits(std::bit_cast<std::uint32_t>(x))); }
+const std::array<std::uint32_t, 2048> kIntelRsqrtTable = kTable;
 
 }  // namespace lepus

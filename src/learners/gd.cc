@@ -17,8 +17,13 @@ namespace {
 inline float rsqrt(float x) { return intel_rsqrt(x); }
 
 // Values whose square would be subnormal are replaced by +-sqrt(FLT_MIN) in the rate bookkeeping.
-const float kXMin = std::sqrt(FLT_MIN);
-const float kX2Min = kXMin * kXMin;
+constexpr float kXMin = 1.084202172485504434e-19f;  // sqrt(FLT_MIN) = 2^-63, exact
+constexpr float kX2Min = kXMin * kXMin;             // FLT_MIN
+static_assert(kX2Min == FLT_MIN);
+
+// Slots are touched in hash order, i.e. at random: fetch the slot of the feature this far ahead while the
+// current one is computed (the per-feature work is too long for the CPU to overlap the misses by itself).
+constexpr size_t kPrefetch = 12;
 
 std::string num(double v) {
   std::ostringstream s;
@@ -74,6 +79,7 @@ GdLearner::GdLearner(const GdOptions& options, const Loss& loss, int bits, bool 
   if (opt_.adaptive && opt_.initial_t > 0.0) {
     for (auto& s : slots_) s.g = static_cast<float>(opt_.initial_t);
   }
+  choose_kernels();
 }
 
 float GdLearner::raw_score(const Example& x) const {
@@ -86,7 +92,12 @@ float GdLearner::raw_score(const Example& x) const {
       raw += tw * f.value;
     }
   } else {
-    for (const Feature& f : x.features) raw += slots_[f.index & mask_].w * f.value;
+    const Feature* fs = x.features.data();
+    const size_t n = x.features.size();
+    for (size_t i = 0; i < n; ++i) {
+      if (i + kPrefetch < n) __builtin_prefetch(&slots_[fs[i + kPrefetch].index & mask_], 0);
+      raw += slots_[fs[i].index & mask_].w * fs[i].value;
+    }
   }
   return raw * static_cast<float>(contraction_);
 }
@@ -115,19 +126,80 @@ Prediction GdLearner::learn(const Example& x) {
   return p;
 }
 
-float GdLearner::rate(const Slot& s) const {
-  float r = 1.0f;
-  if (sqrt_rate_) {
-    if (opt_.adaptive) r = rsqrt(s.g);
-    if (opt_.normalized) {
-      const float inv = 1.0f / s.n;
-      r *= opt_.adaptive ? inv : inv * inv;
+// The per-feature bookkeeping of one update (VW's pred_per_update_feature), compiled once per update mode so the
+// hot loop carries no mode tests: adds g2 x^2 to G, rescales w when |x| exceeds N, accumulates the normalised
+// norm, caches the slot's rate r and returns sum x^2 r.
+template <bool kAdaptive, bool kNormalized, bool kSqrtRate>
+float GdLearner::accumulate(const Example& x, float g2, float& norm_x_out) {
+  // Values live in registers and each slot field is stored once: a read-back of a just-stored field would put
+  // store-forwarding latency on the critical path. The arithmetic is VW's, in VW's order.
+  float ppu = 0.0f;
+  float norm_x = norm_x_out;
+  const float neg_norm_power = opt_.power_t - 1.0f;
+  const float neg_power_t = -opt_.power_t;
+  Slot* const slots = slots_.data();
+  const Feature* fs = x.features.data();
+  const size_t n = x.features.size();
+  for (size_t i = 0; i < n; ++i) {
+    if (i + kPrefetch < n) __builtin_prefetch(&slots[fs[i + kPrefetch].index & mask_], 1);
+    const Feature& f = fs[i];
+    Slot& s = slots[f.index & mask_];
+    float xv = f.value;
+    float x2 = xv * xv;
+    if (x2 < kX2Min) [[unlikely]] {
+      xv = xv > 0.0f ? kXMin : -kXMin;
+      x2 = kX2Min;
     }
-  } else {
-    if (opt_.adaptive) r = std::pow(s.g, -opt_.power_t);
-    if (opt_.normalized) r *= std::pow(s.n * s.n, opt_.power_t - 1.0f);  // VW uses p-1 in both modes
+    float g = s.g;
+    if constexpr (kAdaptive) {
+      g += g2 * x2;
+      s.g = g;
+    }
+    float nn = s.n;
+    if constexpr (kNormalized) {
+      const float ax = std::fabs(xv);
+      if (ax > nn) {
+        if (nn > 0.0f) {
+          if constexpr (kSqrtRate) {
+            const float rescale = nn / ax;
+            s.w *= kAdaptive ? rescale : rescale * rescale;
+          } else {
+            const float rescale = ax / nn;
+            s.w *= std::pow(rescale * rescale, neg_norm_power);
+          }
+        }
+        nn = ax;
+        s.n = nn;
+      }
+      norm_x += std::isinf(x2) ? 1.0f : x2 / (nn * nn);
+    }
+    float r = 1.0f;
+    if constexpr (kSqrtRate) {
+      if constexpr (kAdaptive) r = rsqrt(g);
+      if constexpr (kNormalized) {
+        const float inv = 1.0f / nn;
+        r *= kAdaptive ? inv : inv * inv;
+      }
+    } else {
+      if constexpr (kAdaptive) r = std::pow(g, neg_power_t);
+      if constexpr (kNormalized) r *= std::pow(nn * nn, neg_norm_power);  // VW uses p-1 in both modes
+    }
+    s.r = r;
+    ppu += x2 * r;
   }
-  return r;
+  norm_x_out = norm_x;
+  return ppu;
+}
+
+void GdLearner::choose_kernels() {
+  using Fn = float (GdLearner::*)(const Example&, float, float&);
+  static constexpr Fn kTable[8] = {
+      &GdLearner::accumulate<false, false, false>, &GdLearner::accumulate<false, false, true>,
+      &GdLearner::accumulate<false, true, false>,  &GdLearner::accumulate<false, true, true>,
+      &GdLearner::accumulate<true, false, false>,  &GdLearner::accumulate<true, false, true>,
+      &GdLearner::accumulate<true, true, false>,   &GdLearner::accumulate<true, true, true>};
+  sqrt_rate_ = opt_.power_t == 0.5f;
+  accumulate_ = kTable[(opt_.adaptive ? 4 : 0) + (opt_.normalized ? 2 : 0) + (sqrt_rate_ ? 1 : 0)];
 }
 
 void GdLearner::update(const Example& x, float pred, float y, float weight) {
@@ -139,34 +211,7 @@ void GdLearner::update(const Example& x, float pred, float y, float weight) {
       ppu = 1.0f;  // VW skips the bookkeeping; rates and multiplier keep their previous values
     } else {
       float norm_x = 0.0f;
-      for (const Feature& f : x.features) {
-        Slot& s = slots_[f.index & mask_];
-        float xv = f.value;
-        float x2 = xv * xv;
-        if (x2 < kX2Min) {
-          xv = xv > 0.0f ? kXMin : -kXMin;
-          x2 = kX2Min;
-        }
-        if (opt_.adaptive) s.g += g2 * x2;
-        if (opt_.normalized) {
-          const float ax = std::fabs(xv);
-          if (ax > s.n) {
-            if (s.n > 0.0f) {
-              if (sqrt_rate_) {
-                const float rescale = s.n / ax;
-                s.w *= opt_.adaptive ? rescale : rescale * rescale;
-              } else {
-                const float rescale = ax / s.n;
-                s.w *= std::pow(rescale * rescale, opt_.power_t - 1.0f);
-              }
-            }
-            s.n = ax;
-          }
-          norm_x += std::isinf(x2) ? 1.0f : x2 / (s.n * s.n);
-        }
-        s.r = rate(s);
-        ppu += x2 * s.r;
-      }
+      ppu = (this->*accumulate_)(x, g2, norm_x);
       if (opt_.normalized) {
         total_norm_ += static_cast<double>(weight) * norm_x;
         total_weight_ += weight;
@@ -202,7 +247,11 @@ void GdLearner::update(const Example& x, float pred, float y, float weight) {
   if (u != 0.0f) {
     if (opt_.normalized) u *= multiplier_;
     if (scaled) {
-      for (const Feature& f : x.features) {
+      const Feature* fs = x.features.data();
+      const size_t n = x.features.size();
+      for (size_t i = 0; i < n; ++i) {
+        if (i + kPrefetch < n) __builtin_prefetch(&slots_[fs[i + kPrefetch].index & mask_], 1);
+        const Feature& f = fs[i];
         if (!std::isfinite(f.value)) continue;
         Slot& s = slots_[f.index & mask_];
         s.w += u * (f.value * s.r);
@@ -304,7 +353,6 @@ void GdLearner::load(ModelReader& in) {
   opt_.invariant = in.get_u8("sgd invariant flag");
   opt_.eta = in.get_f32("sgd learning rate");
   opt_.power_t = in.get_f32("sgd power_t");
-  sqrt_rate_ = opt_.power_t == 0.5f;
   opt_.initial_t = in.get_f64("sgd initial_t");
   opt_.l1 = in.get_f32("sgd l1");
   opt_.l2 = in.get_f32("sgd l2");
@@ -318,6 +366,7 @@ void GdLearner::load(ModelReader& in) {
   multiplier_ = in.get_f32("sgd multiplier");
   gravity_ = in.get_f64("sgd l1 state");
   contraction_ = in.get_f64("sgd l2 state");
+  choose_kernels();
   const uint64_t size = in.get_u64("sgd table size");
   if (size != slots_.size())
     throw ModelFormatError(in.source() + ": weight table has " + std::to_string(size) + " slots, expected " +

@@ -62,7 +62,9 @@ class GdLearner final : public Learner {
   float raw_score(const Example& x) const;
   float finalize(float raw) const;
   void update(const Example& x, float pred, float y, float weight);
-  float rate(const Slot& s) const;
+  template <bool kAdaptive, bool kNormalized, bool kSqrtRate>
+  float accumulate(const Example& x, float g2, float& norm_x);
+  void choose_kernels();
   void apply_truncation();
 
   GdOptions opt_;
@@ -79,6 +81,7 @@ class GdLearner final : public Learner {
   double gravity_ = 0.0;      // accumulated l1 truncation
   double contraction_ = 1.0;  // accumulated l2 shrinkage
   uint64_t nan_updates_ = 0;
+  float (GdLearner::*accumulate_)(const Example&, float, float&) = nullptr;
 };
 
 }  // namespace lepus

@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cfloat>
 #include <cmath>
 #include <cstdio>
@@ -14,6 +15,7 @@
 #include <tbb/global_control.h>
 #include <tbb/parallel_pipeline.h>
 
+#include "formats/csv.h"
 #include "formats/libsvm.h"
 #include "formats/vw_text.h"
 #include "io/block_reader.h"
@@ -30,7 +32,8 @@ class Batch {
   std::vector<Example> examples;  // [0, size) valid
   size_t size = 0;
   uint64_t line_count = 0;        // text: lines in bytes (examples carry line numbers relative to the block)
-  std::vector<std::pair<size_t, std::string>> warnings;  // (example index, message), in order
+  std::vector<std::pair<uint64_t, std::string>> warnings;  // (line relative to the block, message), in order
+  bool skip_first_line = false;   // the first block of a table with a header: line 1 is the header
 };
 
 class BlockSource {
@@ -44,10 +47,26 @@ namespace {
 class TextSource final : public BlockSource {
  public:
   TextSource(const std::string& path, size_t block) : reader_(InputSource::open(path), block) {}
-  bool next(std::vector<char>& out) override { return reader_.next(out); }
+  bool next(std::vector<char>& out) override {
+    if (has_pending_) {
+      out.swap(pending_);
+      has_pending_ = false;
+      return true;
+    }
+    return reader_.next(out);
+  }
+  // The first line (without its line end), read ahead without consuming it: a table's header.
+  std::string first_line() {
+    if (!has_pending_) has_pending_ = reader_.next(pending_);
+    if (!has_pending_) return "";
+    const auto nl = std::find(pending_.begin(), pending_.end(), '\n');
+    return std::string(pending_.begin(), nl);
+  }
 
  private:
   BlockReader reader_;
+  std::vector<char> pending_;
+  bool has_pending_ = false;
 };
 
 class CacheSource final : public BlockSource {
@@ -61,11 +80,11 @@ class CacheSource final : public BlockSource {
   size_t block_;
 };
 
-// Collects one batch's parse warnings with the index of the example they belong to.
+// Collects one batch's parse warnings with the (block-relative) line they belong to.
 class BatchWarnings final : public WarningSink {
  public:
   explicit BatchWarnings(Batch& b) : b_(b) {}
-  void warn(const std::string& message) override { b_.warnings.emplace_back(b_.size, message); }
+  void warn(const std::string& message) override { b_.warnings.emplace_back(b_.line_count, message); }
 
  private:
   Batch& b_;
@@ -158,6 +177,9 @@ Driver::Driver(const DriverOptions& options, Learner& learner, FeatureSpace& spa
     }
   }
   if (!cache_in_) text_ = std::make_unique<TextSource>(opt_.data, opt_.block_size);
+  if (opt_.format == InputFormat::kCsv && text_) {  // the table's schema, from its first line
+    opt_.parse.csv = make_csv_schema(static_cast<TextSource&>(*text_).first_line(), opt_.csv, opt_.parse);
+  }
   pred_out_ = std::make_unique<PredictionFile>(opt_.predictions);
   raw_out_ = std::make_unique<PredictionFile>(opt_.raw_predictions);
   next_row_ = opt_.progress_additive ? opt_.progress : 1.0;
@@ -194,12 +216,18 @@ void Driver::parse_batch(Batch& b, bool records) const {
     }
     return;
   }
-  const ParseLine parse = opt_.format == InputFormat::kLibsvm ? &parse_libsvm_line : &parse_vw_line;
+  const ParseLine parse = opt_.format == InputFormat::kLibsvm ? &parse_libsvm_line
+                          : opt_.format == InputFormat::kCsv  ? &parse_csv_line
+                                                              : &parse_vw_line;
   while (p < end) {
     const char* nl = static_cast<const char*>(std::memchr(p, '\n', static_cast<size_t>(end - p)));
     const char* line_end = nl ? nl : end;
     Example& ex = slot();
     ex.line = ++b.line_count;
+    if (b.skip_first_line && b.line_count == 1) {  // a table's header row
+      p = nl ? nl + 1 : end;
+      continue;
+    }
     parse(std::string_view(p, static_cast<size_t>(line_end - p)), opt_.parse, ex, sink);
     if (!ex.empty) {
       if (ex.labeled && !(ex.weight >= 0.0f))
@@ -213,19 +241,27 @@ void Driver::parse_batch(Batch& b, bool records) const {
 
 void Driver::consume_batch(Batch& b, RunStats& st, PassState& ps) {
   size_t w = 0;
-  for (size_t i = 0; i < b.size && !stop_; ++i) {
-    Example& ex = b.examples[i];
-    if (b.line_count > 0) ex.line += ps.line_base;  // text: make the line number absolute
-    for (; w < b.warnings.size() && b.warnings[w].first == i; ++w) {
-      if (opt_.strict_parse) throw ParseError(source_name_, ex.line, b.warnings[w].second);
+  // Parse warnings, in line order, before the example of their line (a line may also give no example).
+  auto emit_warnings_through = [&](uint64_t rel_line) {
+    for (; w < b.warnings.size() && b.warnings[w].first <= rel_line; ++w) {
+      const uint64_t line = ps.line_base + b.warnings[w].first;
+      if (opt_.strict_parse) throw ParseError(source_name_, line, b.warnings[w].second);
       ++warnings_;
       if (log_ && warnings_ <= opt_.warnings_shown) {
-        *log_ << "[warning] " << source_name_ << ":" << ex.line << ": " << b.warnings[w].second << "\n";
+        *log_ << "[warning] " << source_name_ << ":" << line << ": " << b.warnings[w].second << "\n";
         if (warnings_ == opt_.warnings_shown) *log_ << "[warning] further warnings are counted, not shown\n";
       }
     }
+  };
+  for (size_t i = 0; i < b.size && !stop_; ++i) {
+    Example& ex = b.examples[i];
+    if (b.line_count > 0) {  // text: make the line number absolute
+      emit_warnings_through(ex.line);
+      ex.line += ps.line_base;
+    }
     consume(ex, st, ps);
   }
+  if (!stop_) emit_warnings_through(b.line_count);
   ps.line_base += b.line_count;
   if (interactive_) {
     pred_out_->flush();
@@ -248,9 +284,12 @@ void Driver::consume(Example& ex, RunStats& st, PassState& ps) {
           << loss_.name() << " loss expects -1/1 labels (use --positive_label to map them). Warned once.\n";
     label_warned_ = true;
   }
-  space_.expand(ex);
+  // Interactions are expanded here, in the serial stage, into one reused buffer: the batch keeps only linear
+  // features, so memory stays flat however many features -q generates (rcv1 -q ff: ~3,000 per example).
+  work_ = ex;
+  space_.expand(work_);
 
-  const Prediction p = (opt_.test_only || holdout) ? learner_.predict(ex) : learner_.learn(ex);
+  const Prediction p = (opt_.test_only || holdout) ? learner_.predict(work_) : learner_.learn(work_);
   float shown = apply_link(opt_.link, p.value);
   if (opt_.binary) shown = p.value > 0.0f ? 1.0f : -1.0f;
   float l = 0.0f;
@@ -278,7 +317,7 @@ void Driver::consume(Example& ex, RunStats& st, PassState& ps) {
     return;
   }
   ++st.examples;
-  st.total_features += ex.num_reported;
+  st.total_features += work_.num_reported;
   if (ex.labeled) {
     st.sum_loss += l;
     st.weighted_labeled += ex.weight;
@@ -307,7 +346,7 @@ void Driver::consume(Example& ex, RunStats& st, PassState& ps) {
     row.example_weight = weight_seen;
     if (ex.labeled) row.label = ex.label;
     row.prediction = shown;
-    row.features = ex.num_reported;
+    row.features = work_.num_reported;
     *log_ << progress_row(row);
     last_loss_ = st.sum_loss;
     last_weight_ = st.weighted_labeled;
@@ -324,6 +363,8 @@ void Driver::run_pass(BlockSource& source, bool records, RunStats& st, PassState
   const size_t tokens = static_cast<size_t>(2 * threads + 2);
   std::vector<std::unique_ptr<Batch>> pool;
   tbb::concurrent_queue<Batch*> free;
+  bool first_block = true;
+  const bool header = !records && opt_.format == InputFormat::kCsv && opt_.csv.header;
   for (size_t i = 0; i < tokens; ++i) {
     pool.push_back(std::make_unique<Batch>());
     free.push(pool.back().get());
@@ -342,6 +383,8 @@ void Driver::run_pass(BlockSource& source, bool records, RunStats& st, PassState
                                          fc.stop();
                                          return nullptr;
                                        }
+                                       b->skip_first_line = header && first_block;
+                                       first_block = false;
                                        return b;
                                      }) &
           tbb::make_filter<Batch*, Batch*>(tbb::filter_mode::parallel,

@@ -14,6 +14,7 @@
 
 #include "core/feature_space.h"
 #include "core/link.h"
+#include "formats/csv.h"
 #include "formats/format.h"
 #include "lepus/learner.h"
 #include "lepus/loss.h"
@@ -21,12 +22,13 @@
 
 namespace lepus {
 
-enum class InputFormat { kVw, kLibsvm };
+enum class InputFormat { kVw, kLibsvm, kCsv };
 
 struct DriverOptions {
   std::string data;  // "" = stdin
   InputFormat format = InputFormat::kVw;
   ParseOptions parse;
+  CsvOptions csv;  // --format csv / tsv
   std::string predictions;      // -p
   std::string raw_predictions;  // -r
   bool test_only = false;       // -t
@@ -107,6 +109,7 @@ class Driver {
   std::unique_ptr<PredictionFile> pred_out_;
   std::unique_ptr<PredictionFile> raw_out_;
   std::string cache_rebuild_reason_;
+  Example work_;  // the example being learned, with its interactions expanded
   // Progress-table state.
   double next_row_ = 1.0;
   double last_loss_ = 0.0, last_weight_ = 0.0;
