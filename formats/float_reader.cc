@@ -1,6 +1,8 @@
 // VW 9.11.2's parse_float (vw/core/parse_primitives.h) restated: see float_reader.h and vw-compat.md (a).
 #include "formats/float_reader.h"
 
+#include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -36,6 +38,20 @@ inline float vw_pow10(int8_t e) {
 }
 
 inline bool is_digit(char c) { return static_cast<unsigned char>(c - '0') < 10; }
+
+constexpr uint64_t kPow10Int[9] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000};
+
+inline int digit_count(uint32_t m) {  // m < 10^7
+  return m >= 1000000 ? 7 : m >= 100000 ? 6 : m >= 10000 ? 5 : m >= 1000 ? 4 : m >= 100 ? 3 : m >= 10 ? 2 : m ? 1 : 0;
+}
+
+// The value of eight digit values held one per byte, the first (most significant) in the lowest byte.
+inline uint64_t eight_digits(uint64_t x) {
+  x = (x * 10) + (x >> 8);  // pairs: 10*d0 + d1 in every even byte
+  x = (((x & 0x000000FF000000FFULL) * (100 + (1000000ULL << 32))) +
+       (((x >> 16) & 0x000000FF000000FFULL) * (1 + (10000ULL << 32)))) >> 32;
+  return x;
+}
 
 // isspace() in the C locale: what strtof skips before the number.
 inline bool is_c_space(char c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
@@ -118,6 +134,43 @@ float read_vw_float(const char* begin, const char* end, const char** stop) {
   int num_dec = 0;
   if (p < end && *p == '.') {
     ++p;
+    if (exact && end - p >= 8) {
+      // Eight bytes at once (SWAR): how many leading digits, and the value of the exactly representable
+      // prefix, with the same digit-by-digit semantics as the loops below.
+      uint64_t v;
+      std::memcpy(&v, p, 8);
+      // A byte is a digit iff its high nibble is 3 and adding 6 keeps it 3. Carries and borrows run only from a
+      // non-digit byte into later bytes, which are past the first non-digit and never used.
+      const uint64_t not_digit = ((v & 0xF0F0F0F0F0F0F0F0ULL) ^ 0x3030303030303030ULL) |
+                                 (((v + 0x0606060606060606ULL) & 0xF0F0F0F0F0F0F0F0ULL) ^ 0x3030303030303030ULL);
+      const int k = not_digit ? std::countr_zero(not_digit) / 8 : 8;
+      if (k > 0) {
+        const uint64_t keep = k == 8 ? ~0ULL : (1ULL << (8 * k)) - 1;
+        const uint64_t x = (v - 0x3030303030303030ULL) & keep;  // digit values of the first k bytes
+        // Digits absorbed exactly: while fewer than 7 significant digits are in m (leading zeros are free).
+        int t;
+        if (m == 0) {
+          const int leading_zeros = x ? std::countr_zero(x) / 8 : k;
+          t = std::min(k, leading_zeros + 7);
+        } else {
+          t = std::min(k, 7 - digit_count(m));
+        }
+        if (t > 0) {
+          m = static_cast<uint32_t>(m * kPow10Int[t] + eight_digits(x << (8 * (8 - t))));
+          num_dec = t;
+        }
+        acc = static_cast<float>(m);
+        if (t < k) {
+          exact = false;
+          for (int i = t; i < k; ++i) {  // k <= 8 < 35 decimals
+            const float scaled = acc * 10.0f;  // not fused, as below
+            acc = scaled + static_cast<float>(static_cast<int>((x >> (8 * i)) & 0xFF));
+            ++num_dec;
+          }
+        }
+        p += k;
+      }
+    }
     if (exact) {
       // Leading zeros keep m at 0, so the 35-decimal limit can be reached here too.
       while (p < end && (d = static_cast<unsigned char>(*p) - '0') <= 9 && m < 1000000 && num_dec < 35) {

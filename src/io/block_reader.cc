@@ -7,7 +7,7 @@ namespace lepus {
 BlockReader::BlockReader(std::unique_ptr<InputSource> source, size_t block_size)
     : source_(std::move(source)), block_(block_size) {}
 
-bool BlockReader::next(std::vector<char>& out) {
+bool BlockReader::next(ByteBuffer& out) {
   out.clear();
   out.swap(carry_);
   for (;;) {

@@ -5,6 +5,7 @@
 #include <memory>
 #include <vector>
 
+#include "io/byte_buffer.h"
 #include "io/input_source.h"
 
 namespace lepus {
@@ -14,12 +15,12 @@ class BlockReader {
   explicit BlockReader(std::unique_ptr<InputSource> source, size_t block_size = size_t{1} << 20);
   // Replaces `out` with the next block of complete lines (the last line of the input may lack '\n');
   // false at the end.
-  bool next(std::vector<char>& out);
+  bool next(ByteBuffer& out);
   const std::string& name() const { return source_->name(); }
 
  private:
   std::unique_ptr<InputSource> source_;
-  std::vector<char> carry_;
+  ByteBuffer carry_;
   size_t block_;
   bool eof_ = false;
 };

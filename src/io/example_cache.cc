@@ -233,7 +233,7 @@ void CacheReader::rewind() {
   carry_.clear();
 }
 
-bool CacheReader::next_block(std::vector<char>& out, size_t block_size) {
+bool CacheReader::next_block(ByteBuffer& out, size_t block_size) {
   out.clear();
   out.swap(carry_);
   for (;;) {

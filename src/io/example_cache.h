@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "io/byte_buffer.h"
 #include "lepus/example.h"
 
 namespace lepus {
@@ -54,7 +55,7 @@ class CacheReader {
                                            std::string* why);
   ~CacheReader();
   // Fills `out` with whole records (about block_size bytes); false at the end.
-  bool next_block(std::vector<char>& out, size_t block_size);
+  bool next_block(ByteBuffer& out, size_t block_size);
   void rewind();
   const std::string& path() const { return path_; }
 
@@ -63,7 +64,7 @@ class CacheReader {
   std::string path_;
   std::FILE* f_ = nullptr;
   uint64_t data_begin_ = 0, data_end_ = 0, pos_ = 0;
-  std::vector<char> carry_;
+  ByteBuffer carry_;
 };
 
 }  // namespace lepus

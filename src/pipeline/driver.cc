@@ -28,7 +28,7 @@ namespace lepus {
 // Batches are pooled and reused, so their vectors keep their capacity and the steady state allocates nothing.
 class Batch {
  public:
-  std::vector<char> bytes;
+  ByteBuffer bytes;
   std::vector<Example> examples;  // [0, size) valid
   size_t size = 0;
   uint64_t line_count = 0;        // text: lines in bytes (examples carry line numbers relative to the block)
@@ -39,7 +39,7 @@ class Batch {
 class BlockSource {
  public:
   virtual ~BlockSource() = default;
-  virtual bool next(std::vector<char>& out) = 0;
+  virtual bool next(ByteBuffer& out) = 0;
 };
 
 namespace {
@@ -47,7 +47,7 @@ namespace {
 class TextSource final : public BlockSource {
  public:
   TextSource(const std::string& path, size_t block) : reader_(InputSource::open(path), block) {}
-  bool next(std::vector<char>& out) override {
+  bool next(ByteBuffer& out) override {
     if (has_pending_) {
       out.swap(pending_);
       has_pending_ = false;
@@ -65,14 +65,14 @@ class TextSource final : public BlockSource {
 
  private:
   BlockReader reader_;
-  std::vector<char> pending_;
+  ByteBuffer pending_;
   bool has_pending_ = false;
 };
 
 class CacheSource final : public BlockSource {
  public:
   CacheSource(std::unique_ptr<CacheReader> r, size_t block) : reader_(std::move(r)), block_(block) {}
-  bool next(std::vector<char>& out) override { return reader_->next_block(out, block_); }
+  bool next(ByteBuffer& out) override { return reader_->next_block(out, block_); }
   void rewind() { reader_->rewind(); }
 
  private:

@@ -70,7 +70,7 @@ TEST(BlockReader, BlocksEndAtLineEnds) {
   const std::string d = scratch();
   std::ofstream(d + "/f") << "one\ntwo two\nthree three three\nno newline at end";
   BlockReader r(InputSource::open(d + "/f"), 8);  // tiny blocks: lines longer than a block still come whole
-  std::vector<char> b;
+  ByteBuffer b;
   std::string all;
   int blocks = 0;
   while (r.next(b)) {
