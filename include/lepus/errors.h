@@ -47,4 +47,11 @@ class IoError : public Error {
   using Error::Error;
 };
 
+// Input data that is damaged past parsing (truncated or corrupt gzip): by default a counted warning and the
+// rest of that input is skipped; under --strict_parse an error.
+class CorruptInputError : public IoError {
+ public:
+  using IoError::IoError;
+};
+
 }  // namespace lepus

@@ -178,7 +178,8 @@ Config parse_command_line(int argc, const char* const argv[]) {
       ("libsvm_namespace", po::value<S>()->default_value("f"), "namespace of libsvm features")
       ("positive_label", po::value<S>(), "this label (compared as text) becomes 1, every other label -1")
       ("examples", po::value<S>(), "stop after this many examples (default: all)")
-      ("strict_parse", po::bool_switch(), "the first malformed input line is an error (exit 1)");
+      ("strict_parse", po::bool_switch(), "the first malformed input line is an error (exit 1)")
+      ("max_line_bytes", po::value<S>()->default_value("256M"), "longest line read (K, M, G suffixes); longer is an error");
 
   po::options_description tables("CSV and TSV tables");
   tables.add_options()
@@ -362,6 +363,17 @@ Config parse_command_line(int argc, const char* const argv[]) {
   }
   if (given("examples")) c.driver.max_examples = to_number<uint64_t>("examples", text("examples"));
   c.driver.strict_parse = flag("strict_parse");
+  {
+    std::string t = text("max_line_bytes");
+    uint64_t unit = 1;
+    if (!t.empty() && (t.back() == 'K' || t.back() == 'M' || t.back() == 'G')) {
+      unit = t.back() == 'K' ? 1ull << 10 : t.back() == 'M' ? 1ull << 20 : 1ull << 30;
+      t.pop_back();
+    }
+    const uint64_t n = to_number<uint64_t>("max_line_bytes", t);
+    if (n == 0 || n > (uint64_t{1} << 40) / unit) throw ConfigError("--max_line_bytes must be between 1 and 1T");
+    c.driver.max_line_bytes = static_cast<size_t>(n * unit);
+  }
 
   // Feature space.
   c.bits = to_number<int>("bit_precision", text("bit_precision"));

@@ -1,20 +1,33 @@
 #include "io/block_reader.h"
 
+#include <algorithm>
 #include <cstring>
+
+#include "lepus/errors.h"
 
 namespace lepus {
 
-BlockReader::BlockReader(std::unique_ptr<InputSource> source, size_t block_size)
-    : source_(std::move(source)), block_(block_size) {}
+BlockReader::BlockReader(std::unique_ptr<InputSource> source, size_t block_size, size_t max_line_bytes,
+                         bool lenient_damage)
+    : source_(std::move(source)), block_(block_size), max_line_(max_line_bytes), lenient_(lenient_damage) {}
 
 bool BlockReader::next(ByteBuffer& out) {
   out.clear();
   out.swap(carry_);
   for (;;) {
-    if (eof_) return !out.empty();
+    if (eof_) {
+      lines_ += static_cast<uint64_t>(std::count(out.begin(), out.end(), '\n'));
+      return !out.empty();
+    }
     const size_t old = out.size();
     out.resize(old + block_);
-    const size_t got = source_->read(out.data() + old, block_);
+    size_t got = 0;
+    try {
+      got = source_->read(out.data() + old, block_);
+    } catch (const CorruptInputError& e) {
+      if (!lenient_) throw;
+      damage_ = e.what();
+    }
     out.resize(old + got);
     if (got == 0) {
       eof_ = true;
@@ -25,7 +38,13 @@ bool BlockReader::next(ByteBuffer& out) {
       const size_t cut = static_cast<size_t>(static_cast<const char*>(nl) - out.data()) + 1;
       carry_.assign(out.begin() + static_cast<long>(cut), out.end());
       out.resize(cut);
+      lines_ += static_cast<uint64_t>(std::count(out.begin(), out.end(), '\n'));
       return true;
+    }
+    if (out.size() > max_line_) {
+      throw ParseError(source_->name(), lines_ + 1,
+                       "line longer than " + std::to_string(max_line_) +
+                           " bytes; raise the limit with --max_line_bytes to read it");
     }
   }
 }

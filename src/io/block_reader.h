@@ -10,19 +10,31 @@
 
 namespace lepus {
 
+inline constexpr size_t kDefaultMaxLineBytes = size_t{256} << 20;  // 256 MiB
+
 class BlockReader {
  public:
-  explicit BlockReader(std::unique_ptr<InputSource> source, size_t block_size = size_t{1} << 20);
+  // max_line_bytes bounds the memory one line may take. With lenient_damage, damaged input (truncated or
+  // corrupt gzip) ends the input with a note in damage() instead of an error.
+  explicit BlockReader(std::unique_ptr<InputSource> source, size_t block_size = size_t{1} << 20,
+                       size_t max_line_bytes = kDefaultMaxLineBytes, bool lenient_damage = false);
   // Replaces `out` with the next block of complete lines (the last line of the input may lack '\n');
-  // false at the end.
+  // false at the end. Throws ParseError naming the line when one exceeds max_line_bytes.
   bool next(ByteBuffer& out);
   const std::string& name() const { return source_->name(); }
+  // What damaged the input, and after how many lines, when lenient_damage stopped reading ("" otherwise).
+  const std::string& damage() const { return damage_; }
+  uint64_t lines_read() const { return lines_; }
 
  private:
   std::unique_ptr<InputSource> source_;
   ByteBuffer carry_;
   size_t block_;
+  size_t max_line_;
+  bool lenient_;
   bool eof_ = false;
+  uint64_t lines_ = 0;  // complete lines handed out so far
+  std::string damage_;
 };
 
 }  // namespace lepus

@@ -90,7 +90,7 @@ class GzipSource final : public InputSource {
       if (zs_.avail_in == 0) {
         if (zs_.avail_out < want) break;  // return what is inflated rather than block for more input
         if (eof_) {
-          if (mid_member_) throw IoError(name_ + ": unexpected end of gzip data (truncated file)");
+          if (mid_member_) throw CorruptInputError(name_ + ": unexpected end of gzip data (truncated file)");
           return 0;
         }
         const size_t got = fd_->read(reinterpret_cast<char*>(in_.data()), in_.size());
@@ -109,7 +109,7 @@ class GzipSource final : public InputSource {
         continue;
       }
       if (rc == Z_BUF_ERROR) continue;  // needs more input
-      if (rc != Z_OK) throw IoError(name_ + ": corrupt gzip data (" + (zs_.msg ? zs_.msg : "zlib error") + ")");
+      if (rc != Z_OK) throw CorruptInputError(name_ + ": corrupt gzip data (" + (zs_.msg ? zs_.msg : "zlib error") + ")");
     }
     return want - zs_.avail_out;
   }
@@ -141,7 +141,7 @@ class IsalGzipSource final : public InputSource {
       if (st_.avail_in == 0) {
         if (st_.avail_out < want) break;  // return what is inflated rather than block for more input
         if (eof_) {
-          if (mid_member_) throw IoError(name_ + ": unexpected end of gzip data (truncated file)");
+          if (mid_member_) throw CorruptInputError(name_ + ": unexpected end of gzip data (truncated file)");
           return 0;
         }
         const size_t got = fd_->read(reinterpret_cast<char*>(in_.data()), in_.size());
@@ -159,7 +159,7 @@ class IsalGzipSource final : public InputSource {
       mid_member_ = true;
       const int rc = isal_inflate(&st_);
       if (rc < 0)
-        throw IoError(name_ + ": corrupt gzip data (" +
+        throw CorruptInputError(name_ + ": corrupt gzip data (" +
                       (rc == ISAL_INCORRECT_CHECKSUM ? std::string("checksum mismatch")
                                                      : "igzip error " + std::to_string(rc)) +
                       ")");

@@ -46,7 +46,10 @@ namespace {
 
 class TextSource final : public BlockSource {
  public:
-  TextSource(const std::string& path, size_t block) : reader_(InputSource::open(path), block) {}
+  TextSource(const std::string& path, size_t block, size_t max_line, bool lenient)
+      : reader_(InputSource::open(path), block, max_line, lenient) {}
+  const std::string& damage() const { return reader_.damage(); }
+  uint64_t lines_read() const { return reader_.lines_read(); }
   bool next(ByteBuffer& out) override {
     if (has_pending_) {
       out.swap(pending_);
@@ -91,6 +94,9 @@ class BatchWarnings final : public WarningSink {
 };
 
 using ParseLine = void (*)(std::string_view, const ParseOptions&, Example&, WarningSink&);
+
+// Marks a batch "warning" that is an error whatever --strict_parse says (e.g. a line over --max_line_bytes).
+constexpr char kFatalMark[] = "\x01";
 
 void note_label(BestConstantInput& in, float y) {
   if (!in.have_l1) {
@@ -176,7 +182,7 @@ Driver::Driver(const DriverOptions& options, Learner& learner, FeatureSpace& spa
                                                  cache_fingerprint(opt_.data, opt_.parse_fingerprint));
     }
   }
-  if (!cache_in_) text_ = std::make_unique<TextSource>(opt_.data, opt_.block_size);
+  if (!cache_in_) text_ = std::make_unique<TextSource>(opt_.data, opt_.block_size, opt_.max_line_bytes, !opt_.strict_parse);
   if (opt_.format == InputFormat::kCsv && text_) {  // the table's schema, from its first line
     opt_.parse.csv = make_csv_schema(static_cast<TextSource&>(*text_).first_line(), opt_.csv, opt_.parse);
   }
@@ -228,6 +234,13 @@ void Driver::parse_batch(Batch& b, bool records) const {
       p = nl ? nl + 1 : end;
       continue;
     }
+    if (static_cast<size_t>(line_end - p) > opt_.max_line_bytes) {  // an error, raised in order by the learn stage
+      b.warnings.emplace_back(b.line_count, kFatalMark + std::string("line longer than ") +
+                                                std::to_string(opt_.max_line_bytes) +
+                                                " bytes; raise the limit with --max_line_bytes to read it");
+      p = nl ? nl + 1 : end;
+      continue;
+    }
     parse(std::string_view(p, static_cast<size_t>(line_end - p)), opt_.parse, ex, sink);
     if (!ex.empty) {
       if (ex.labeled && !(ex.weight >= 0.0f))
@@ -245,7 +258,9 @@ void Driver::consume_batch(Batch& b, RunStats& st, PassState& ps) {
   auto emit_warnings_through = [&](uint64_t rel_line) {
     for (; w < b.warnings.size() && b.warnings[w].first <= rel_line; ++w) {
       const uint64_t line = ps.line_base + b.warnings[w].first;
-      if (opt_.strict_parse) throw ParseError(source_name_, line, b.warnings[w].second);
+      const std::string& message = b.warnings[w].second;
+      if (message.rfind(kFatalMark, 0) == 0) throw ParseError(source_name_, line, message.substr(1));
+      if (opt_.strict_parse) throw ParseError(source_name_, line, message);
       ++warnings_;
       if (log_ && warnings_ <= opt_.warnings_shown) {
         *log_ << "[warning] " << source_name_ << ":" << line << ": " << b.warnings[w].second << "\n";
@@ -415,8 +430,15 @@ RunStats Driver::run(const std::function<void()>& save_model) {
       static_cast<CacheSource&>(*cache_in_).rewind();
       run_pass(*cache_in_, true, st, ps);
     } else {
-      if (!text_) text_ = std::make_unique<TextSource>(opt_.data, opt_.block_size);
+      if (!text_) text_ = std::make_unique<TextSource>(opt_.data, opt_.block_size, opt_.max_line_bytes, !opt_.strict_parse);
       run_pass(*text_, false, st, ps);
+      const auto& text = static_cast<const TextSource&>(*text_);
+      if (!text.damage().empty()) {  // lenient: what was read before the damage was used; say what was lost
+        ++warnings_;
+        if (log_)
+          *log_ << "[warning] " << text.damage() << "; the input ends after line " << text.lines_read()
+                << ", the rest is lost\n";
+      }
       text_.reset();
       if (cache_out_) {
         if (stop_) {

@@ -40,6 +40,7 @@ struct DriverOptions {
   uint64_t max_examples = std::numeric_limits<uint64_t>::max();  // --examples
   size_t warnings_shown = 10;      // the first few parse warnings are printed, all are counted
   int threads = 0;                 // --threads; 0 = all cores
+  size_t max_line_bytes = size_t{256} << 20;  // --max_line_bytes
   size_t block_size = size_t{1} << 18;  // 256 KiB: memory stays at VW's level, speed as with 1 MiB
 
   // Passes, cache and holdout (VW's semantics, vw-compat.md (c.8)).

@@ -101,16 +101,38 @@ TEST(Pipeline, PipesStayInteractive) {
   ::close(from_child[0]);
 }
 
-TEST(Pipeline, ErrorInTheReaderStopsTheRunWithExitOne) {
+TEST(Pipeline, DamagedGzipIsAWarningOrUnderStrictAnError) {
   const std::string d = scratch_dir("reader_error");
-  // A gzip file cut in the middle: the reader fails after some blocks were learned.
+  // A gzip file cut in the middle: what was read is used, the loss of the rest is a counted warning.
   ASSERT_EQ(std::system(("head -c 300000 " + kRcv1 + " > " + d + "/cut.gz").c_str()), 0);
   const auto start = std::chrono::steady_clock::now();
-  EXPECT_EQ(run_lepus("-d " + d + "/cut.gz -p " + d + "/p.txt 2> " + d + "/err.txt"), 1);
+  EXPECT_EQ(run_lepus("-d " + d + "/cut.gz -p " + d + "/p.txt 2> " + d + "/err.txt"), 0);
+  const std::string err = read_file(d + "/err.txt");
+  EXPECT_NE(err.find("cut.gz: unexpected end of gzip data (truncated file); the input ends after line "),
+            std::string::npos)
+      << err;
+  EXPECT_EQ(summary_value(err, "malformed input warnings"), 1.0);
+  const double examples = summary_value(err, "number of examples");
+  EXPECT_GT(examples, 300.0);
+  EXPECT_LT(examples, 1000.0);
+  // Under --strict_parse the reader's error stops the whole pipeline: exit 1, never a hang.
+  EXPECT_EQ(run_lepus("-d " + d + "/cut.gz --strict_parse -p " + d + "/p2.txt 2> " + d + "/err2.txt"), 1);
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(20));
-  const auto err = lines_of(read_file(d + "/err.txt"));
-  ASSERT_FALSE(err.empty());
-  EXPECT_NE(err.back().find("cut.gz: unexpected end of gzip data"), std::string::npos) << err.back();
+  const auto lines = lines_of(read_file(d + "/err2.txt"));
+  ASSERT_FALSE(lines.empty());
+  EXPECT_NE(lines.back().find("cut.gz: unexpected end of gzip data"), std::string::npos) << lines.back();
+}
+
+TEST(Pipeline, MaxLineBytesNamesTheLine) {
+  const std::string d = scratch_dir("max_line");
+  std::ofstream(d + "/t.vw") << "1 |f a\n-1 |f " << std::string(5000, 'x') << "\n1 |f b\n";
+  EXPECT_EQ(run_lepus("-d " + d + "/t.vw --max_line_bytes 1K 2> " + d + "/e"), 1);
+  const auto lines = lines_of(read_file(d + "/e"));
+  ASSERT_FALSE(lines.empty());
+  EXPECT_NE(lines.back().find("t.vw:2: line longer than 1024 bytes; raise the limit with --max_line_bytes"),
+            std::string::npos)
+      << lines.back();
+  EXPECT_EQ(run_lepus("-d " + d + "/t.vw --max_line_bytes 1M --quiet"), 0);
 }
 
 TEST(Cache, CreatedThenUsedWithIdenticalResults) {
