@@ -16,7 +16,12 @@ bool BlockReader::next(ByteBuffer& out) {
   out.swap(carry_);
   for (;;) {
     if (eof_) {
+      if (!damage_.empty()) {  // the line the damage cut short is not data: drop it
+        const void* nl = memrchr(out.data(), '\n', out.size());
+        out.resize(nl ? static_cast<size_t>(static_cast<const char*>(nl) - out.data()) + 1 : 0);
+      }
       lines_ += static_cast<uint64_t>(std::count(out.begin(), out.end(), '\n'));
+      if (!out.empty() && out.back() != '\n') ++lines_;
       return !out.empty();
     }
     const size_t old = out.size();

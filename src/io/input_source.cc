@@ -83,6 +83,7 @@ class GzipSource final : public InputSource {
   ~GzipSource() override { inflateEnd(&zs_); }
 
   size_t read(char* buf, size_t n) override {
+    if (!pending_error_.empty()) throw CorruptInputError(pending_error_);
     zs_.next_out = reinterpret_cast<Bytef*>(buf);
     zs_.avail_out = static_cast<uInt>(std::min<size_t>(n, 1u << 30));
     const size_t want = zs_.avail_out;
@@ -90,7 +91,7 @@ class GzipSource final : public InputSource {
       if (zs_.avail_in == 0) {
         if (zs_.avail_out < want) break;  // return what is inflated rather than block for more input
         if (eof_) {
-          if (mid_member_) throw CorruptInputError(name_ + ": unexpected end of gzip data (truncated file)");
+          if (mid_member_) return fail(want - zs_.avail_out, ": unexpected end of gzip data (truncated file)");
           return 0;
         }
         const size_t got = fd_->read(reinterpret_cast<char*>(in_.data()), in_.size());
@@ -109,14 +110,23 @@ class GzipSource final : public InputSource {
         continue;
       }
       if (rc == Z_BUF_ERROR) continue;  // needs more input
-      if (rc != Z_OK) throw CorruptInputError(name_ + ": corrupt gzip data (" + (zs_.msg ? zs_.msg : "zlib error") + ")");
+      if (rc != Z_OK)
+        return fail(want - zs_.avail_out,
+                    std::string(": corrupt gzip data (") + (zs_.msg ? zs_.msg : "zlib error") + ")");
     }
     return want - zs_.avail_out;
   }
 
  private:
+  // Damage is reported after the bytes inflated before it have been handed out.
+  size_t fail(size_t produced, const std::string& what) {
+    pending_error_ = name_ + what;
+    if (produced > 0) return produced;
+    throw CorruptInputError(pending_error_);
+  }
   std::unique_ptr<FdReader> fd_;
   std::vector<unsigned char> in_;
+  std::string pending_error_;
   z_stream zs_;
   bool eof_ = false;
   bool mid_member_ = false;
@@ -133,6 +143,7 @@ class IsalGzipSource final : public InputSource {
   }
 
   size_t read(char* buf, size_t n) override {
+    if (!pending_error_.empty()) throw CorruptInputError(pending_error_);
     st_.next_out = reinterpret_cast<uint8_t*>(buf);
     st_.avail_out = static_cast<uint32_t>(std::min<size_t>(n, 1u << 30));
     const uint32_t want = st_.avail_out;
@@ -141,7 +152,7 @@ class IsalGzipSource final : public InputSource {
       if (st_.avail_in == 0) {
         if (st_.avail_out < want) break;  // return what is inflated rather than block for more input
         if (eof_) {
-          if (mid_member_) throw CorruptInputError(name_ + ": unexpected end of gzip data (truncated file)");
+          if (mid_member_) return fail(want - st_.avail_out, ": unexpected end of gzip data (truncated file)");
           return 0;
         }
         const size_t got = fd_->read(reinterpret_cast<char*>(in_.data()), in_.size());
@@ -159,17 +170,24 @@ class IsalGzipSource final : public InputSource {
       mid_member_ = true;
       const int rc = isal_inflate(&st_);
       if (rc < 0)
-        throw CorruptInputError(name_ + ": corrupt gzip data (" +
-                      (rc == ISAL_INCORRECT_CHECKSUM ? std::string("checksum mismatch")
-                                                     : "igzip error " + std::to_string(rc)) +
-                      ")");
+        return fail(want - st_.avail_out,
+                    std::string(": corrupt gzip data (") +
+                        (rc == ISAL_INCORRECT_CHECKSUM ? std::string("checksum mismatch")
+                                                       : "igzip error " + std::to_string(rc)) +
+                        ")");
     }
     return want - st_.avail_out;
   }
 
  private:
+  size_t fail(size_t produced, const std::string& what) {
+    pending_error_ = name_ + what;
+    if (produced > 0) return produced;
+    throw CorruptInputError(pending_error_);
+  }
   std::unique_ptr<FdReader> fd_;
   std::vector<uint8_t> in_;
+  std::string pending_error_;
   inflate_state st_;
   bool eof_ = false;
   bool mid_member_ = false;

@@ -112,6 +112,20 @@ void note_label(BestConstantInput& in, float y) {
   }
 }
 
+// A warning quotes the input; control bytes in it would garble a terminal, and a huge token would flood it.
+std::string printable(const std::string& s) {
+  std::string out;
+  out.reserve(std::min<size_t>(s.size(), 300));
+  for (unsigned char c : s) {
+    if (out.size() >= 300) {
+      out += "...";
+      break;
+    }
+    out += (c < 0x20 && c != '\t') || c == 0x7F ? '?' : static_cast<char>(c);
+  }
+  return out;
+}
+
 bool is_regular_file(const std::string& path) {
   struct stat st;
   if (path.empty()) return ::fstat(0, &st) == 0 && S_ISREG(st.st_mode);
@@ -260,10 +274,10 @@ void Driver::consume_batch(Batch& b, RunStats& st, PassState& ps) {
       const uint64_t line = ps.line_base + b.warnings[w].first;
       const std::string& message = b.warnings[w].second;
       if (message.rfind(kFatalMark, 0) == 0) throw ParseError(source_name_, line, message.substr(1));
-      if (opt_.strict_parse) throw ParseError(source_name_, line, message);
+      if (opt_.strict_parse) throw ParseError(source_name_, line, printable(message));
       ++warnings_;
       if (log_ && warnings_ <= opt_.warnings_shown) {
-        *log_ << "[warning] " << source_name_ << ":" << line << ": " << b.warnings[w].second << "\n";
+        *log_ << "[warning] " << source_name_ << ":" << line << ": " << printable(message) << "\n";
         if (warnings_ == opt_.warnings_shown) *log_ << "[warning] further warnings are counted, not shown\n";
       }
     }
