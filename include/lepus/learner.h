@@ -53,6 +53,9 @@ struct LearnerRow {
   std::string help;                  // one line for `--learner help`
   std::vector<OptionSpec> options;   // its own options (prefixed with its name where they could collide)
   std::function<std::unique_ptr<Learner>(const LearnerContext&)> make;
+  // The most examples the registry-wide numerics test feeds this learner (0: no cap), for a learner whose cost
+  // or memory grows with every example.
+  uint64_t numerics_test_cap = 0;
 };
 
 const std::vector<LearnerRow>& learner_registry();

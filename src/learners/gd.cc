@@ -153,6 +153,12 @@ float GdLearner::accumulate(const Example& x, float g2, float& norm_x_out) {
     float g = s.g;
     if constexpr (kAdaptive) {
       g += g2 * x2;
+      // lepus safeguard (VW lets G overflow to inf, and keeps it): an |x| near 1e19 or beyond overflows
+      // g2 x^2; G is capped at FLT_MAX, which freezes the slot (rate ~ 0) as VW's inf does, with finite state.
+      if (g > FLT_MAX) [[unlikely]] {
+        g = FLT_MAX;
+        ++nan_updates_;
+      }
       s.g = g;
     }
     float nn = s.n;

@@ -47,6 +47,7 @@ class GdLearner final : public Learner {
   LabelRange label_range() const override { return range_; }
   std::vector<std::string> describe() const override;
   void write_readable(std::ostream& out) const override;
+  // Updates zeroed because they came out NaN, and adaptive sums capped at FLT_MAX.
   uint64_t safeguard_count() const override { return nan_updates_; }
 
   struct Slot {

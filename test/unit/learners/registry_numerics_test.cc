@@ -1,0 +1,110 @@
+// Numerics for every learner in the registry (issue 7): extreme feature values and long runs of one example never
+// produce a NaN or infinite prediction or weight. Learners added to the registry are covered automatically.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <sstream>
+
+#include "core/feature_space.h"
+#include "formats/vw_text.h"
+#include "lepus/learner.h"
+#include "lepus/loss.h"
+
+namespace lepus {
+namespace {
+
+class Quiet final : public WarningSink {
+ public:
+  void warn(const std::string&) override {}
+};
+
+// The options a learner gets when the command line names none of them: its declared defaults.
+OptionValues defaults_of(const LearnerRow& row) {
+  OptionValues v;
+  for (const auto& s : row.options)
+    if (s.kind != OptionSpec::Kind::kFlag && !s.default_value.empty()) v.set(s.name, s.default_value, false);
+  return v;
+}
+
+struct Case {
+  std::string learner, loss;
+};
+void PrintTo(const Case& c, std::ostream* os) { *os << c.learner << "/" << c.loss; }
+
+std::vector<Case> cases() {
+  std::vector<Case> out;
+  for (const auto& row : learner_registry())
+    for (const char* loss : {"squared", "logistic", "hinge", "quantile"}) out.push_back({row.name, loss});
+  return out;
+}
+
+void expect_finite_state(const Learner& l, const std::string& what) {
+  std::ostringstream out;
+  l.write_readable(out);
+  std::istringstream in(out.str());
+  std::string token;
+  while (in >> token) {
+    for (const char* bad : {"nan", "inf", "NaN", "Inf"})
+      ASSERT_EQ(token.find(bad), std::string::npos) << what << ": " << token;
+  }
+}
+
+class RegistryNumerics : public ::testing::TestWithParam<Case> {};
+
+TEST_P(RegistryNumerics, ExtremeValuesStayFinite) {
+  const LearnerRow* row = find_learner(GetParam().learner);
+  ASSERT_NE(row, nullptr);
+  LossOptions lo;
+  lo.name = GetParam().loss;
+  const auto loss = make_loss(lo);
+  const OptionValues opts = defaults_of(*row);
+  auto learner = row->make(LearnerContext{opts, *loss, 12, false});
+  FeatureSpace space(FeatureSpaceOptions{});
+  Quiet q;
+  Example ex;
+  const char* lines[] = {"1 |f a:1e30 b:1e-30 c:1",        "-1 |f a:1e-30 b:1e30 d:1e30",
+                         "1 |f a:3e38 e:-3e38",            "-1 |f a:1e-38 b:-1e-38 c:1e-45",
+                         "1 1000 |f a:1e30 z:1e-30",       "-1 0.001 |f a:1e-30",
+                         "1e30 |f a:1",                    "-1e30 |f a:1e30 b",
+                         "1 |f a:1e15 b:1e15 c:1e15 d:1e15"};
+  for (int round = 0; round < 200; ++round) {
+    for (const char* line : lines) {
+      parse_vw_line(line, ParseOptions{}, ex, q);
+      space.expand(ex);
+      const Prediction p = learner->learn(ex);
+      ASSERT_TRUE(std::isfinite(p.value)) << line << " round " << round;
+      ASSERT_TRUE(std::isfinite(learner->predict(ex).value)) << line;
+    }
+  }
+  expect_finite_state(*learner, GetParam().learner);
+}
+
+TEST_P(RegistryNumerics, ManyIdenticalExamplesStayFinite) {
+  const LearnerRow* row = find_learner(GetParam().learner);
+  LossOptions lo;
+  lo.name = GetParam().loss;
+  const auto loss = make_loss(lo);
+  const OptionValues opts = defaults_of(*row);
+  auto learner = row->make(LearnerContext{opts, *loss, 12, false});
+  FeatureSpace space(FeatureSpaceOptions{});
+  Quiet q;
+  Example ex;
+  parse_vw_line("1 |f a:1e20 b:1e-20 c", ParseOptions{}, ex, q);
+  space.expand(ex);
+  const uint64_t n = row->numerics_test_cap > 0 ? std::min<uint64_t>(row->numerics_test_cap, 100000) : 100000;
+  for (uint64_t i = 0; i < n; ++i) {
+    const Prediction p = learner->learn(ex);
+    ASSERT_TRUE(std::isfinite(p.value) && std::isfinite(p.raw)) << "example " << i;
+  }
+  expect_finite_state(*learner, GetParam().learner);
+}
+
+INSTANTIATE_TEST_SUITE_P(AllLearners, RegistryNumerics, ::testing::ValuesIn(cases()), [](const auto& info) {
+  std::string n = info.param.learner + "_" + info.param.loss;
+  for (char& c : n)
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  return n;
+});
+
+}  // namespace
+}  // namespace lepus
