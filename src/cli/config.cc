@@ -82,6 +82,7 @@ struct Entry {
   std::vector<std::string> values;  // empty for an unset flag or an absent option
   bool given = false;
   bool flag = false;
+  bool defaulted = false;  // the value is the command-line parser's default
 };
 using OptionMap = std::map<std::string, Entry>;
 
@@ -97,6 +98,7 @@ OptionMap from_variables(const po::variables_map& vm) {
     } else if (any.type() == typeid(std::string)) {
       e.values.push_back(boost::any_cast<std::string>(any));
       e.given = !v.defaulted();
+      e.defaulted = v.defaulted();
     } else if (any.type() == typeid(std::vector<std::string>)) {
       e.values = boost::any_cast<std::vector<std::string>>(any);
       e.given = true;
@@ -247,16 +249,29 @@ Config parse_command_line(int argc, const char* const argv[]) {
 
   po::options_description all("lepus: online learning from the shell, VW-compatible");
   all.add(input).add(tables).add(features).add(loss).add(learner);
+  // A learner family may share an option (--ftprl_radius): it is declared once, under the first row that has it,
+  // and its help names every learner that takes it.
+  std::map<std::string, std::vector<std::string>> option_rows;
+  for (const auto& row : learner_registry())
+    for (const auto& s : row.options) option_rows[s.name].push_back(row.name);
+  std::set<std::string> declared;
   for (const auto& row : learner_registry()) {
     po::options_description g("Learner '" + row.name + "' options");
     for (const auto& s : row.options) {
+      if (!declared.insert(s.name).second) continue;
       const std::string n = s.short_name.empty() ? s.name : s.name + "," + s.short_name;
+      std::string help = s.help;
+      if (option_rows[s.name].size() > 1) {
+        help += " (learners:";
+        for (const auto& r : option_rows[s.name]) help += " " + r;
+        help += ")";
+      }
       if (s.kind == OptionSpec::Kind::kFlag) {
-        g.add_options()(n.c_str(), po::bool_switch(), s.help.c_str());
+        g.add_options()(n.c_str(), po::bool_switch(), help.c_str());
       } else if (!s.default_value.empty()) {
-        g.add_options()(n.c_str(), po::value<S>()->default_value(s.default_value), s.help.c_str());
+        g.add_options()(n.c_str(), po::value<S>()->default_value(s.default_value), help.c_str());
       } else {
-        g.add_options()(n.c_str(), po::value<S>(), s.help.c_str());
+        g.add_options()(n.c_str(), po::value<S>(), help.c_str());
       }
     }
     all.add(g);
@@ -303,19 +318,23 @@ Config parse_command_line(int argc, const char* const argv[]) {
   c.learner = text("learner");
   const LearnerRow* row = find_learner(c.learner);
   if (!row) throw ConfigError("unknown --learner '" + c.learner + "' (see lepus --learner help)");
+  std::set<std::string> own;
+  for (const auto& spec : row->options) own.insert(spec.name);
   for (const auto& other : learner_registry()) {
-    for (const auto& s : other.options) {
-      if (&other != row) {
-        if (given(s.name))
-          throw ConfigError("--" + s.name + " is an option of --learner " + other.name + ", not of --learner " +
-                            row->name);
-        continue;
-      }
-      if (s.kind == OptionSpec::Kind::kFlag) {
-        if (flag(s.name)) c.learner_options.set(s.name, "1", given(s.name));
-      } else if (m.count(s.name) && !m.at(s.name).values.empty()) {
-        c.learner_options.set(s.name, text(s.name), given(s.name));
-      }
+    for (const auto& spec : other.options) {
+      if (!own.count(spec.name) && given(spec.name))
+        throw ConfigError("--" + spec.name + " is an option of --learner " + other.name + ", not of --learner " +
+                          row->name);
+    }
+  }
+  for (const auto& spec : row->options) {
+    const bool explicit_value = m.count(spec.name) && !m.at(spec.name).defaulted && !m.at(spec.name).values.empty();
+    if (spec.kind == OptionSpec::Kind::kFlag) {
+      if (flag(spec.name)) c.learner_options.set(spec.name, "1", given(spec.name));
+    } else if (explicit_value) {  // given, or restored from an -i model
+      c.learner_options.set(spec.name, text(spec.name), given(spec.name));
+    } else if (!spec.default_value.empty()) {  // this row's own default (a shared option may differ per row)
+      c.learner_options.set(spec.name, spec.default_value, false);
     }
   }
 
@@ -469,11 +488,15 @@ Config parse_command_line(int argc, const char* const argv[]) {
     throw ConfigError("-f " + c.final_regressor + " would overwrite the data file");
 
   // What a saved model records: every shaping option in force, and the learner's own options.
-  std::vector<std::string> names(std::begin(kShaping), std::end(kShaping));
-  for (const auto& s : row->options) names.push_back(s.name);
-  for (const auto& n : names) {
+  for (const char* n : kShaping) {
     if (!m.count(n)) continue;
     for (const auto& v : m.at(n).values) c.saved_options.push_back(SavedOption{n, v, m.at(n).given});
+  }
+  for (const auto& spec : row->options) {
+    if (!c.learner_options.has(spec.name)) continue;
+    const bool flag_option = spec.kind == OptionSpec::Kind::kFlag;
+    c.saved_options.push_back(SavedOption{spec.name, flag_option ? "" : c.learner_options.text(spec.name),
+                                          c.learner_options.given(spec.name)});
   }
   return c;
 }

@@ -76,7 +76,9 @@ TEST(BlockReader, BlocksEndAtLineEnds) {
   while (r.next(b)) {
     ++blocks;
     const std::string s(b.begin(), b.end());
-    if (s.find("no newline") == std::string::npos) EXPECT_EQ(s.back(), '\n');
+    if (s.find("no newline") == std::string::npos) {
+      EXPECT_EQ(s.back(), '\n');
+    }
     all += s;
   }
   EXPECT_EQ(all, "one\ntwo two\nthree three three\nno newline at end");
