@@ -75,15 +75,15 @@ const char* decode_cache_record(const char* p, const char* end, Example& ex, con
   ex.tag.assign(p, tag_len);
   p += tag_len;
   const uint16_t ngroups = get<uint16_t>(p, rec_end, source);
-  uint32_t total = 0;
+  uint64_t total = 0;  // 64-bit: group counts summed in 32 bits could wrap (found by fuzzing)
   for (uint16_t g = 0; g < ngroups; ++g) {
     const uint8_t ns = get<uint8_t>(p, rec_end, source);
     const uint32_t count = get<uint32_t>(p, rec_end, source);
-    ex.groups.push_back(FeatureGroup{ns, total, total + count});
+    if (total + count > static_cast<uint64_t>(rec_end - p) / 12) throw IoError(source + ": malformed cache record");
+    ex.groups.push_back(FeatureGroup{ns, static_cast<uint32_t>(total), static_cast<uint32_t>(total + count)});
     total += count;
   }
-  if (static_cast<uint64_t>(rec_end - p) != static_cast<uint64_t>(total) * 12)
-    throw IoError(source + ": malformed cache record");
+  if (static_cast<uint64_t>(rec_end - p) != total * 12) throw IoError(source + ": malformed cache record");
   ex.features.resize(total);
   for (uint32_t i = 0; i < total; ++i) {
     std::memcpy(&ex.features[i].index, p, 8);
