@@ -4,6 +4,8 @@
 #include "lepus/errors.h"
 #include "lepus/learner.h"
 #include "learners/gd.h"
+#include "learners/scinol.h"
+#include "learners/ftprl.h"
 
 namespace lepus {
 namespace {
@@ -33,6 +35,10 @@ std::vector<LearnerRow> build_registry() {
       [](const LearnerContext& c) {
         return std::make_unique<GdLearner>(GdOptions::from(c.options), c.loss, c.bits, c.test_only);
       }});
+  rows.push_back(scinol_row());
+  rows.push_back(ftprl_diag_row());
+  rows.push_back(ftprl_const_row());
+  rows.push_back(ftprl_scale_row());
   return rows;
 }
 

@@ -1,0 +1,276 @@
+// The FTPRL family's options, registry rows and shared per-example machinery; see ftprl.h for the algorithms.
+#include "learners/ftprl.h"
+
+#include <algorithm>
+#include <cfloat>
+#include <cmath>
+#include <memory>
+
+#include "learners/ftprl_internal.h"
+#include "lepus/errors.h"
+#include "lepus/hashing.h"
+
+namespace lepus {
+namespace {
+
+// Radii and scales outside this range gain nothing and would push products of extreme gradients past double.
+constexpr double kMinParam = 1e-30;
+constexpr double kMaxParam = 1e30;
+
+double parse_positive(const std::string& text, const std::string& what) {
+  size_t used = 0;
+  double v = 0.0;
+  try {
+    v = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != text.size() || !(v >= kMinParam && v <= kMaxParam))
+    throw ConfigError(what + " must be a number in [1e-30, 1e30], got '" + text + "'");
+  return v;
+}
+
+}  // namespace
+
+FtprlScaleSpec::FtprlScaleSpec() { by_group_.fill(1.0); }
+
+FtprlScaleSpec FtprlScaleSpec::parse(const std::string& text) {
+  FtprlScaleSpec spec;
+  std::array<bool, 256> set{};
+  bool other_set = false;
+  // The `*` entry is the default of every group not listed, wherever it stands in the list.
+  std::vector<std::pair<int, double>> groups;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find(',', start);
+    if (end == std::string::npos) end = text.size();
+    const std::string entry = text.substr(start, end - start);
+    start = end + 1;
+    if (entry.empty()) {
+      if (text.empty()) break;
+      throw ConfigError("--ftprl_scale '" + text + "': empty entry");
+    }
+    const size_t colon = entry.rfind(':');
+    if (colon == std::string::npos)
+      throw ConfigError("--ftprl_scale entry '" + entry + "' is not NAMESPACE:SCALE");
+    const std::string key = entry.substr(0, colon);
+    const double a =
+        parse_positive(entry.substr(colon + 1), "--ftprl_scale entry '" + entry + "': the scale");
+    if (key == "*") {
+      if (other_set) throw ConfigError("--ftprl_scale lists '*' twice");
+      other_set = true;
+      spec.other_ = a;
+    } else if (key == "constant") {
+      groups.emplace_back(kConstantNamespace, a);
+    } else if (key.size() == 1) {
+      groups.emplace_back(static_cast<unsigned char>(key[0]), a);
+    } else {
+      throw ConfigError("--ftprl_scale key '" + key +
+                        "': a namespace is named by its first character (as in -q), or use constant or *");
+    }
+  }
+  spec.by_group_.fill(spec.other_);
+  for (const auto& [g, a] : groups) {
+    if (set[g]) throw ConfigError("--ftprl_scale lists a namespace twice");
+    set[g] = true;
+    spec.by_group_[g] = a;
+  }
+  return spec;
+}
+
+double FtprlScaleSpec::of_feature(const Example& x, size_t i) const {
+  for (const FeatureGroup& g : x.groups)
+    if (i >= g.begin && i < g.end) return by_group_[g.ns];
+  return other_;
+}
+
+FtprlOptions FtprlOptions::from(const OptionValues& v) {
+  FtprlOptions o;
+  if (v.has("ftprl_radius")) o.radius = parse_positive(v.text("ftprl_radius"), "--ftprl_radius");
+  if (v.has("ftprl_set")) {
+    const std::string& s = v.text("ftprl_set");
+    if (s == "box") {
+      o.set = Set::kBox;
+    } else if (s == "ball") {
+      o.set = Set::kBall;
+    } else {
+      throw ConfigError("--ftprl_set must be box or ball, got '" + s + "'");
+    }
+  }
+  if (v.has("ftprl_scale")) {
+    o.scale_text = v.text("ftprl_scale");
+    o.scale = FtprlScaleSpec::parse(o.scale_text);
+  }
+  return o;
+}
+
+// ---- shared machinery ----
+
+FtprlBase::FtprlBase(double radius, const Loss& loss, int bits, bool test_only)
+    : loss_(loss),
+      bits_(bits),
+      mask_((uint64_t{1} << bits) - 1),
+      radius_(radius),
+      frozen_range_(test_only),
+      range_(loss.initial_range()) {
+  // The duplicate filter is exact up to 2^22 slots (512 KiB) and a filter beyond: a false alarm only sends
+  // the example through the exact merged path.
+  const int filter_bits = std::min(bits, 22);
+  seen_mask_ = (uint64_t{1} << filter_bits) - 1;
+  seen_.assign(std::max<size_t>(1, (size_t{1} << filter_bits) / 64), 0);
+}
+
+float FtprlBase::to_float_score(double s) const {
+  if (s > FLT_MAX || s < -FLT_MAX) {
+    ++safeguards_;
+    return s > 0.0 ? FLT_MAX : -FLT_MAX;
+  }
+  if (std::isnan(s)) {
+    ++safeguards_;
+    return 0.0f;
+  }
+  return static_cast<float>(s);
+}
+
+Prediction FtprlBase::finish(double score) const {
+  const float f = to_float_score(score);
+  return Prediction{f, std::min(std::max(f, range_.lo), range_.hi)};
+}
+
+void FtprlBase::see_label(const Example& x) {
+  if (!x.labeled || frozen_range_) return;
+  range_.lo = std::min(range_.lo, x.label);
+  range_.hi = std::max(range_.hi, x.label);
+}
+
+void FtprlBase::save_range(ModelWriter& out) const {
+  out.put_f32(range_.lo);
+  out.put_f32(range_.hi);
+}
+
+void FtprlBase::load_range(ModelReader& in) {
+  const float lo = in.get_f32("ftprl min label");
+  const float hi = in.get_f32("ftprl max label");
+  if (std::isnan(lo) || std::isnan(hi) || lo > hi)
+    throw ModelFormatError(in.source() + ": ftprl label range is not valid");
+  range_ = LabelRange{lo, hi};
+}
+
+double FtprlBase::loss_derivative(const Example& x, float p) {
+  if (!x.labeled || !(x.weight > 0.0f)) return 0.0;
+  const double d = loss_.first_derivative(p, x.label, label_range()) * static_cast<double>(x.weight);
+  if (!std::isfinite(d)) {
+    ++safeguards_;
+    return 0.0;
+  }
+  return d;
+}
+
+void FtprlBase::unmark(const Example& x) const {
+  const uint64_t m = mask_ & seen_mask_;
+  uint64_t* seen = seen_.data();
+  for (const Feature& f : x.features) seen[(f.index & m) >> 6] = 0;
+}
+
+FtprlBase::Marks FtprlBase::needs_merge(const Example& x) const {
+  Marks m;
+  for (const Feature& f : x.features) mark(f.index, f.value, m);
+  unmark(x);
+  return m;
+}
+
+void FtprlBase::merge_by_slot(const Example& x) {
+  merged_.clear();
+  const size_t n = x.features.size();
+  for (size_t i = 0; i < n; ++i) {
+    const float v = x.features[i].value;
+    if (!std::isfinite(v)) {
+      ++safeguards_;
+      continue;
+    }
+    merged_.push_back(SlotFeature{x.features[i].index & mask_, v, static_cast<uint32_t>(i)});
+  }
+  std::sort(merged_.begin(), merged_.end(), [](const SlotFeature& a, const SlotFeature& b) {
+    return a.slot != b.slot ? a.slot < b.slot : a.first < b.first;
+  });
+  size_t out = 0;
+  for (size_t k = 0; k < merged_.size(); ++k) {
+    if (out > 0 && merged_[out - 1].slot == merged_[k].slot) {
+      merged_[out - 1].x += merged_[k].x;
+    } else {
+      merged_[out++] = merged_[k];
+    }
+  }
+  merged_.resize(out);
+}
+
+namespace ftprl {
+
+double checked(double v, const ModelReader& in, const char* what, bool positive) {
+  if (!std::isfinite(v) || (positive && !(v > 0.0)))
+    throw ModelFormatError(in.source() + ": ftprl " + what + " is not a valid number");
+  return v;
+}
+
+}  // namespace ftprl
+
+// ---- registry rows ----
+
+namespace {
+
+using Kind = OptionSpec::Kind;
+
+// One spec shared by the family's rows (same name, default and help).
+OptionSpec radius_spec() {
+  return OptionSpec{
+      "ftprl_radius", "", Kind::kNumber, "1",
+      "R, the FTPRL feasible set's radius, in [1e-30, 1e30]: ftprl-diag |w_i| <= R (a slot's first "
+      "update jumps to +-R, later steps are R/sqrt(G_i) as AdaGrad's); ftprl-const ||w||_2 <= R or "
+      "|w_i| <= R; ftprl-scale sum (w_i/a_i)^2 <= R^2"};
+}
+
+}  // namespace
+
+LearnerRow ftprl_diag_row() {
+  return LearnerRow{
+      "ftprl-diag",
+      "FTPRL-Diag (McMahan & Streeter 2010, Alg. 1): per-coordinate adaptive, no learning rate, |w_i| <= R",
+      {radius_spec()},
+      [](const LearnerContext& c) {
+        return std::make_unique<FtprlDiagLearner>(FtprlOptions::from(c.options), c.loss, c.bits, c.test_only);
+      }};
+}
+
+LearnerRow ftprl_const_row() {
+  return LearnerRow{"ftprl-const",
+                    "FTPRL with coordinate-constant adaptive regularization (McMahan & Streeter 2010, Cor. "
+                    "1) on a ball or box",
+                    {radius_spec(),
+                     {"ftprl_set", "", Kind::kText, "ball",
+                      "ftprl-const feasible set: ball (||w||_2 <= R, diameter D = 2R) or box (|w_i| <= R, D "
+                      "= 2R sqrt(2^b))"}},
+                    [](const LearnerContext& c) -> std::unique_ptr<Learner> {
+                      const FtprlOptions o = FtprlOptions::from(c.options);
+                      if (o.set == FtprlOptions::Set::kBox)
+                        return std::make_unique<FtprlConstBoxLearner>(o, c.loss, c.bits, c.test_only);
+                      return std::make_unique<FtprlConstBallLearner>(o, c.loss, c.bits, c.test_only);
+                    }};
+}
+
+LearnerRow ftprl_scale_row() {
+  return LearnerRow{
+      "ftprl-scale",
+      "FTPRL-Scale (McMahan & Streeter 2010, Alg. 2): ftprl-const on the ellipsoid sum (w_i/a_i)^2 <= R^2",
+      {radius_spec(),
+       {"ftprl_scale", "", Kind::kText, "*:1",
+        "ftprl-scale prior scales a_i by namespace: NS:A,... with NS one character (as in -q), constant (the "
+        "bias) or * (every other feature, interactions too); a slot keeps the scale of the feature that "
+        "first "
+        "updates it"}},
+      [](const LearnerContext& c) {
+        return std::make_unique<FtprlScaleLearner>(FtprlOptions::from(c.options), c.loss, c.bits,
+                                                   c.test_only);
+      }};
+}
+
+}  // namespace lepus

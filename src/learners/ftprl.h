@@ -1,0 +1,264 @@
+// FTPRL: Follow The Proximally-Regularized Leader on a bounded feasible set (the 2010 algorithm, not VW's
+// --ftrl, which is FTRL-Proximal of 2013).
+//
+// Problem: online convex optimisation over a closed bounded convex F containing 0: play w_t in F, then learn
+// f_t(w) = loss(<w, x_t> + initial, y_t) from its gradient g_t = k dloss/dp x_t (k: importance weight).
+// Update (paper eq. (2), (5); Lemma 2, eq. (7), (9)):
+//   w_{t+1} = argmin_{w in F} 1/2 sum_{tau<=t} (w - w_tau)' Q_tau (w - w_tau) + g_{1:t} . w,
+//   i.e. u_{t+1} = Q_{1:t}^-1 (q_t - g_{1:t}) with q_t = sum_tau Q_tau w_tau, and w_{t+1} = Proj_F(u_{t+1})
+//   in the Q_{1:t}-norm,
+// with data-adaptive regularisation increments Q_t >= 0 chosen from the observed gradients:
+//   ftprl-diag   Q_{1:t} = diag(2/D_i sqrt(G_i)), G_i = sum g_i^2, box [-R, R]^d (D_i = 2R).
+//                Algorithm 1, Corollary 2, Theorem 3; the sign of u corrected (card erratum F1).
+//   ftprl-const  Q_{1:t} = (2/D) sqrt(G) I, G = sum ||g||^2, on the ball ||w|| <= R (D = 2R) or on the box
+//                (D = 2R sqrt(2^b)). Corollary 1, Theorem 6.
+//   ftprl-scale  ftprl-const in the coordinates w^_i = w_i / a_i on the ball ||w^|| <= R, i.e. on
+//                F = {||A w|| <= R}, A = diag(1/a_i), a_i a per-namespace prior scale.
+//                Algorithm 2, Theorems 5-6 (card errata F2, F3).
+// Paper: H. B. McMahan and M. Streeter, "Adaptive Bound Optimization for Online Convex Optimization",
+// COLT 2010. Card: ../shared/algorithms/ftprl.md (sections 2, 3, 4; the hashed mapping of section 7).
+//
+// Sparse and exact: each learner touches only the slots of the example's features and reproduces the dense
+// algorithm on the 2^b hashed coordinates. ftprl-diag needs nothing more (absent coordinates do not move);
+// ftprl-const on the box keeps (u, abar) at each slot's last update and catches up on touch; the ball
+// learners keep u = sigma v with a global sigma and ||u||^2 (card section 7). A slot occurring twice in one
+// example (a hash collision inside it) is one coordinate whose gradient is dloss times the sum of its values,
+// so such examples are merged by slot first (rare; detected with a bitset while scoring).
+// State is double: gradients of features from 1e-30 to 1e30 have squares from 1e-60 to 1e60, beyond float.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "lepus/learner.h"
+
+namespace lepus {
+
+// --ftprl_scale: the prior scale a_i > 0 of each slot's weight, by the namespace (feature group) of the
+// feature that first updates the slot. "a:0.1,b:10,constant:5,*:1": one-character keys are feature groups
+// (a namespace's first character, as in -q and --ignore; " " is the default namespace), `constant` is the
+// bias feature, `*` every other feature, interaction features included. Unlisted groups get the `*` scale,
+// whose default is 1.
+class FtprlScaleSpec {
+ public:
+  FtprlScaleSpec();
+  static FtprlScaleSpec parse(const std::string& text);  // throws ConfigError
+  double of_group(unsigned char ns) const { return by_group_[ns]; }
+  double other() const { return other_; }
+  // The scale of feature `i` of `x`: its feature group's, or other() for interaction features.
+  double of_feature(const Example& x, size_t i) const;
+
+ private:
+  std::array<double, 256> by_group_;
+  double other_ = 1.0;
+};
+
+struct FtprlOptions {
+  enum class Set { kBox, kBall };
+  double radius = 1.0;     // --ftprl_radius R
+  Set set = Set::kBall;    // --ftprl_set (ftprl-const)
+  std::string scale_text;  // --ftprl_scale, as given (ftprl-scale)
+  FtprlScaleSpec scale;
+
+  static FtprlOptions from(const OptionValues& values);  // throws ConfigError
+};
+
+// Shared by the three learners: the loss, the table mask, safeguard counts and the per-example slot merging.
+class FtprlBase : public Learner {
+ public:
+  uint64_t safeguard_count() const override { return safeguards_; }
+  // VW's clipping range, as sgd keeps it: the loss's initial range widened by every label learned from
+  // (frozen under -t). Predictions are clipped to it; the gradient is the loss's at the unclipped score.
+  LabelRange label_range() const override { return range_; }
+  double radius() const { return radius_; }
+
+  // A feature merged by slot: slot index, summed value, position of the first occurrence.
+  struct SlotFeature {
+    uint64_t slot;
+    double x;
+    uint32_t first;
+  };
+
+ protected:
+  FtprlBase(double radius, const Loss& loss, int bits, bool test_only);
+  // The score as the float the loss and the driver see: +-FLT_MAX (counted) when it overflows float.
+  float to_float_score(double score) const;
+  // The raw score and the prediction clipped to the label range.
+  Prediction finish(double score) const;
+  // Widens the label range with x's label (before predicting, as sgd does).
+  void see_label(const Example& x);
+  // k dloss/dp at the unclipped score p, or 0 if there is nothing to learn (unlabeled, weight <= 0, l' = 0).
+  double loss_derivative(const Example& x, float p);
+  void save_range(ModelWriter& out) const;
+  void load_range(ModelReader& in);
+  // What the duplicate filter learned about an example: whether two features share a slot or a value is not
+  // finite (both go through merge_by_slot), and sum x^2 over the features (||x||^2 when no slot repeats).
+  struct Marks {
+    bool merge = false;
+    double sum_x2 = 0.0;
+  };
+  // Marks one feature's slot; learn() calls it from the score loop, whose slot reads hide its latency.
+  void mark(uint64_t index, float value, Marks& m) const {
+    const double v = value;
+    m.merge |= !(v - v == 0.0);  // inf or NaN
+    m.sum_x2 += v * v;
+    const uint64_t h = index & mask_ & seen_mask_;
+    const uint64_t bit = uint64_t{1} << (h & 63);
+    uint64_t& word = seen_[h >> 6];
+    m.merge |= (word & bit) != 0;
+    word |= bit;
+  }
+  void unmark(const Example& x) const;
+  Marks needs_merge(const Example& x) const;  // mark + unmark
+  // x merged by slot into merged_: sorted by slot, values summed in double, non-finite ones dropped.
+  void merge_by_slot(const Example& x);
+
+  const Loss& loss_;
+  int bits_;
+  uint64_t mask_;
+  double radius_;
+  bool frozen_range_;
+  LabelRange range_;
+  mutable uint64_t safeguards_ = 0;
+  mutable std::vector<uint64_t> seen_;  // bitset of slot & seen_mask_: scratch, cleared after each example
+  uint64_t seen_mask_;
+  std::vector<SlotFeature> merged_;
+};
+
+// ftprl-diag: per slot (u_i, sqrt(G_i)); w_i = clip(u_i, -R, R).
+class FtprlDiagLearner final : public FtprlBase {
+ public:
+  struct Slot {
+    double u;  // unprojected point u_i (the played w_i is its clip to [-R, R])
+    double s;  // sqrt(G_i), G_i = sum of g_i^2 (= R lbar_i): one square root per update instead of two
+  };
+
+  FtprlDiagLearner(const FtprlOptions& options, const Loss& loss, int bits, bool test_only = false);
+  Prediction predict(const Example& x) const override;
+  Prediction learn(const Example& x) override;
+  // One round with gradient g = dloss * x (importance weight included). learn() is predict + this.
+  void update(const Example& x, double dloss);
+  void save(ModelWriter& out) const override;
+  void load(ModelReader& in) override;
+  std::string_view name() const override { return "ftprl-diag"; }
+  std::vector<std::string> describe() const override;
+  void write_readable(std::ostream& out) const override;
+
+  const std::vector<Slot>& slots() const { return slots_; }
+  double weight(uint64_t slot) const;  // the point played next, w_i
+
+ private:
+  template <class Source>
+  void apply(const Source& src, double dloss);
+  void update_marked(const Example& x, double dloss, const Marks& m);
+  template <bool kMark>
+  double score(const Example& x, Marks* m) const;
+
+  std::vector<Slot> slots_;
+};
+
+// ftprl-const on the box [-R, R]^d, d = 2^b (D = 2R sqrt(d)): the exact lazy scheme of card section 7.
+class FtprlConstBoxLearner final : public FtprlBase {
+ public:
+  struct Slot {
+    double u;     // u at the slot's last update (the played w_i = clip(u, -R, R) never changes in between)
+    double abar;  // abar at the slot's last update, 0 if never updated
+  };
+
+  FtprlConstBoxLearner(const FtprlOptions& options, const Loss& loss, int bits, bool test_only = false);
+  Prediction predict(const Example& x) const override;
+  Prediction learn(const Example& x) override;
+  void update(const Example& x, double dloss);
+  void save(ModelWriter& out) const override;
+  void load(ModelReader& in) override;
+  std::string_view name() const override { return "ftprl-const"; }
+  std::vector<std::string> describe() const override;
+  void write_readable(std::ostream& out) const override;
+
+  const std::vector<Slot>& slots() const { return slots_; }
+  double weight(uint64_t slot) const;
+  double u(uint64_t slot) const;  // the current u_i, caught up
+  double grad_sum() const { return g_sum_; }
+  double abar() const { return abar_; }
+  double diameter() const { return 2.0 * half_diameter_; }
+
+ private:
+  template <class Source>
+  void apply(const Source& src, double dloss, double sum_x2);
+  void update_marked(const Example& x, double dloss, const Marks& m);
+  template <bool kMark>
+  double score(const Example& x, Marks* m) const;
+
+  double half_diameter_;  // D/2 = R sqrt(2^b)
+  double g_sum_ = 0.0;    // G = sum ||g_t||^2
+  double abar_ = 0.0;     // abar_t = 2 sqrt(G) / D
+  std::vector<Slot> slots_;
+};
+
+// ftprl-const on the ball ||w|| <= R (kScaled = false), and ftprl-scale (kScaled = true): ftprl-const on the
+// ball ||w^|| <= R in the coordinates w^_i = w_i / a_i, gradients g^_i = a_i g_i, w_i = a_i w^_i.
+// u^ = sigma v with a global scale sigma and N = ||u^||^2 kept exactly (card section 7, "scaled-vector").
+template <bool kScaled>
+class FtprlBallLearner final : public FtprlBase {
+ public:
+  struct PlainSlot {
+    double v;
+  };
+  struct ScaledSlot {
+    double v;
+    double a;  // prior scale a_i, fixed by the slot's first update (0: never updated)
+  };
+  using Slot = std::conditional_t<kScaled, ScaledSlot, PlainSlot>;
+
+  FtprlBallLearner(const FtprlOptions& options, const Loss& loss, int bits, bool test_only = false);
+  Prediction predict(const Example& x) const override;
+  Prediction learn(const Example& x) override;
+  void update(const Example& x, double dloss);
+  void save(ModelWriter& out) const override;
+  void load(ModelReader& in) override;
+  std::string_view name() const override { return kScaled ? "ftprl-scale" : "ftprl-const"; }
+  std::vector<std::string> describe() const override;
+  void write_readable(std::ostream& out) const override;
+
+  const std::vector<Slot>& slots() const { return slots_; }
+  double weight(uint64_t slot) const;      // w_i (original coordinates)
+  double hat_weight(uint64_t slot) const;  // w^_i = w_i / a_i (w_i for ftprl-const)
+  double hat_u(uint64_t slot) const;       // u^_i = sigma v_i
+  double grad_sum() const { return g_sum_; }
+  double abar() const { return abar_; }
+  double norm2() const { return norm2_; }  // ||u^||^2
+  double sigma() const { return sigma_; }
+  double projection_factor() const;  // c = min(1, R / ||u^||)
+
+ private:
+  template <class Source>
+  void apply(const Example& x, const Source& src, double dloss, double sum_x2);
+  void update_marked(const Example& x, double dloss, const Marks& m);
+  template <bool kMark>
+  double score(const Example& x, Marks* m) const;
+  double scale_of(const Slot& s) const;
+  void recompute_norm();
+  void renormalize();
+
+  FtprlScaleSpec spec_;
+  std::string spec_text_;
+  double g_sum_ = 0.0;  // G^ = sum ||g^_t||^2
+  double abar_ = 0.0;   // abar_t = sqrt(G^) / R  (= 2 sqrt(G^) / D, D = 2R)
+  double sigma_ = 1.0;  // u^ = sigma v
+  double norm2_ = 0.0;  // N = ||u^||^2, updated per touched slot, recomputed every recompute_every_ updates
+  uint64_t updates_ = 0;
+  uint64_t recompute_every_;
+  std::vector<Slot> slots_;
+};
+
+using FtprlConstBallLearner = FtprlBallLearner<false>;
+using FtprlScaleLearner = FtprlBallLearner<true>;
+
+// The registry rows of the family (src/learners/registry.cc).
+LearnerRow ftprl_diag_row();
+LearnerRow ftprl_const_row();
+LearnerRow ftprl_scale_row();
+
+}  // namespace lepus

@@ -1,0 +1,287 @@
+// ftprl-const on the L2 ball ||w|| <= R (McMahan & Streeter 2010, Corollary 1, Theorem 6; card section 2),
+// and ftprl-scale, FTPRL-Scale for the ellipsoid {sum_i (w_i/a_i)^2 <= R^2} (Algorithm 2, Theorems 5-6;
+// card section 4 with errata F2/F3: q uses the transformed point, u the transformed gradient sum).
+//
+// Both run ftprl-const on a ball of radius R (D = 2R); ftprl-scale in the coordinates w^_i = w_i/a_i, with
+// gradients g^_i = a_i g_i (A = diag(1/a_i), so A^-T g = a g) and playing w_i = a_i w^_i (Theorem 5):
+//   G += ||g^_t||^2,  abar_t = sqrt(G)/R,  alpha_t = abar_t - abar_{t-1},
+//   u^_{t+1} = (abar_{t-1} u^_t + alpha_t w^_t - g^_t)/abar_t,  w^_{t+1} = u^_{t+1} min(1, R/||u^_{t+1}||).
+// With w^_t = c_t u^_t this is u^_{t+1} = rho u^_t - g^_t/abar_t, rho = (abar_{t-1} + alpha_t c_t)/abar_t:
+// a global contraction (rho <= 1) plus a sparse step. The exact sparse scheme (card section 7) stores
+// u^ = sigma v with a global sigma and keeps N = ||u^||^2 up to date per touched slot; the score is
+// c sigma (v . x^) with c = min(1, R/sqrt(N)). sigma only decreases: v is renormalised (v <- sigma v,
+// sigma = 1) below 1e-150, and N is recomputed from the table every max(2^16, 2^b/8) updates so rounding
+// cannot drift (both O(2^b), rarely).
+// ftprl-scale's a_i is a per-namespace prior scale (--ftprl_scale), fixed for slot i by the first feature
+// that updates it: a slot not yet updated has v_i = 0, so assigning a_i then is the same as having fixed A
+// up front.
+#include <cfloat>
+#include <cmath>
+#include <ostream>
+
+#include "learners/ftprl.h"
+#include "learners/ftprl_internal.h"
+#include "lepus/errors.h"
+
+namespace lepus {
+
+using ftprl::kPrefetch;
+
+namespace {
+constexpr double kMinSigma = 1e-150;
+}  // namespace
+
+template <bool kScaled>
+FtprlBallLearner<kScaled>::FtprlBallLearner(const FtprlOptions& options, const Loss& loss, int bits,
+                                            bool test_only)
+    : FtprlBase(options.radius, loss, bits, test_only),
+      spec_(options.scale),
+      spec_text_(options.scale_text.empty() ? "*:1" : options.scale_text),
+      recompute_every_(std::max<uint64_t>(uint64_t{1} << 16, (uint64_t{1} << bits) / 8)),
+      slots_(size_t{1} << bits, Slot{}) {}
+
+template <bool kScaled>
+double FtprlBallLearner<kScaled>::scale_of(const Slot& s) const {
+  if constexpr (kScaled) {
+    return s.a;
+  } else {
+    return 1.0;
+  }
+}
+
+template <bool kScaled>
+double FtprlBallLearner<kScaled>::projection_factor() const {
+  const double r = radius_;
+  return norm2_ > r * r ? r / std::sqrt(norm2_) : 1.0;
+}
+
+template <bool kScaled>
+double FtprlBallLearner<kScaled>::hat_u(uint64_t slot) const {
+  return sigma_ * slots_[slot & mask_].v;
+}
+
+template <bool kScaled>
+double FtprlBallLearner<kScaled>::hat_weight(uint64_t slot) const {
+  return projection_factor() * hat_u(slot);
+}
+
+template <bool kScaled>
+double FtprlBallLearner<kScaled>::weight(uint64_t slot) const {
+  return hat_weight(slot) * scale_of(slots_[slot & mask_]);
+}
+
+template <bool kScaled>
+template <bool kMark>
+double FtprlBallLearner<kScaled>::score(const Example& x, Marks* m) const {
+  const Slot* slots = slots_.data();
+  const Feature* fs = x.features.data();
+  const size_t n = x.features.size();
+  double t = 0.0;
+  for (size_t i = 0; i < n; ++i) {
+    if (i + kPrefetch < n) __builtin_prefetch(&slots[fs[i + kPrefetch].index & mask_], kMark);
+    const Slot& s = slots[fs[i].index & mask_];
+    if constexpr (kScaled) {
+      t += s.a * s.v * ftprl::usable(fs[i].value);
+    } else {
+      t += s.v * ftprl::usable(fs[i].value);
+    }
+    if constexpr (kMark) mark(fs[i].index, fs[i].value, *m);
+  }
+  return x.initial + projection_factor() * sigma_ * t;
+}
+
+template <bool kScaled>
+Prediction FtprlBallLearner<kScaled>::predict(const Example& x) const {
+  return finish(score<false>(x, nullptr));
+}
+
+template <bool kScaled>
+Prediction FtprlBallLearner<kScaled>::learn(const Example& x) {
+  see_label(x);
+  Marks m;
+  const Prediction p = finish(score<true>(x, &m));
+  unmark(x);
+  const double d = loss_derivative(x, p.raw);
+  if (d != 0.0) update_marked(x, d, m);
+  return p;
+}
+
+template <bool kScaled>
+void FtprlBallLearner<kScaled>::update(const Example& x, double dloss) {
+  update_marked(x, dloss, needs_merge(x));
+}
+
+template <bool kScaled>
+void FtprlBallLearner<kScaled>::update_marked(const Example& x, double dloss, const Marks& m) {
+  if (dloss == 0.0) return;  // no gradient: alpha_t = 0, rho = 1, nothing moves
+  if (!std::isfinite(dloss)) {
+    ++safeguards_;
+    return;
+  }
+  if (!m.merge) {
+    apply(x, ftprl::ExampleSource{x.features.data(), x.features.size(), mask_}, dloss, m.sum_x2);
+  } else {
+    merge_by_slot(x);
+    double sum_x2 = 0.0;
+    for (const SlotFeature& f : merged_) sum_x2 += f.x * f.x;
+    apply(x, ftprl::MergedSource{merged_.data(), merged_.size()}, dloss, sum_x2);
+  }
+}
+
+template <bool kScaled>
+template <class Source>
+void FtprlBallLearner<kScaled>::apply(const Example& x, const Source& src, double dloss, double sum_x2) {
+  Slot* const slots = slots_.data();
+  const size_t n = src.size();
+  if constexpr (kScaled) {
+    // ||x^||^2 with x^_i = a_i x_i; a slot updated for the first time takes its namespace's scale.
+    sum_x2 = 0.0;
+    for (size_t k = 0; k < n; ++k) {
+      const double a0 = slots[src.slot(k)].a;
+      const double xs = (a0 != 0.0 ? a0 : spec_.of_feature(x, src.first(k))) * src.value(k);
+      sum_x2 += xs * xs;
+    }
+  }
+  if (sum_x2 == 0.0) return;  // g^_t = 0
+  const double big_g = g_sum_ + dloss * dloss * sum_x2;
+  // ||g^||^2 underflowing to 0 or G overflowing (only via update() with extreme dloss): skipped, counted.
+  if (!(big_g > 0.0) || !(big_g <= DBL_MAX)) [[unlikely]] {
+    ++safeguards_;
+    return;
+  }
+  const double a_old = abar_;
+  const double a_new = std::sqrt(big_g) / radius_;
+  const double alpha = std::max(0.0, a_new - a_old);
+  const double c = projection_factor();  // w^_t = c u^_t, the point played this round
+  const double rho = (a_old + alpha * c) / a_new;
+  double sigma = sigma_ * rho;
+  double norm2 = norm2_ * rho * rho;
+  const double step = -dloss / a_new;  // delta_i = -g^_i / abar_t = step * x^_i
+  for (size_t k = 0; k < n; ++k) {
+    if (k + kPrefetch < n) __builtin_prefetch(&slots[src.slot(k + kPrefetch)], 1);
+    Slot& s = slots[src.slot(k)];
+    double xs = src.value(k);
+    if constexpr (kScaled) {
+      if (s.a == 0.0) s.a = spec_.of_feature(x, src.first(k));
+      xs *= s.a;
+    }
+    const double delta = step * xs;
+    const double old = sigma * s.v;
+    norm2 += delta * (2.0 * old + delta);  // (old + delta)^2 - old^2
+    s.v += delta / sigma;
+  }
+  sigma_ = sigma;
+  norm2_ = norm2;
+  g_sum_ = big_g;
+  abar_ = a_new;
+  ++updates_;
+  if (sigma_ < kMinSigma) renormalize();
+  if (norm2_ < 0.0 || updates_ % recompute_every_ == 0) recompute_norm();
+}
+
+template <bool kScaled>
+void FtprlBallLearner<kScaled>::renormalize() {
+  for (Slot& s : slots_) s.v *= sigma_;
+  sigma_ = 1.0;
+}
+
+template <bool kScaled>
+void FtprlBallLearner<kScaled>::recompute_norm() {
+  // Compensated (Neumaier) sum of u_i^2 = (sigma v_i)^2.
+  double sum = 0.0, comp = 0.0;
+  for (const Slot& s : slots_) {
+    if (s.v == 0.0) continue;
+    const double u = sigma_ * s.v;
+    const double term = u * u;
+    const double t = sum + term;
+    comp += std::fabs(sum) >= term ? (sum - t) + term : (term - t) + sum;
+    sum = t;
+  }
+  norm2_ = sum + comp;
+}
+
+template <bool kScaled>
+std::vector<std::string> FtprlBallLearner<kScaled>::describe() const {
+  std::vector<std::string> lines = {"ftprl_radius = " + ftprl::num(radius_)};
+  if constexpr (kScaled) {
+    lines.push_back("ftprl_scale = " + spec_text_);
+    lines.push_back("feasible set = ellipsoid sum (w_i/a_i)^2 <= " + ftprl::num(radius_) + "^2");
+  } else {
+    lines.push_back("ftprl_set = ball");
+    lines.push_back("feasible set = ball ||w||_2 <= " + ftprl::num(radius_));
+  }
+  return lines;
+}
+
+template <bool kScaled>
+void FtprlBallLearner<kScaled>::write_readable(std::ostream& out) const {
+  out << "ftprl_radius " << radius_ << "\n";
+  out << "min_label " << range_.lo << "\n";
+  out << "max_label " << range_.hi << "\n";
+  if constexpr (kScaled) {
+    out << "ftprl_scale " << spec_text_ << "\n";
+  } else {
+    out << "ftprl_set ball\n";
+  }
+  out << "G " << g_sum_ << "\n";
+  out << "abar " << abar_ << "\n";
+  out << "norm " << std::sqrt(norm2_) << "\n";
+  const double c = projection_factor();
+  for (size_t i = 0; i < slots_.size(); ++i) {
+    const Slot& s = slots_[i];
+    if (ftprl::is_zero(s)) continue;
+    const double u = sigma_ * s.v;
+    out << i << ":" << c * u * scale_of(s) << " " << u;
+    if constexpr (kScaled) out << " " << s.a;
+    out << "\n";
+  }
+}
+
+template <bool kScaled>
+void FtprlBallLearner<kScaled>::save(ModelWriter& out) const {
+  out.put_string(kScaled ? "ftprl-scale" : "ftprl-const-ball");
+  out.put_f64(radius_);
+  save_range(out);
+  if constexpr (kScaled) out.put_string(spec_text_);
+  out.put_f64(g_sum_);
+  out.put_f64(abar_);
+  out.put_f64(sigma_);
+  out.put_f64(norm2_);
+  out.put_u64(updates_);
+  ftprl::save_slots(out, slots_);
+}
+
+template <bool kScaled>
+void FtprlBallLearner<kScaled>::load(ModelReader& in) {
+  const std::string tag = kScaled ? "ftprl-scale" : "ftprl-const-ball";
+  if (in.get_string("ftprl learner") != tag)
+    throw ModelFormatError(in.source() + ": not an " + tag + " model state");
+  radius_ = ftprl::checked(in.get_f64("ftprl radius"), in, "radius", true);
+  load_range(in);
+  if constexpr (kScaled) {
+    spec_text_ = in.get_string("ftprl scale spec");
+    try {
+      spec_ = FtprlScaleSpec::parse(spec_text_);
+    } catch (const ConfigError& e) {
+      throw ModelFormatError(in.source() + ": " + e.what());
+    }
+  }
+  g_sum_ = ftprl::checked(in.get_f64("ftprl G"), in, "G");
+  abar_ = ftprl::checked(in.get_f64("ftprl abar"), in, "abar");
+  sigma_ = ftprl::checked(in.get_f64("ftprl sigma"), in, "sigma", true);
+  norm2_ = ftprl::checked(in.get_f64("ftprl norm"), in, "norm");
+  if (g_sum_ < 0.0 || abar_ < 0.0 || norm2_ < 0.0)
+    throw ModelFormatError(in.source() + ": ftprl G, abar or norm is negative");
+  updates_ = in.get_u64("ftprl update count");
+  ftprl::load_slots(in, slots_, kScaled ? "ftprl-scale" : "ftprl-const");
+  if constexpr (kScaled) {
+    for (const Slot& s : slots_)
+      if (s.a < 0.0 || (s.a == 0.0 && s.v != 0.0))
+        throw ModelFormatError(in.source() + ": ftprl-scale slot without a valid scale");
+  }
+}
+
+template class FtprlBallLearner<false>;
+template class FtprlBallLearner<true>;
+
+}  // namespace lepus

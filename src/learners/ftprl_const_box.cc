@@ -1,0 +1,153 @@
+// ftprl-const on the box F = [-R, R]^d, d = 2^b: coordinate-constant adaptive regularization (McMahan &
+// Streeter 2010, Corollary 1; card section 2) with the exact lazy scheme of card section 7.
+//
+// Dense update (card 2.3), D = 2R sqrt(d) the box's L2 diameter (erratum F9):
+//   G += ||g_t||^2,  abar_t = 2 sqrt(G)/D,  alpha_t = abar_t - abar_{t-1},
+//   u_{t+1} = (abar_{t-1} u_t + alpha_t w_t - g_t)/abar_t,  w_{t+1} = clip(u_{t+1}, -R, R).
+// Lazy form: for a coordinate without gradient, u - clip(u) shrinks by abar_{t-1}/abar_t each round and
+// never crosses the boundary, so the played clip(u) is constant and the slot stores (u, abar) at its last
+// update; on its next update u_t = c + (u_last - c) abar_last/abar_{t-1} with c = clip(u_last), then the
+// recurrence above. D/2 = R sqrt(2^b) makes the steps huge: the card recommends ftprl-diag or the ball for
+// hashed features; the box is here because the issue asks for both sets.
+#include <cfloat>
+#include <cmath>
+#include <ostream>
+
+#include "learners/ftprl.h"
+#include "learners/ftprl_internal.h"
+#include "lepus/errors.h"
+
+namespace lepus {
+
+using ftprl::clip;
+using ftprl::kPrefetch;
+
+FtprlConstBoxLearner::FtprlConstBoxLearner(const FtprlOptions& options, const Loss& loss, int bits,
+                                           bool test_only)
+    : FtprlBase(options.radius, loss, bits, test_only),
+      half_diameter_(options.radius * std::sqrt(static_cast<double>(uint64_t{1} << bits))),
+      slots_(size_t{1} << bits, Slot{0.0, 0.0}) {}
+
+double FtprlConstBoxLearner::weight(uint64_t slot) const { return clip(slots_[slot & mask_].u, radius_); }
+
+double FtprlConstBoxLearner::u(uint64_t slot) const {
+  const Slot& s = slots_[slot & mask_];
+  if (s.abar == 0.0) return s.u;
+  const double c = clip(s.u, radius_);
+  return c + (s.u - c) * (s.abar / abar_);
+}
+
+template <bool kMark>
+double FtprlConstBoxLearner::score(const Example& x, Marks* m) const {
+  const Slot* slots = slots_.data();
+  const Feature* fs = x.features.data();
+  const size_t n = x.features.size();
+  const double r = radius_;
+  double s = x.initial;
+  for (size_t i = 0; i < n; ++i) {
+    if (i + kPrefetch < n) __builtin_prefetch(&slots[fs[i + kPrefetch].index & mask_], kMark);
+    s += clip(slots[fs[i].index & mask_].u, r) * ftprl::usable(fs[i].value);
+    if constexpr (kMark) mark(fs[i].index, fs[i].value, *m);
+  }
+  return s;
+}
+
+Prediction FtprlConstBoxLearner::predict(const Example& x) const { return finish(score<false>(x, nullptr)); }
+
+Prediction FtprlConstBoxLearner::learn(const Example& x) {
+  see_label(x);
+  Marks m;
+  const Prediction p = finish(score<true>(x, &m));
+  unmark(x);
+  const double d = loss_derivative(x, p.raw);
+  if (d != 0.0) update_marked(x, d, m);
+  return p;
+}
+
+void FtprlConstBoxLearner::update(const Example& x, double dloss) { update_marked(x, dloss, needs_merge(x)); }
+
+void FtprlConstBoxLearner::update_marked(const Example& x, double dloss, const Marks& m) {
+  if (dloss == 0.0) return;  // no gradient: alpha_t = 0 and nothing moves
+  if (!std::isfinite(dloss)) {
+    ++safeguards_;
+    return;
+  }
+  if (!m.merge) {
+    apply(ftprl::ExampleSource{x.features.data(), x.features.size(), mask_}, dloss, m.sum_x2);
+  } else {
+    merge_by_slot(x);
+    double sum_x2 = 0.0;
+    for (const SlotFeature& f : merged_) sum_x2 += f.x * f.x;
+    apply(ftprl::MergedSource{merged_.data(), merged_.size()}, dloss, sum_x2);
+  }
+}
+
+template <class Source>
+void FtprlConstBoxLearner::apply(const Source& src, double dloss, double sum_x2) {
+  if (sum_x2 == 0.0) return;  // g_t = 0
+  const double big_g = g_sum_ + dloss * dloss * sum_x2;
+  // ||g||^2 underflowing to 0 or G overflowing (only via update() with extreme dloss): skipped, counted.
+  if (!(big_g > 0.0) || !(big_g <= DBL_MAX)) [[unlikely]] {
+    ++safeguards_;
+    return;
+  }
+  const double a_old = abar_;
+  const double a_new = std::sqrt(big_g) / half_diameter_;
+  const double alpha = std::max(0.0, a_new - a_old);
+  Slot* const slots = slots_.data();
+  const double r = radius_;
+  const size_t n = src.size();
+  for (size_t k = 0; k < n; ++k) {
+    if (k + kPrefetch < n) __builtin_prefetch(&slots[src.slot(k + kPrefetch)], 1);
+    Slot& s = slots[src.slot(k)];
+    const double c = clip(s.u, r);  // the point played this round
+    const double u = s.abar > 0.0 ? c + (s.u - c) * (s.abar / a_old) : s.u;
+    s.u = (a_old * u + alpha * c - dloss * src.value(k)) / a_new;
+    s.abar = a_new;
+  }
+  g_sum_ = big_g;
+  abar_ = a_new;
+}
+
+std::vector<std::string> FtprlConstBoxLearner::describe() const {
+  return {"ftprl_radius = " + ftprl::num(radius_), "ftprl_set = box",
+          "feasible set = box |w_i| <= " + ftprl::num(radius_) +
+              ", L2 diameter D = " + ftprl::num(2.0 * half_diameter_)};
+}
+
+void FtprlConstBoxLearner::write_readable(std::ostream& out) const {
+  out << "ftprl_radius " << radius_ << "\n";
+  out << "min_label " << range_.lo << "\n";
+  out << "max_label " << range_.hi << "\n";
+  out << "ftprl_set box\n";
+  out << "G " << g_sum_ << "\n";
+  out << "abar " << abar_ << "\n";
+  for (size_t i = 0; i < slots_.size(); ++i) {
+    const Slot& s = slots_[i];
+    if (s.u == 0.0 && s.abar == 0.0) continue;
+    out << i << ":" << clip(s.u, radius_) << " " << s.u << " " << s.abar << "\n";
+  }
+}
+
+void FtprlConstBoxLearner::save(ModelWriter& out) const {
+  out.put_string("ftprl-const-box");
+  out.put_f64(radius_);
+  save_range(out);
+  out.put_f64(g_sum_);
+  out.put_f64(abar_);
+  ftprl::save_slots(out, slots_);
+}
+
+void FtprlConstBoxLearner::load(ModelReader& in) {
+  if (in.get_string("ftprl learner") != "ftprl-const-box")
+    throw ModelFormatError(in.source() + ": not an ftprl-const --ftprl_set box model state");
+  radius_ = ftprl::checked(in.get_f64("ftprl radius"), in, "radius", true);
+  load_range(in);
+  half_diameter_ = radius_ * std::sqrt(static_cast<double>(slots_.size()));
+  g_sum_ = ftprl::checked(in.get_f64("ftprl G"), in, "G");
+  abar_ = ftprl::checked(in.get_f64("ftprl abar"), in, "abar");
+  if (g_sum_ < 0.0 || abar_ < 0.0) throw ModelFormatError(in.source() + ": ftprl G or abar is negative");
+  ftprl::load_slots(in, slots_, "ftprl-const");
+}
+
+}  // namespace lepus

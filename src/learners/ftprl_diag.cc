@@ -1,0 +1,133 @@
+// ftprl-diag: FTPRL-Diag on the box [-R, R]^d (McMahan & Streeter 2010, Algorithm 1, Corollary 2;
+// card section 3).
+//
+// Per coordinate, with D_i = 2R (card 3.4; the sign of u corrected as erratum F1):
+//   G_i += g_i^2,  lbar_i = (2/D_i) sqrt(G_i) = sqrt(G_i)/R,
+//   u_i <- (lbar_old u_i + (lbar_new - lbar_old) w_i - g_i) / lbar_new,  w_i = clip(u_i, -R, R),
+// the recurrence form of u = (q - z)/lbar with q_i = sum lambda_i w_i and z_i = sum g_i. Times R/R:
+//   u_i <- (s_old u_i + (s_new - s_old) w_i - R g_i) / s_new,  s = sqrt(G_i),
+// and the slot keeps s itself (s_new = sqrt(s_old^2 + g_i^2)), so an update takes one square root.
+// Coordinates without a gradient do not move (their lambda_t is 0): the sparse update is exact with no
+// catch-up. A coordinate that never had a nonzero gradient keeps w_i = 0 (card 3.7, erratum F6: no
+// hallucinated first gradient).
+#include <algorithm>
+#include <cfloat>
+#include <cmath>
+#include <ostream>
+
+#include "learners/ftprl.h"
+#include "learners/ftprl_internal.h"
+#include "lepus/errors.h"
+
+namespace lepus {
+
+using ftprl::clip;
+using ftprl::kPrefetch;
+
+FtprlDiagLearner::FtprlDiagLearner(const FtprlOptions& options, const Loss& loss, int bits, bool test_only)
+    : FtprlBase(options.radius, loss, bits, test_only), slots_(size_t{1} << bits, Slot{0.0, 0.0}) {}
+
+double FtprlDiagLearner::weight(uint64_t slot) const { return clip(slots_[slot & mask_].u, radius_); }
+
+template <bool kMark>
+double FtprlDiagLearner::score(const Example& x, Marks* m) const {
+  const Slot* slots = slots_.data();
+  const Feature* fs = x.features.data();
+  const size_t n = x.features.size();
+  const double r = radius_;
+  double s = x.initial;
+  for (size_t i = 0; i < n; ++i) {
+    if (i + kPrefetch < n) __builtin_prefetch(&slots[fs[i + kPrefetch].index & mask_], kMark);
+    s += clip(slots[fs[i].index & mask_].u, r) * ftprl::usable(fs[i].value);
+    if constexpr (kMark) mark(fs[i].index, fs[i].value, *m);
+  }
+  return s;
+}
+
+Prediction FtprlDiagLearner::predict(const Example& x) const { return finish(score<false>(x, nullptr)); }
+
+Prediction FtprlDiagLearner::learn(const Example& x) {
+  see_label(x);
+  Marks m;
+  const Prediction p = finish(score<true>(x, &m));
+  unmark(x);
+  const double d = loss_derivative(x, p.raw);
+  if (d != 0.0) update_marked(x, d, m);
+  return p;
+}
+
+void FtprlDiagLearner::update(const Example& x, double dloss) { update_marked(x, dloss, needs_merge(x)); }
+
+void FtprlDiagLearner::update_marked(const Example& x, double dloss, const Marks& m) {
+  if (dloss == 0.0) return;  // l' = 0 (hinge beyond the margin): no state change at all (card 3.7)
+  if (!std::isfinite(dloss)) {
+    ++safeguards_;
+    return;
+  }
+  if (!m.merge) {
+    apply(ftprl::ExampleSource{x.features.data(), x.features.size(), mask_}, dloss);
+  } else {
+    merge_by_slot(x);
+    apply(ftprl::MergedSource{merged_.data(), merged_.size()}, dloss);
+  }
+}
+
+template <class Source>
+void FtprlDiagLearner::apply(const Source& src, double dloss) {
+  Slot* const slots = slots_.data();
+  const double r = radius_;
+  const size_t n = src.size();
+  for (size_t k = 0; k < n; ++k) {
+    if (k + kPrefetch < n) __builtin_prefetch(&slots[src.slot(k + kPrefetch)], 1);
+    const double g = dloss * src.value(k);
+    if (g == 0.0) continue;
+    Slot& s = slots[src.slot(k)];
+    const double u = s.u;
+    const double s_old = s.s;
+    const double big_g = s_old * s_old + g * g;
+    // g*g underflowing to 0 (only reachable through update() with dloss * x below 1e-154) or G overflowing
+    // would divide by 0 or by infinity: the coordinate keeps its state (counted).
+    if (!(big_g > 0.0) || !(big_g <= DBL_MAX)) [[unlikely]] {
+      ++safeguards_;
+      continue;
+    }
+    const double w = clip(u, r);  // the point played this round
+    // lambda_t = (s_new - s_old)/R >= 0 (Q_t >= 0, Theorem 2): when g^2 vanishes next to G, rounding could
+    // make it a negative ulp; clamp it (card 3.7).
+    const double s_new = std::max(std::sqrt(big_g), s_old);
+    s.u = (s_old * u + (s_new - s_old) * w - r * g) / s_new;
+    s.s = s_new;
+  }
+}
+
+std::vector<std::string> FtprlDiagLearner::describe() const {
+  return {"ftprl_radius = " + ftprl::num(radius_), "feasible set = box |w_i| <= " + ftprl::num(radius_)};
+}
+
+void FtprlDiagLearner::write_readable(std::ostream& out) const {
+  out << "ftprl_radius " << radius_ << "\n";
+  out << "min_label " << range_.lo << "\n";
+  out << "max_label " << range_.hi << "\n";
+  for (size_t i = 0; i < slots_.size(); ++i) {
+    const Slot& s = slots_[i];
+    if (s.u == 0.0 && s.s == 0.0) continue;
+    out << i << ":" << clip(s.u, radius_) << " " << s.u << " " << s.s * s.s << "\n";
+  }
+}
+
+void FtprlDiagLearner::save(ModelWriter& out) const {
+  out.put_string("ftprl-diag");
+  out.put_f64(radius_);
+  save_range(out);
+  ftprl::save_slots(out, slots_);
+}
+
+void FtprlDiagLearner::load(ModelReader& in) {
+  if (in.get_string("ftprl learner") != "ftprl-diag")
+    throw ModelFormatError(in.source() + ": not an ftprl-diag model state");
+  radius_ = ftprl::checked(in.get_f64("ftprl radius"), in, "radius", true);
+  load_range(in);
+  ftprl::load_slots(in, slots_, "ftprl-diag");
+}
+
+}  // namespace lepus

@@ -1,0 +1,535 @@
+// scinol-coord: Kotłowski (2017), Algorithm 1, on the hashed table; see scinol.h for the problem, the update
+// and the mapping, and ../shared/algorithms/scale-invariant.md §1 and §3 for the card.
+#include "learners/scinol.h"
+
+#include <algorithm>
+#include <bit>
+#include <cfloat>
+#include <cmath>
+#include <cstring>
+#include <iomanip>
+#include <limits>
+#include <new>
+#include <sstream>
+
+#include "lepus/errors.h"
+
+namespace lepus {
+namespace {
+
+// Slots are touched in hash order, i.e. at random: fetch the slot this many coordinates ahead while the
+// current one is computed (as in gd.cc; the exp() per coordinate leaves time for the miss to resolve).
+constexpr size_t kPrefetch = 12;
+
+constexpr double kAlphaMin = 9.0 / 8.0;  // the paper needs α > 9/8 (Lemma 3.3)
+
+const char* dimension_name(ScinolDimension d) {
+  switch (d) {
+    case ScinolDimension::kBits:
+      return "bits";
+    case ScinolDimension::kSeen:
+      return "seen";
+    case ScinolDimension::kClock:
+      return "clock";
+  }
+  return "?";
+}
+
+std::string num(double v) {
+  std::ostringstream s;
+  s << v;
+  return s.str();
+}
+
+// The multiplicative hash of the per-example slot set (Knuth's golden-ratio constant).
+inline size_t probe_start(uint64_t slot, int shift) {
+  return static_cast<size_t>((slot * 0x9E3779B97F4A7C15ull) >> shift);
+}
+
+}  // namespace
+
+ScinolOptions ScinolOptions::from(const OptionValues& v) {
+  ScinolOptions o;
+  if (v.has("scinol_alpha")) o.alpha = v.number("scinol_alpha");
+  if (v.has("scinol_L")) o.lipschitz = v.number("scinol_L");
+  if (!(o.alpha > kAlphaMin) || !std::isfinite(o.alpha))
+    throw ConfigError("--scinol_alpha must be a finite number > 9/8 = 1.125 (the paper's condition), got " +
+                      num(o.alpha));
+  if (!(o.lipschitz > 0.0) || !std::isfinite(o.lipschitz))
+    throw ConfigError("--scinol_L must be a finite number > 0, got " + num(o.lipschitz));
+  if (v.has("scinol_d")) {
+    const std::string& d = v.text("scinol_d");
+    if (d == "bits") {
+      o.dimension = ScinolDimension::kBits;
+    } else if (d == "seen") {
+      o.dimension = ScinolDimension::kSeen;
+    } else if (d == "clock") {
+      o.dimension = ScinolDimension::kClock;
+    } else {
+      throw ConfigError("unknown --scinol_d '" + d + "' (choose bits, seen or clock)");
+    }
+  }
+  return o;
+}
+
+ScinolLearner::ScinolLearner(const ScinolOptions& options, const Loss& loss, int bits, bool test_only)
+    : opt_(options),
+      loss_(loss),
+      bits_(bits),
+      mask_((uint64_t{1} << bits) - 1),
+      frozen_range_(test_only),
+      range_(loss.initial_range()) {
+  allocate();
+}
+
+void ScinolLearner::allocate() {
+  // calloc: zero pages are mapped lazily, so -b 28 costs only the slots a run touches. +64 bytes to align the
+  // table to a cache line, so a 32-byte clock slot never straddles two lines.
+  const size_t bytes = (size_t{1} << bits_) * stride() * sizeof(double) + 64;
+  void* p = std::calloc(bytes, 1);
+  if (p == nullptr) throw std::bad_alloc();
+  block_.reset(p);
+  const auto address = reinterpret_cast<uintptr_t>(p);
+  table_ = reinterpret_cast<double*>((address + 63) & ~uintptr_t{63});
+}
+
+double ScinolLearner::dimension() const {
+  if (opt_.dimension == ScinolDimension::kSeen) return std::max(seen_, 1.0);
+  return std::ldexp(1.0, bits_);
+}
+
+// Sums the example's features into one x per distinct slot (card §3: colliding features are one coordinate)
+// and drops zero values (a coordinate with x = 0 is absent: its state and its clock do not move). First-
+// appearance order, so the sums below add up in the example's order.
+const ScinolLearner::Coord* ScinolLearner::gather(const Example& ex, size_t& n_out) const {
+  const size_t n = ex.features.size();
+  if (coords_.size() < n) coords_.resize(n);
+  size_t cap = 64;
+  while (cap < 2 * n) cap *= 2;
+  if (probe_.size() < cap) probe_.resize(cap);
+  const int shift = 64 - std::countr_zero(cap);
+  const size_t cmask = cap - 1;
+  Coord* const coords = coords_.data();
+  uint32_t* const probe = probe_.data();
+  const Feature* fs = ex.features.data();
+  uint32_t m = 0;
+  bool merged = false;
+  for (size_t i = 0; i < n; ++i) {
+    const float v = fs[i].value;
+    if (v == 0.0f) continue;
+    const uint64_t slot = fs[i].index & mask_;
+    size_t p = probe_start(slot, shift);
+    for (;;) {
+      const uint32_t e = probe[p];
+      if (e == 0) {
+        probe[p] = ++m;
+        coords[m - 1] = Coord{slot, v};
+        break;
+      }
+      if (coords[e - 1].slot == slot) [[unlikely]] {
+        coords[e - 1].x += v;
+        merged = true;
+        break;
+      }
+      p = (p + 1) & cmask;
+    }
+  }
+  std::memset(probe, 0, cap * sizeof(uint32_t));
+  if (merged) [[unlikely]] {  // a sum may cancel to 0: that coordinate is absent this round
+    m = static_cast<uint32_t>(std::remove_if(coords, coords + m, [](const Coord& c) { return c.x == 0.0; }) -
+                              coords);
+  }
+  n_out = m;
+  return coords;
+}
+
+namespace {
+
+// One coordinate's term exp(e) h x / s2 of the sum (card §1.5), from the old h, the new s2 = s2_old + x^2 and
+// x: the exponent uses the paper's x^2 correction. Shared by every path so that they add up bit for bit
+// alike.
+inline double coordinate_term(double h, double s2, double x, double inv_2alpha, uint64_t& capped) {
+  const double r = 1.0 / s2;
+  double e = (h * h + x * x) * r * inv_2alpha;
+  if (e > ScinolLearner::kMaxExponent) [[unlikely]] {
+    e = ScinolLearner::kMaxExponent;
+    ++capped;
+  }
+  return std::exp(e) * (h * x * r);
+}
+
+// The sum over distinct coordinates of their terms (divided by n_i with the per-slot clock); the common
+// factor 1/(α t d) is applied by the caller because d ("seen") is known only after the loop. With kLearn the
+// new s2 (and n) are stored; otherwise nothing is written (predict-only rounds use temporaries, card §1.6).
+// `fresh` counts slots with s2 = 0 before this round.
+template <ScinolDimension kDim, bool kLearn>
+double sum_terms(double* const table, const ScinolCoord* c, size_t n, double alpha, uint64_t& fresh,
+                 uint64_t& caps) {
+  constexpr size_t kStride = kDim == ScinolDimension::kClock ? 4 : 2;
+  const double inv_2alpha = 0.5 / alpha;
+  double sum = 0.0;
+  uint64_t capped = 0, news = 0;
+  for (size_t k = 0; k < n; ++k) {
+    if (k + kPrefetch < n) __builtin_prefetch(table + c[k + kPrefetch].slot * kStride, kLearn ? 1 : 0);
+    double* const s = table + c[k].slot * kStride;
+    const double x = c[k].x;
+    const double s2 = s[1] + x * x;  // before predicting
+    double term = coordinate_term(s[0], s2, x, inv_2alpha, capped);
+    if constexpr (kDim == ScinolDimension::kSeen) news += s[1] == 0.0;
+    if constexpr (kDim == ScinolDimension::kClock) {
+      const double clock = s[2] + 1.0;
+      term /= clock;
+      if constexpr (kLearn) s[2] = clock;
+    }
+    if constexpr (kLearn) s[1] = s2;
+    sum += term;
+  }
+  caps += capped;
+  fresh = news;
+  return sum;
+}
+
+// The learning round's fast path: the example's features straight from its list, no gathering. A slot's s2 is
+// stored negated (s2 > 0 once touched) until the h pass, which marks it as taken in this round; meeting a
+// marked slot means the example holds that slot twice (a collision or a repeated feature), which must be ONE
+// coordinate (card §3): the slots are restored exactly from old_s2 and the caller takes the gathering path.
+// Returns false then, true otherwise.
+template <ScinolDimension kDim>
+bool sum_terms_direct(double* const table, uint64_t mask, const Feature* fs, size_t n, double alpha,
+                      double* old_s2, double& sum_out, uint64_t& fresh, uint64_t& caps) {
+  constexpr size_t kStride = kDim == ScinolDimension::kClock ? 4 : 2;
+  const double inv_2alpha = 0.5 / alpha;
+  double sum = 0.0;
+  uint64_t capped = 0, news = 0;
+  for (size_t i = 0; i < n; ++i) {
+    if (i + kPrefetch < n) __builtin_prefetch(table + (fs[i + kPrefetch].index & mask) * kStride, 1);
+    const float v = fs[i].value;
+    if (v == 0.0f) [[unlikely]]
+      continue;  // x = 0: the coordinate is absent
+    double* const s = table + (fs[i].index & mask) * kStride;
+    const double x = v;
+    const double s2_old = s[1];
+    if (s2_old < 0.0) [[unlikely]] {  // the slot was taken earlier in this example: undo, and gather instead
+      for (size_t j = 0; j < i; ++j) {
+        if (fs[j].value == 0.0f) continue;
+        double* const u = table + (fs[j].index & mask) * kStride;
+        u[1] = old_s2[j];
+        if constexpr (kDim == ScinolDimension::kClock) u[2] -= 1.0;
+      }
+      return false;
+    }
+    old_s2[i] = s2_old;
+    const double s2 = s2_old + x * x;  // before predicting
+    double term = coordinate_term(s[0], s2, x, inv_2alpha, capped);
+    if constexpr (kDim == ScinolDimension::kSeen) news += s2_old == 0.0;
+    if constexpr (kDim == ScinolDimension::kClock) {
+      const double clock = s[2] + 1.0;
+      term /= clock;
+      s[2] = clock;
+    }
+    s[1] = -s2;
+    sum += term;
+  }
+  caps += capped;
+  fresh = news;
+  sum_out = sum;
+  return true;
+}
+
+// The h pass of the fast path: h -= g x (after the label), and s2 un-negated.
+template <size_t kStride>
+void update_direct(double* const table, uint64_t mask, const Feature* fs, size_t n, double g) {
+  for (size_t i = 0; i < n; ++i) {
+    const float v = fs[i].value;
+    if (v == 0.0f) [[unlikely]]
+      continue;
+    double* const s = table + (fs[i].index & mask) * kStride;
+    s[0] -= g * static_cast<double>(v);
+    s[1] = -s[1];
+  }
+}
+
+}  // namespace
+
+// The common factor 1/(α t d) of every weight (1/(α d) with the per-slot clock, whose t is inside the terms).
+double ScinolLearner::scale(uint64_t fresh) const {
+  switch (opt_.dimension) {
+    case ScinolDimension::kBits:
+      return 1.0 / (opt_.alpha * (t_ + 1.0) * std::ldexp(1.0, bits_));
+    case ScinolDimension::kSeen:
+      return 1.0 / (opt_.alpha * (t_ + 1.0) * std::max(seen_ + static_cast<double>(fresh), 1.0));
+    case ScinolDimension::kClock:
+      return 1.0 / (opt_.alpha * std::ldexp(1.0, bits_));
+  }
+  return 0.0;
+}
+
+// ŷ without the base prediction over gathered coordinates. With kLearn the slots' s2 (and n) are written; the
+// caller then advances t and the seen count.
+template <bool kLearn>
+double ScinolLearner::score(const Coord* c, size_t n, uint64_t& fresh) const {
+  const double a = opt_.alpha;
+  double sum = 0.0;
+  switch (opt_.dimension) {
+    case ScinolDimension::kBits:
+      sum = sum_terms<ScinolDimension::kBits, kLearn>(table_, c, n, a, fresh, caps_);
+      break;
+    case ScinolDimension::kSeen:
+      sum = sum_terms<ScinolDimension::kSeen, kLearn>(table_, c, n, a, fresh, caps_);
+      break;
+    case ScinolDimension::kClock:
+      sum = sum_terms<ScinolDimension::kClock, kLearn>(table_, c, n, a, fresh, caps_);
+      break;
+  }
+  return sum * scale(fresh);
+}
+
+float ScinolLearner::clipped(double score) const {
+  const float raw =
+      static_cast<float>(std::clamp(score, -static_cast<double>(FLT_MAX), static_cast<double>(FLT_MAX)));
+  return std::min(std::max(raw, range_.lo), range_.hi);
+}
+
+Prediction ScinolLearner::finish(double score) const {
+  // A prediction beyond float range is reported as ±FLT_MAX (counted: outside what a float output can say).
+  if (std::fabs(score) > FLT_MAX) ++caps_;
+  const float raw =
+      static_cast<float>(std::clamp(score, -static_cast<double>(FLT_MAX), static_cast<double>(FLT_MAX)));
+  return Prediction{raw, std::min(std::max(raw, range_.lo), range_.hi)};
+}
+
+double ScinolLearner::predict_score(const Example& x) const {
+  size_t n = 0;
+  uint64_t fresh = 0;
+  const Coord* c = gather(x, n);
+  return x.initial + score<false>(c, n, fresh);
+}
+
+Prediction ScinolLearner::predict(const Example& x) const { return finish(predict_score(x)); }
+
+// One learning round (card §1.6): t += 1 and s2 += x^2, predict, g from the loss (or the given linear
+// gradient), scaled by the importance weight, clipped to [-L, L] and divided by L, then h -= g x.
+double ScinolLearner::round(const Example& x, bool use_loss, double g_linear) {
+  const Feature* fs = x.features.data();
+  const size_t n = x.features.size();
+  if (old_s2_.size() < n) old_s2_.resize(n);
+  double sum = 0.0;
+  uint64_t fresh = 0;
+  bool direct = false;
+  switch (opt_.dimension) {
+    case ScinolDimension::kBits:
+      direct = sum_terms_direct<ScinolDimension::kBits>(table_, mask_, fs, n, opt_.alpha, old_s2_.data(), sum,
+                                                        fresh, caps_);
+      break;
+    case ScinolDimension::kSeen:
+      direct = sum_terms_direct<ScinolDimension::kSeen>(table_, mask_, fs, n, opt_.alpha, old_s2_.data(), sum,
+                                                        fresh, caps_);
+      break;
+    case ScinolDimension::kClock:
+      direct = sum_terms_direct<ScinolDimension::kClock>(table_, mask_, fs, n, opt_.alpha, old_s2_.data(),
+                                                         sum, fresh, caps_);
+      break;
+  }
+  size_t m = 0;
+  const Coord* c = nullptr;
+  double yhat;
+  if (direct) {
+    yhat = x.initial + sum * scale(fresh);
+  } else {
+    c = gather(x, m);
+    yhat = x.initial + score<true>(c, m, fresh);
+  }
+  t_ += 1.0;
+  seen_ += static_cast<double>(fresh);
+  double g = use_loss ? loss_.first_derivative(clipped(yhat), x.label, range_) : g_linear;
+  g = std::clamp(g * static_cast<double>(x.weight), -opt_.lipschitz, opt_.lipschitz) / opt_.lipschitz;
+  if (std::isnan(g)) [[unlikely]] {
+    g = 0.0;
+    ++caps_;
+  }
+  if (direct) {
+    if (stride() == 4) {
+      update_direct<4>(table_, mask_, fs, n, g);
+    } else {
+      update_direct<2>(table_, mask_, fs, n, g);
+    }
+  } else if (g != 0.0) {
+    const size_t st = stride();
+    for (size_t k = 0; k < m; ++k) table_[c[k].slot * st] -= g * c[k].x;  // after the label
+  }
+  return yhat;
+}
+
+double ScinolLearner::learn_score(const Example& x) {
+  if (!x.labeled) return predict_score(x);  // unlabelled: predict only, no state change (card §1.6)
+  if (!frozen_range_) {
+    range_.lo = std::min(range_.lo, x.label);
+    range_.hi = std::max(range_.hi, x.label);
+  }
+  // An importance weight of 0 (or less) asks for no learning: the round is not played at all.
+  if (!(x.weight > 0.0f)) return predict_score(x);
+  return round(x, true, 0.0);
+}
+
+Prediction ScinolLearner::learn(const Example& x) { return finish(learn_score(x)); }
+
+double ScinolLearner::learn_gradient(const Example& x, double g) {
+  if (!(x.weight > 0.0f)) return predict_score(x);
+  return round(x, false, g);
+}
+
+ScinolLearner::SlotState ScinolLearner::slot(uint64_t i) const {
+  const double* s = table_ + (i & mask_) * stride();
+  return SlotState{s[0], s[1], opt_.dimension == ScinolDimension::kClock ? s[2] : 0.0};
+}
+
+double ScinolLearner::eta(uint64_t i, double x) const {
+  const SlotState s = slot(i);
+  const double s2 = s.s2 + x * x;
+  if (!(s2 > 0.0)) return 0.0;  // a slot never non-zero: w = 0 (card §1.8)
+  const bool present = x != 0.0;
+  double clock = t_ + 1.0;
+  double d = std::ldexp(1.0, bits_);
+  if (opt_.dimension == ScinolDimension::kSeen) d = seen_ + (s.s2 == 0.0 && present ? 1.0 : 0.0);
+  if (opt_.dimension == ScinolDimension::kClock) clock = s.n + (present ? 1.0 : 0.0);
+  const double e = std::min((s.h * s.h + x * x) / (2.0 * opt_.alpha * s2), kMaxExponent);
+  return std::exp(e) / (opt_.alpha * clock * d);
+}
+
+double ScinolLearner::weight(uint64_t i, double x) const {
+  const SlotState s = slot(i);
+  const double s2 = s.s2 + x * x;
+  if (!(s2 > 0.0)) return 0.0;
+  // Indicative only: with a tiny feature scale h / s2 is huge, and the product can exceed double range.
+  return std::clamp(eta(i, x) * (s.h / s2), -DBL_MAX, DBL_MAX);
+}
+
+std::vector<std::string> ScinolLearner::describe() const {
+  std::string d = dimension_name(opt_.dimension);
+  if (opt_.dimension != ScinolDimension::kSeen) d += " (d = " + num(std::ldexp(1.0, bits_)) + ")";
+  return {"scinol_alpha = " + num(opt_.alpha), "scinol_L = " + num(opt_.lipschitz), "scinol_d = " + d};
+}
+
+void ScinolLearner::write_readable(std::ostream& out) const {
+  std::ostringstream o;
+  o << std::setprecision(17);
+  o << "scinol_alpha " << opt_.alpha << "\n";
+  o << "scinol_L " << opt_.lipschitz << "\n";
+  o << "scinol_d " << dimension_name(opt_.dimension) << "\n";
+  o << "t " << t_ << "\n";
+  o << "d " << dimension() << "\n";
+  o << "seen_slots " << seen_ << "\n";
+  o << "min_label " << range_.lo << "\n";
+  o << "max_label " << range_.hi << "\n";
+  // Per slot: the indicative weight at round t+1 with x = 0 (card §1.8), then the state h, s2 [, n].
+  const size_t st = stride();
+  const bool clock = opt_.dimension == ScinolDimension::kClock;
+  for (uint64_t i = 0; i <= mask_; ++i) {
+    const double* s = table_ + i * st;
+    if (s[0] == 0.0 && s[1] == 0.0) continue;
+    o << i << ":" << weight(i, 0.0) << " " << s[0] << " " << s[1];
+    if (clock) o << " " << s[2];
+    o << "\n";
+  }
+  out << o.str();
+}
+
+namespace {
+constexpr uint32_t kStateVersion = 1;
+}
+
+void ScinolLearner::save(ModelWriter& out) const {
+  out.put_u32(kStateVersion);
+  out.put_f64(opt_.alpha);
+  out.put_f64(opt_.lipschitz);
+  out.put_u8(static_cast<uint8_t>(opt_.dimension));
+  out.put_f64(t_);
+  out.put_f64(seen_);
+  out.put_f32(range_.lo);
+  out.put_f32(range_.hi);
+  const size_t st = stride();
+  const uint64_t size = mask_ + 1;
+  out.put_u64(size);
+  out.put_u32(static_cast<uint32_t>(st));
+  uint64_t nonzero = 0;
+  for (uint64_t i = 0; i < size; ++i) nonzero += table_[i * st] != 0.0 || table_[i * st + 1] != 0.0;
+  out.put_u64(nonzero);
+  for (uint64_t i = 0; i < size; ++i) {
+    const double* s = table_ + i * st;
+    if (s[0] == 0.0 && s[1] == 0.0) continue;
+    out.put_u64(i);
+    out.put_raw(s, st * sizeof(double));
+  }
+}
+
+void ScinolLearner::load(ModelReader& in) {
+  auto bad = [&](const std::string& what) {
+    return ModelFormatError(in.source() + ": scinol-coord state: " + what);
+  };
+  const uint32_t version = in.get_u32("scinol-coord state version");
+  if (version != kStateVersion) throw bad("unknown state version " + std::to_string(version));
+  const double alpha = in.get_f64("scinol-coord alpha");
+  const double lipschitz = in.get_f64("scinol-coord L");
+  const uint8_t dim = in.get_u8("scinol-coord d mode");
+  if (!(alpha > kAlphaMin) || !std::isfinite(alpha)) throw bad("alpha " + num(alpha) + " is not > 9/8");
+  if (!(lipschitz > 0.0) || !std::isfinite(lipschitz)) throw bad("L " + num(lipschitz) + " is not > 0");
+  if (dim > static_cast<uint8_t>(ScinolDimension::kClock)) throw bad("unknown d mode " + std::to_string(dim));
+  const double t = in.get_f64("scinol-coord t");
+  const double seen = in.get_f64("scinol-coord seen slots");
+  const float lo = in.get_f32("scinol-coord min label");
+  const float hi = in.get_f32("scinol-coord max label");
+  const uint64_t size = in.get_u64("scinol-coord table size");
+  const uint32_t st = in.get_u32("scinol-coord stride");
+  if (size != mask_ + 1)
+    throw bad("weight table has " + std::to_string(size) + " slots, expected " + std::to_string(mask_ + 1));
+  if (!(t >= 0.0) || !std::isfinite(t) || t != std::floor(t)) throw bad("bad round count");
+  if (!(seen >= 0.0) || seen > static_cast<double>(size) || seen != std::floor(seen))
+    throw bad("bad seen count");
+  const ScinolDimension mode = static_cast<ScinolDimension>(dim);
+  const uint32_t want_stride = mode == ScinolDimension::kClock ? 4 : 2;
+  if (st != want_stride) throw bad("stride " + std::to_string(st) + " does not match d mode");
+  const uint64_t nonzero = in.get_u64("scinol-coord slot count");
+  if (nonzero > size || nonzero * (8 + st * sizeof(double)) > in.remaining())
+    throw bad("slot count " + std::to_string(nonzero) + " does not fit the file");
+
+  opt_.alpha = alpha;
+  opt_.lipschitz = lipschitz;
+  opt_.dimension = mode;
+  allocate();
+  t_ = t;
+  seen_ = seen;
+  range_ = LabelRange{lo, hi};
+  uint64_t last = 0;
+  for (uint64_t k = 0; k < nonzero; ++k) {
+    const uint64_t i = in.get_u64("scinol-coord slot index");
+    if (i >= size || (k > 0 && i <= last)) throw bad("slot index out of range or out of order");
+    last = i;
+    double* s = table_ + i * st;
+    in.get_raw(s, st * sizeof(double), "scinol-coord slot");
+    for (uint32_t j = 0; j < st; ++j)
+      if (!std::isfinite(s[j])) throw bad("non-finite value in slot " + std::to_string(i));
+    if (!(s[1] >= 0.0) || (mode == ScinolDimension::kClock && !(s[2] >= 0.0)))
+      throw bad("negative s2 or clock");
+  }
+}
+
+LearnerRow scinol_row() {
+  using Kind = OptionSpec::Kind;
+  return LearnerRow{
+      "scinol-coord",
+      "coordinate-wise scale-invariant learner, no learning rate (Kotlowski 2017, Algorithm 1)",
+      {
+          {"scinol_alpha", "", Kind::kNumber, "1.5", "alpha > 9/8 of Algorithm 1 (the card's default 1.5)"},
+          {"scinol_L", "", Kind::kNumber, "1",
+           "clip importance * dloss/dp to [-L, L] and divide by L (1 is exact for logistic, hinge, "
+           "quantile)"},
+          {"scinol_d", "", Kind::kText, "seen",
+           "the paper's d: bits (2^b), seen (distinct slots so far) or clock (2^b, per-slot round counts as "
+           "t)"},
+      },
+      [](const LearnerContext& c) {
+        return std::make_unique<ScinolLearner>(ScinolOptions::from(c.options), c.loss, c.bits, c.test_only);
+      }};
+}
+
+}  // namespace lepus
