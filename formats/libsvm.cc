@@ -29,9 +29,7 @@ void parse_libsvm_line(std::string_view line, const ParseOptions& options, Examp
                        WarningSink& warnings) {
   ex.clear();
   if (line.size() >= 3 && line[0] == '\xEF' && line[1] == '\xBB' && line[2] == '\xBF') line.remove_prefix(3);
-  if (const void* hash = std::memchr(line.data(), '#', line.size()); hash != nullptr) {
-    line = line.substr(0, static_cast<size_t>(static_cast<const char*>(hash) - line.data()));
-  }
+  if (const size_t hash = line.find('#'); hash != std::string_view::npos) line = line.substr(0, hash);
   const char* p = line.data();
   const char* const end = p + line.size();
   while (p < end && (is_separator(*p) || *p == '\n')) ++p;
