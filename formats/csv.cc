@@ -136,19 +136,6 @@ inline bool read_numeric(std::string_view cell, float* value) {
   return true;
 }
 
-// vw_text.cc's label_float: VW's float_of_string, with an infinite value malformed too.
-float label_float(std::string_view token, WarningSink& warnings) {
-  const char* stop = nullptr;
-  float f = read_vw_float(token.data(), token.data() + token.size(), &stop);
-  if ((stop == token.data() && !token.empty()) || !std::isfinite(f)) {
-    std::string message = "'";
-    message.append(token);
-    message += "' is not a good float, replacing with 0";
-    warnings.warn(message);
-    f = 0.0f;
-  }
-  return f;
-}
 
 // Word bytes of text columns: ASCII letters and digits, and every byte >= 0x80 (so UTF-8 letters stay whole).
 constexpr std::array<bool, 256> make_word_bytes() {
@@ -447,7 +434,7 @@ void parse_csv_line(std::string_view line, const ParseOptions& options, Example&
   }
   // --positive_label compares text, so "M"/"B" or "spam"/"ham" never reach the float reader.
   ex.label = options.has_positive_label ? (label_text == options.positive_label ? 1.0f : -1.0f)
-                                        : label_float(label_text, warnings);
+                                        : read_label_token(label_text, warnings);
   ex.labeled = true;
 
   close_group(ex, schema.group, 0);

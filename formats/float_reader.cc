@@ -7,7 +7,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <cmath>
 #include <string>
+
+#include "formats/format.h"
 
 namespace lepus {
 namespace {
@@ -213,6 +216,19 @@ float read_vw_float(const char* begin, const char* end, const char** stop) {
     return sign * (acc * vw_pow10(e));
   }
   return strtof_fallback(begin, end, stop);
+}
+
+float read_label_token(std::string_view token, WarningSink& warnings) {
+  const char* stop = nullptr;
+  float f = read_vw_float(token.data(), token.data() + token.size(), &stop);
+  if ((stop == token.data() && !token.empty()) || !std::isfinite(f)) {
+    std::string message = "'";
+    message.append(token);
+    message += "' is not a good float, replacing with 0";
+    warnings.warn(message);
+    f = 0.0f;
+  }
+  return f;
 }
 
 }  // namespace lepus

@@ -46,15 +46,7 @@ void parse_libsvm_line(std::string_view line, const ParseOptions& options, Examp
   if (options.has_positive_label) {  // --positive_label: compared as text
     ex.label = label_text == options.positive_label ? 1.0f : -1.0f;
   } else {
-    float label = read_vw_float(label_text.data(), p, &stop);
-    if (stop == label_text.data() || !std::isfinite(label)) {
-      std::string message = "'";
-      message.append(label_text);
-      message += "' is not a good float, replacing with 0";
-      warnings.warn(message);
-      label = 0.0f;
-    }
-    ex.label = label;
+    ex.label = read_label_token(label_text, warnings);
   }
   ex.labeled = true;
 

@@ -39,20 +39,6 @@ constexpr std::array<uint8_t, 256> kClass = make_classes();
 
 inline bool has_class(char c, uint8_t cls) { return (kClass[static_cast<unsigned char>(c)] & cls) != 0; }
 
-// VW's float_of_string: used for the label, weight and initial tokens. Unlike VW, an infinite value is
-// malformed too (it would poison every later prediction), and reads as 0 with the same warning.
-float label_float(std::string_view token, WarningSink& warnings) {
-  const char* stop = nullptr;
-  float f = read_vw_float(token.data(), token.data() + token.size(), &stop);
-  if ((stop == token.data() && !token.empty()) || !std::isfinite(f)) {
-    std::string message = "'";
-    message.append(token);
-    message += "' is not a good float, replacing with 0";
-    warnings.warn(message);
-    f = 0.0f;
-  }
-  return f;
-}
 
 void parse_label_section(std::string_view section, const ParseOptions& options, Example& ex,
                          WarningSink& warnings) {
@@ -92,9 +78,9 @@ void parse_label_section(std::string_view section, const ParseOptions& options, 
       // In VW's order (label, weight, initial), which is the order of their warnings.
       // --positive_label: the label is compared as text (so "1.0" is not "1", and "M" is no bad float).
       const float label = options.has_positive_label ? (tokens[0] == options.positive_label ? 1.0f : -1.0f)
-                                                     : label_float(tokens[0], warnings);
-      if (count >= 2) ex.weight = label_float(tokens[1], warnings);
-      if (count >= 3) ex.initial = label_float(tokens[2], warnings);
+                                                     : read_label_token(tokens[0], warnings);
+      if (count >= 2) ex.weight = read_label_token(tokens[1], warnings);
+      if (count >= 3) ex.initial = read_label_token(tokens[2], warnings);
       // VW marks "no label" with FLT_MAX, so a label that reads as exactly FLT_MAX is unlabeled there too.
       ex.labeled = label != FLT_MAX;
       ex.label = ex.labeled ? label : 0.0f;
