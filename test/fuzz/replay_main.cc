@@ -40,7 +40,9 @@ int main(int argc, char** argv) {
     // An exact-size heap copy, as libFuzzer passes it.
     std::vector<uint8_t> data(bytes.begin(), bytes.end());
     std::fprintf(stderr, "replay: %s (%zu bytes)\n", f.c_str(), data.size());
-    LLVMFuzzerTestOneInput(data.data(), data.size());
+    // libFuzzer never passes a null pointer, even for an empty input; an empty vector's data() may be null.
+    static const uint8_t kEmpty = 0;
+    LLVMFuzzerTestOneInput(data.empty() ? &kEmpty : data.data(), data.size());
   }
   std::printf("%zu inputs replayed\n", files.size());
   return 0;
