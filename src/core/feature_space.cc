@@ -2,6 +2,7 @@
 #include "core/feature_space.h"
 
 #include <algorithm>
+#include <cfloat>
 
 #include "lepus/errors.h"
 #include "lepus/hashing.h"
@@ -218,7 +219,11 @@ void FeatureSpace::expand(Example& ex) {
     ex.groups.push_back(FeatureGroup{kConstantNamespace, at, at + 1});
   }
   for (const auto& terms : active_) generate(ex, terms);
-  if (opt_.invariant_norm) ex.invariant_norm = invariant_norm(ex);
+  if (opt_.invariant_norm) {
+    // Squares of values near 1e19 overflow (and inf * 0 is NaN): keep the norm a finite number (found by fuzzing).
+    const float h = invariant_norm(ex);
+    ex.invariant_norm = h <= FLT_MAX ? h : FLT_MAX;
+  }
   for (size_t i = 0; i + (opt_.constant ? 1 : 0) < ex.groups.size(); ++i) group_of_[ex.groups[i].ns] = 0;
   ex.num_reported = static_cast<uint32_t>(ex.features.size());
   ex.num_linear = parsed + (opt_.constant ? 1 : 0);
