@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "learners/gd_kernel.h"
 #include "lepus/learner.h"
 
 namespace lepus {
@@ -50,12 +51,7 @@ class GdLearner final : public Learner {
   // Updates zeroed because they came out NaN, and adaptive sums capped at FLT_MAX.
   uint64_t safeguard_count() const override { return nan_updates_; }
 
-  struct Slot {
-    float w;  // weight
-    float g;  // sum of squared gradients (adaptive)
-    float n;  // largest |x| seen (normalized)
-    float r;  // rate cached by the last example that touched the slot
-  };
+  using Slot = GdSlot;
   const std::vector<Slot>& slots() const { return slots_; }
   double normalizer() const { return total_norm_; }
 

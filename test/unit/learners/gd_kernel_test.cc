@@ -1,0 +1,145 @@
+// The 4-wide default-mode kernel of gd_kernel.h must be bit-identical to the scalar loop: same slot bits, same
+// sums, same cap count, on data that exercises every branch (repeated slots inside a group of four, tiny values
+// whose square is subnormal, zeros, huge values that overflow G, |x| growth with and without a previous N, NaN).
+#include "learners/gd_kernel.h"
+
+#include "core/intel_rsqrt.h"
+
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <vector>
+
+namespace lepus {
+namespace {
+
+struct Run {
+  std::vector<GdSlot> slots;
+  GdKernelArgs args;
+};
+
+template <bool kSimd>
+Run run(const std::vector<std::vector<Feature>>& examples, const std::vector<float>& g2s, int bits) {
+  Run out{std::vector<GdSlot>(size_t{1} << bits, GdSlot{0.0f, 0.0f, 0.0f, 0.0f}), GdKernelArgs{0.0f, 0.5f, 0}};
+  uint64_t capped = 0;
+  float norm_sum = 0.0f, ppu_sum = 0.0f;
+  for (size_t e = 0; e < examples.size(); ++e) {
+    GdKernelArgs a{g2s[e], 0.5f, (uint64_t{1} << bits) - 1};
+    gd_accumulate<true, true, true, kSimd>(out.slots.data(), examples[e].data(), examples[e].size(), a);
+    capped += a.capped;
+    norm_sum += a.norm_x;
+    ppu_sum += a.ppu;
+    // Move weights as an update would, so rescaling has something to scale.
+    for (const Feature& f : examples[e]) out.slots[f.index & a.mask].w += 0.25f * f.value * out.slots[f.index & a.mask].r;
+  }
+  out.args.norm_x = norm_sum;
+  out.args.ppu = ppu_sum;
+  out.args.capped = capped;
+  return out;
+}
+
+void expect_same_bits(const Run& scalar, const Run& simd) {
+  ASSERT_EQ(scalar.slots.size(), simd.slots.size());
+  EXPECT_EQ(0, std::memcmp(scalar.slots.data(), simd.slots.data(), scalar.slots.size() * sizeof(GdSlot)));
+  for (size_t i = 0; i < scalar.slots.size(); ++i) {
+    const GdSlot& a = scalar.slots[i];
+    const GdSlot& b = simd.slots[i];
+    if (std::memcmp(&a, &b, sizeof a) != 0) {
+      ADD_FAILURE() << "slot " << i << ": scalar (" << a.w << " " << a.g << " " << a.n << " " << a.r << ") simd ("
+                    << b.w << " " << b.g << " " << b.n << " " << b.r << ")";
+      break;
+    }
+  }
+  EXPECT_EQ(std::bit_cast<uint32_t>(scalar.args.norm_x), std::bit_cast<uint32_t>(simd.args.norm_x));
+  EXPECT_EQ(std::bit_cast<uint32_t>(scalar.args.ppu), std::bit_cast<uint32_t>(simd.args.ppu));
+  EXPECT_EQ(scalar.args.capped, simd.args.capped);
+}
+
+// Examples with every awkward value; `special` adds NaN and infinite values (NaN then spreads through the slots).
+void hostile(bool special, std::vector<std::vector<Feature>>& examples, std::vector<float>& g2s) {
+  std::mt19937_64 rng(7);
+  std::uniform_real_distribution<float> unit(-3.0f, 3.0f);
+  for (int e = 0; e < 3000; ++e) {
+    std::vector<Feature> fs;
+    const int n = static_cast<int>(rng() % 23);  // lengths that are and are not multiples of four
+    for (int k = 0; k < n; ++k) {
+      float v = unit(rng);
+      switch (rng() % 40) {
+        case 0: v = 1e-25f; break;                                   // square is subnormal
+        case 1: v = -1e-30f; break;
+        case 2: v = 0.0f; break;
+        case 3: v = 3e19f; break;                                    // g2 x^2 overflows
+        case 4: v *= 1e6f; break;                                    // N grows, w rescaled
+        case 5: if (special) v = std::numeric_limits<float>::quiet_NaN(); break;
+        case 6: if (special) v = -std::numeric_limits<float>::infinity(); break;
+        default: break;
+      }
+      fs.push_back(Feature{rng(), v});
+    }
+    examples.push_back(std::move(fs));
+    g2s.push_back(e % 50 == 0 ? 1e30f : std::uniform_real_distribution<float>(1e-4f, 4.0f)(rng));
+  }
+}
+
+TEST(GdKernel, FourWideDefaultModeIsBitIdenticalToScalar) {
+  std::vector<std::vector<Feature>> examples;
+  std::vector<float> g2s;
+  hostile(false, examples, g2s);  // 64 slots: groups of four often repeat a slot
+  expect_same_bits(run<false>(examples, g2s, 6), run<true>(examples, g2s, 6));
+}
+
+TEST(GdKernel, FourWideHandlesNanAndInfinityAsScalar) {
+  std::vector<std::vector<Feature>> examples;
+  std::vector<float> g2s;
+  hostile(true, examples, g2s);
+  expect_same_bits(run<false>(examples, g2s, 14), run<true>(examples, g2s, 14));
+}
+
+TEST(GdKernel, FourWideMatchesScalarOnOrdinaryData) {
+  // Mostly distinct slots (the fast path), values of a tf-idf-like scale.
+  std::mt19937_64 rng(11);
+  std::vector<std::vector<Feature>> examples;
+  std::vector<float> g2s;
+  for (int e = 0; e < 2000; ++e) {
+    std::vector<Feature> fs;
+    for (int k = 0; k < 101; ++k) fs.push_back(Feature{rng(), std::uniform_real_distribution<float>(0.0f, 0.5f)(rng)});
+    examples.push_back(std::move(fs));
+    g2s.push_back(std::uniform_real_distribution<float>(1e-3f, 1.0f)(rng));
+  }
+  expect_same_bits(run<false>(examples, g2s, 18), run<true>(examples, g2s, 18));
+}
+
+#if defined(__SSE2__)
+TEST(GdKernel, FourWideRsqrtIsIntelRsqrtBitForBit) {
+  // Random bit patterns (every sign, exponent and NaN), with ordinary positive numbers and zeros mixed in so that
+  // both the vector path (four positive normals) and the fallback run.
+  std::mt19937 rng(3);
+  uint64_t vector_groups = 0;
+  for (int t = 0; t < 400000; ++t) {
+    alignas(16) uint32_t in[4];
+    for (auto& b : in) {
+      b = static_cast<uint32_t>(rng());
+      if (t % 4 != 0) b &= 0x7fffffffu;                                  // positive
+      if (t % 8 == 1) b = (b & 0x807fffffu) | ((1u + rng() % 254u) << 23);  // normal
+    }
+    if (t % 97 == 0) in[rng() % 4] = 0;
+    const __m128 x = _mm_load_ps(reinterpret_cast<const float*>(in));
+    alignas(16) uint32_t out[4];
+    _mm_store_ps(reinterpret_cast<float*>(out), gd_kernel::rsqrt4(x));
+    bool all_normal = true;
+    for (int l = 0; l < 4; ++l) {
+      const uint32_t e = in[l] >> 23;
+      all_normal = all_normal && e > 0 && e < 255;
+      ASSERT_EQ(out[l], intel_rsqrt_bits(in[l])) << std::hex << "input 0x" << in[l];
+    }
+    vector_groups += all_normal;
+  }
+  EXPECT_GT(vector_groups, 10000u);
+}
+#endif
+
+}  // namespace
+}  // namespace lepus
