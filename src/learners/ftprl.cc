@@ -179,6 +179,30 @@ FtprlBase::Marks FtprlBase::needs_merge(const Example& x) const {
   return m;
 }
 
+// Orders merged_ by (slot, first). merged_ is built in first order, so any stable sort by slot gives it. Up to
+// kRadixFrom entries a comparison sort; above, an LSD radix sort on the slot's bits, 11 per pass (2 passes at -b 18):
+// with -q ff on rcv1 (~4,600 features, a few slots repeating in nearly every example) std::sort took 42% of
+// ftprl-diag's time.
+void FtprlBase::sort_merged_by_slot() {
+  constexpr size_t kRadixFrom = 256;
+  constexpr int kDigitBits = 11;
+  constexpr uint64_t kDigitMask = (uint64_t{1} << kDigitBits) - 1;
+  if (merged_.size() < kRadixFrom) {
+    std::sort(merged_.begin(), merged_.end(), [](const SlotFeature& a, const SlotFeature& b) {
+      return a.slot != b.slot ? a.slot < b.slot : a.first < b.first;
+    });
+    return;
+  }
+  radix_scratch_.resize(merged_.size());
+  for (int shift = 0; shift < bits_; shift += kDigitBits) {
+    uint32_t start[kDigitMask + 2] = {};
+    for (const SlotFeature& f : merged_) ++start[((f.slot >> shift) & kDigitMask) + 1];
+    for (uint64_t d = 0; d <= kDigitMask; ++d) start[d + 1] += start[d];
+    for (const SlotFeature& f : merged_) radix_scratch_[start[(f.slot >> shift) & kDigitMask]++] = f;
+    merged_.swap(radix_scratch_);
+  }
+}
+
 void FtprlBase::merge_by_slot(const Example& x) {
   merged_.clear();
   const size_t n = x.features.size();
@@ -190,9 +214,7 @@ void FtprlBase::merge_by_slot(const Example& x) {
     }
     merged_.push_back(SlotFeature{x.features[i].index & mask_, v, static_cast<uint32_t>(i)});
   }
-  std::sort(merged_.begin(), merged_.end(), [](const SlotFeature& a, const SlotFeature& b) {
-    return a.slot != b.slot ? a.slot < b.slot : a.first < b.first;
-  });
+  sort_merged_by_slot();
   size_t out = 0;
   for (size_t k = 0; k < merged_.size(); ++k) {
     if (out > 0 && merged_[out - 1].slot == merged_[k].slot) {

@@ -114,6 +114,7 @@ class FtprlBase : public Learner {
   Marks needs_merge(const Example& x) const;  // mark + unmark
   // x merged by slot into merged_: sorted by slot, values summed in double, non-finite ones dropped.
   void merge_by_slot(const Example& x);
+  void sort_merged_by_slot();
 
   const Loss& loss_;
   int bits_;
@@ -125,6 +126,7 @@ class FtprlBase : public Learner {
   mutable std::vector<uint64_t> seen_;  // bitset of slot & seen_mask_: scratch, cleared after each example
   uint64_t seen_mask_;
   std::vector<SlotFeature> merged_;
+  std::vector<SlotFeature> radix_scratch_;  // sort_merged_by_slot's second buffer
 };
 
 // ftprl-diag: per slot (u_i, sqrt(G_i)); w_i = clip(u_i, -R, R).
