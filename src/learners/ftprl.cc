@@ -179,6 +179,25 @@ FtprlBase::Marks FtprlBase::needs_merge(const Example& x) const {
   return m;
 }
 
+Prediction FtprlBase::learn(const Example& x) {
+  see_label(x);
+  Marks m;
+  const Prediction p = finish(score(x, &m));
+  unmark(x);
+  const double d = loss_derivative(x, p.raw);
+  if (d != 0.0) update_marked(x, d, m);
+  return p;
+}
+
+void FtprlBase::update_marked(const Example& x, double dloss, const Marks& m) {
+  if (dloss == 0.0) return;
+  if (!std::isfinite(dloss)) {
+    ++safeguards_;
+    return;
+  }
+  apply_round(x, dloss, m);
+}
+
 // Orders merged_ by (slot, first). merged_ is built in first order, so any stable sort by slot gives it. Up to
 // kRadixFrom entries a comparison sort; above, an LSD radix sort on the slot's bits, 11 per pass (2 passes at -b 18):
 // with -q ff on rcv1 (~4,600 features, a few slots repeating in nearly every example) std::sort took 42% of

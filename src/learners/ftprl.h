@@ -73,6 +73,11 @@ class FtprlBase : public Learner {
   // (frozen under -t). Predictions are clipped to it; the gradient is the loss's at the unclipped score.
   LabelRange label_range() const override { return range_; }
   double radius() const { return radius_; }
+  Prediction predict(const Example& x) const final { return finish(score(x, nullptr)); }
+  // predict, then update with the score pass's marks (one pass over the slots fewer than predict + update).
+  Prediction learn(const Example& x) final;
+  // One round with gradient g = dloss * x (importance weight included). learn() is predict + this.
+  void update(const Example& x, double dloss) { update_marked(x, dloss, needs_merge(x)); }
 
   // A feature merged by slot: slot index, summed value, position of the first occurrence.
   struct SlotFeature {
@@ -112,6 +117,16 @@ class FtprlBase : public Learner {
   }
   void unmark(const Example& x) const;
   Marks needs_merge(const Example& x) const;  // mark + unmark
+  // The learner's score x.initial + <w, x>; with m, the loop also marks every feature's slot (mark()).
+  virtual double score(const Example& x, Marks* m) const = 0;
+  // diag's and box's score: sum clip(u_i, -R, R) x_i over the features, for slots whose first member is u.
+  template <class Slot>
+  double clipped_score(const std::vector<Slot>& slots, const Example& x, Marks* m) const;
+  // One round with gradient dloss * x; skips dloss = 0 (l' = 0: no state change at all, card 3.7) and counts a
+  // non-finite dloss as a safeguard. m says whether x must go through merge_by_slot.
+  void update_marked(const Example& x, double dloss, const Marks& m);
+  // The learner's round, dloss finite and nonzero.
+  virtual void apply_round(const Example& x, double dloss, const Marks& m) = 0;
   // x merged by slot into merged_: sorted by slot, values summed in double, non-finite ones dropped.
   void merge_by_slot(const Example& x);
   void sort_merged_by_slot();
@@ -138,10 +153,6 @@ class FtprlDiagLearner final : public FtprlBase {
   };
 
   FtprlDiagLearner(const FtprlOptions& options, const Loss& loss, int bits, bool test_only = false);
-  Prediction predict(const Example& x) const override;
-  Prediction learn(const Example& x) override;
-  // One round with gradient g = dloss * x (importance weight included). learn() is predict + this.
-  void update(const Example& x, double dloss);
   void save(ModelWriter& out) const override;
   void load(ModelReader& in) override;
   std::string_view name() const override { return "ftprl-diag"; }
@@ -154,9 +165,8 @@ class FtprlDiagLearner final : public FtprlBase {
  private:
   template <class Source>
   void apply(const Source& src, double dloss);
-  void update_marked(const Example& x, double dloss, const Marks& m);
-  template <bool kMark>
-  double score(const Example& x, Marks* m) const;
+  double score(const Example& x, Marks* m) const override;
+  void apply_round(const Example& x, double dloss, const Marks& m) override;
 
   std::vector<Slot> slots_;
 };
@@ -170,9 +180,6 @@ class FtprlConstBoxLearner final : public FtprlBase {
   };
 
   FtprlConstBoxLearner(const FtprlOptions& options, const Loss& loss, int bits, bool test_only = false);
-  Prediction predict(const Example& x) const override;
-  Prediction learn(const Example& x) override;
-  void update(const Example& x, double dloss);
   void save(ModelWriter& out) const override;
   void load(ModelReader& in) override;
   std::string_view name() const override { return "ftprl-const"; }
@@ -189,9 +196,8 @@ class FtprlConstBoxLearner final : public FtprlBase {
  private:
   template <class Source>
   void apply(const Source& src, double dloss, double sum_x2);
-  void update_marked(const Example& x, double dloss, const Marks& m);
-  template <bool kMark>
-  double score(const Example& x, Marks* m) const;
+  double score(const Example& x, Marks* m) const override;
+  void apply_round(const Example& x, double dloss, const Marks& m) override;
 
   double half_diameter_;  // D/2 = R sqrt(2^b)
   double g_sum_ = 0.0;    // G = sum ||g_t||^2
@@ -215,9 +221,6 @@ class FtprlBallLearner final : public FtprlBase {
   using Slot = std::conditional_t<kScaled, ScaledSlot, PlainSlot>;
 
   FtprlBallLearner(const FtprlOptions& options, const Loss& loss, int bits, bool test_only = false);
-  Prediction predict(const Example& x) const override;
-  Prediction learn(const Example& x) override;
-  void update(const Example& x, double dloss);
   void save(ModelWriter& out) const override;
   void load(ModelReader& in) override;
   std::string_view name() const override { return kScaled ? "ftprl-scale" : "ftprl-const"; }
@@ -237,9 +240,8 @@ class FtprlBallLearner final : public FtprlBase {
  private:
   template <class Source>
   void apply(const Example& x, const Source& src, double dloss, double sum_x2);
-  void update_marked(const Example& x, double dloss, const Marks& m);
-  template <bool kMark>
-  double score(const Example& x, Marks* m) const;
+  double score(const Example& x, Marks* m) const override;
+  void apply_round(const Example& x, double dloss, const Marks& m) override;
   double scale_of(const Slot& s) const;
   void recompute_norm();
   void renormalize();

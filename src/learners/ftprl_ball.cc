@@ -71,53 +71,26 @@ double FtprlBallLearner<kScaled>::weight(uint64_t slot) const {
 }
 
 template <bool kScaled>
-template <bool kMark>
 double FtprlBallLearner<kScaled>::score(const Example& x, Marks* m) const {
   const Slot* slots = slots_.data();
   const Feature* fs = x.features.data();
   const size_t n = x.features.size();
   double t = 0.0;
   for (size_t i = 0; i < n; ++i) {
-    if (i + kPrefetch < n) __builtin_prefetch(&slots[fs[i + kPrefetch].index & mask_], kMark);
+    if (i + kPrefetch < n) __builtin_prefetch(&slots[fs[i + kPrefetch].index & mask_]);
     const Slot& s = slots[fs[i].index & mask_];
     if constexpr (kScaled) {
       t += s.a * s.v * ftprl::usable(fs[i].value);
     } else {
       t += s.v * ftprl::usable(fs[i].value);
     }
-    if constexpr (kMark) mark(fs[i].index, fs[i].value, *m);
+    if (m) mark(fs[i].index, fs[i].value, *m);
   }
   return x.initial + projection_factor() * sigma_ * t;
 }
 
 template <bool kScaled>
-Prediction FtprlBallLearner<kScaled>::predict(const Example& x) const {
-  return finish(score<false>(x, nullptr));
-}
-
-template <bool kScaled>
-Prediction FtprlBallLearner<kScaled>::learn(const Example& x) {
-  see_label(x);
-  Marks m;
-  const Prediction p = finish(score<true>(x, &m));
-  unmark(x);
-  const double d = loss_derivative(x, p.raw);
-  if (d != 0.0) update_marked(x, d, m);
-  return p;
-}
-
-template <bool kScaled>
-void FtprlBallLearner<kScaled>::update(const Example& x, double dloss) {
-  update_marked(x, dloss, needs_merge(x));
-}
-
-template <bool kScaled>
-void FtprlBallLearner<kScaled>::update_marked(const Example& x, double dloss, const Marks& m) {
-  if (dloss == 0.0) return;  // no gradient: alpha_t = 0, rho = 1, nothing moves
-  if (!std::isfinite(dloss)) {
-    ++safeguards_;
-    return;
-  }
+void FtprlBallLearner<kScaled>::apply_round(const Example& x, double dloss, const Marks& m) {
   if (!m.merge) {
     apply(x, ftprl::ExampleSource{x.features.data(), x.features.size(), mask_}, dloss, m.sum_x2);
   } else {

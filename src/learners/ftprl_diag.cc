@@ -29,41 +29,9 @@ FtprlDiagLearner::FtprlDiagLearner(const FtprlOptions& options, const Loss& loss
 
 double FtprlDiagLearner::weight(uint64_t slot) const { return clip(slots_[slot & mask_].u, radius_); }
 
-template <bool kMark>
-double FtprlDiagLearner::score(const Example& x, Marks* m) const {
-  const Slot* slots = slots_.data();
-  const Feature* fs = x.features.data();
-  const size_t n = x.features.size();
-  const double r = radius_;
-  double s = x.initial;
-  for (size_t i = 0; i < n; ++i) {
-    if (i + kPrefetch < n) __builtin_prefetch(&slots[fs[i + kPrefetch].index & mask_], kMark);
-    s += clip(slots[fs[i].index & mask_].u, r) * ftprl::usable(fs[i].value);
-    if constexpr (kMark) mark(fs[i].index, fs[i].value, *m);
-  }
-  return s;
-}
+double FtprlDiagLearner::score(const Example& x, Marks* m) const { return clipped_score(slots_, x, m); }
 
-Prediction FtprlDiagLearner::predict(const Example& x) const { return finish(score<false>(x, nullptr)); }
-
-Prediction FtprlDiagLearner::learn(const Example& x) {
-  see_label(x);
-  Marks m;
-  const Prediction p = finish(score<true>(x, &m));
-  unmark(x);
-  const double d = loss_derivative(x, p.raw);
-  if (d != 0.0) update_marked(x, d, m);
-  return p;
-}
-
-void FtprlDiagLearner::update(const Example& x, double dloss) { update_marked(x, dloss, needs_merge(x)); }
-
-void FtprlDiagLearner::update_marked(const Example& x, double dloss, const Marks& m) {
-  if (dloss == 0.0) return;  // l' = 0 (hinge beyond the margin): no state change at all (card 3.7)
-  if (!std::isfinite(dloss)) {
-    ++safeguards_;
-    return;
-  }
+void FtprlDiagLearner::apply_round(const Example& x, double dloss, const Marks& m) {
   if (!m.merge) {
     apply(ftprl::ExampleSource{x.features.data(), x.features.size(), mask_}, dloss);
   } else {

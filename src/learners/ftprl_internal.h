@@ -47,6 +47,29 @@ struct MergedSource {
 // Branch-free (minsd/maxsd): whether u lies outside the box is data-dependent and a branch would mispredict.
 inline double clip(double u, double r) { return std::min(std::max(u, -r), r); }
 
+}  // namespace lepus::ftprl
+
+namespace lepus {
+
+template <class Slot>
+double FtprlBase::clipped_score(const std::vector<Slot>& table, const Example& x, Marks* m) const {
+  const Slot* slots = table.data();
+  const Feature* fs = x.features.data();
+  const size_t n = x.features.size();
+  const double r = radius_;
+  double s = x.initial;
+  for (size_t i = 0; i < n; ++i) {
+    if (i + ftprl::kPrefetch < n) __builtin_prefetch(&slots[fs[i + ftprl::kPrefetch].index & mask_]);
+    s += ftprl::clip(slots[fs[i].index & mask_].u, r) * ftprl::usable(fs[i].value);
+    if (m) mark(fs[i].index, fs[i].value, *m);
+  }
+  return s;
+}
+
+}  // namespace lepus
+
+namespace lepus::ftprl {
+
 inline std::string num(double v) {
   std::ostringstream s;
   s.precision(10);
