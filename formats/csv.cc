@@ -320,11 +320,10 @@ std::shared_ptr<const CsvSchema> make_csv_schema(std::string_view first_line, co
   schema->options = options;
   std::vector<std::string> names(cells.size());
   for (size_t i = 0; i < cells.size(); ++i) {
-    names[i] = options.header ? std::string(trim(cells[i])) : std::to_string(i);
+    names[i] = options.header || !options.header_text.empty() ? std::string(trim(cells[i])) : std::to_string(i);
   }
   schema->columns.resize(names.size());
   for (size_t i = 0; i < names.size(); ++i) schema->columns[i].name = names[i];
-
   schema->label = resolve_column(options.label_column, names, Role::kLabel);
   schema->columns[schema->label].role = Role::kLabel;
   for (const std::string& ref : options.ignore_columns) {
@@ -335,6 +334,17 @@ std::shared_ptr<const CsvSchema> make_csv_schema(std::string_view first_line, co
   }
   for (const std::string& ref : options.text_columns) {
     assign_role(*schema, resolve_column(ref, names, Role::kText), Role::kText);
+  }
+
+  if (options.vw_strings) {
+    for (const CsvSchema::Column& c : schema->columns) {
+      if (c.role == Role::kIgnore) continue;
+      if (c.name.find('|') != std::string::npos)
+        throw ConfigError("CSV column '" + c.name + "': VW's namespace|name header cells are not supported; lepus "
+                          "puts every column in one namespace (--csv_namespace)");
+      if (c.name == "_tag")
+        throw ConfigError("CSV column '_tag': VW's tag column is not supported; list it in --ignore_columns");
+    }
   }
 
   const std::string_view ns = options.csv_namespace;
@@ -391,6 +401,10 @@ void parse_csv_line(std::string_view line, const ParseOptions& options, Example&
             float value = 0.0f;
             if (col.role == Role::kFeature && read_numeric(trimmed, &value)) {
               if (value != 0.0f) features.push_back(Feature{col.name_hash, value});
+              return;
+            }
+            if (schema.options.vw_strings) {
+              features.push_back(Feature{hash_feature(cell, col.name_hash, mode), 1.0f});
               return;
             }
             s.joined.assign(col.name);

@@ -51,6 +51,10 @@ struct CsvOptions {
   std::vector<std::string> text_columns;    // NAMEs or INDEXes: free text split into words
   std::string csv_namespace = "c";
   std::string text_namespace;  // "" = each text column's name's first byte ('t' for an empty name)
+  // VW 9's --csv conventions: a string cell is the feature NAME with the string VALUE, hashed as VW chains it
+  // (hash(VALUE, seed = hash(NAME, namespace))) instead of "NAME=VALUE"; header cells "ns|name" are refused.
+  bool vw_strings = false;
+  std::string header_text;  // --csv_header: the column names, used instead of the file's first line
 };
 
 struct CsvSchema {

@@ -28,6 +28,10 @@ class Learner {
   virtual void end_pass() {}                               // passes: decay, holdout bookkeeping
   virtual void save(ModelWriter& out) const = 0;           // its own state; the header is model_io's job
   virtual void load(ModelReader& in) = 0;                  // validates sizes, throws ModelFormatError
+  // --predict_only_model: only what predict() needs (sgd drops its per-slot AdaGrad and normalizer sums). A
+  // learner whose prediction needs all of its state keeps the defaults, which save and load all of it.
+  virtual void save_predict_only(ModelWriter& out) const { save(out); }
+  virtual void load_predict_only(ModelReader& in) { load(in); }
   virtual std::string_view name() const = 0;               // its registry row
   // The range predictions are clipped to and losses reported in (VW's [min_label, max_label]).
   virtual LabelRange label_range() const { return {}; }
@@ -46,6 +50,7 @@ struct LearnerContext {
   const Loss& loss;
   int bits = 18;           // weight table has 2^bits slots
   bool test_only = false;  // -t: never learn, freeze the clipping range
+  uint64_t random_seed = 0;  // --random_seed: seeds every random choice the learner makes
 };
 
 struct LearnerRow {

@@ -5,11 +5,14 @@
 
 #include <algorithm>
 #include <boost/program_options.hpp>
+#include <cctype>
+#include <cmath>
 #include <cstring>
 #include <map>
 #include <set>
 #include <sstream>
 
+#include "cli/vw_options.h"
 #include "lepus/errors.h"
 
 namespace po = boost::program_options;
@@ -17,31 +20,19 @@ namespace po = boost::program_options;
 namespace lepus::cli {
 namespace {
 
-// VW options lepus does not have, each with the lepus learners closest to it (the first registered one is named).
-struct Missing {
-  const char* vw_option;
-  std::vector<const char*> nearest;
-};
-const Missing kMissing[] = {
-    {"ftrl", {"ftprl-diag", "sgd"}},       {"ftrl_alpha", {"ftprl-diag", "sgd"}},
-    {"ftrl_beta", {"ftprl-diag", "sgd"}},  {"pistol", {"scinol-coord", "sgd"}},
-    {"coin", {"scinol-coord", "sgd"}},     {"freegrad", {"scinol-coord", "sgd"}},
-    {"bfgs", {"full-matrix", "sgd"}},      {"conjugate_gradient", {"full-matrix", "sgd"}},
-    {"OjaNewton", {"sketched", "sgd"}},    {"ksvm", {"kons", "sgd"}},
-    {"lrq", {"sgd"}},                      {"lrqfa", {"sgd"}},
-    {"nn", {"sgd"}},                       {"stage_poly", {"sgd"}},
-    {"sparse_l2", {"sgd"}},                {"new_mf", {"sgd"}},
-    {"boosting", {"sgd"}},                 {"bootstrap", {"sgd"}},
-    {"oaa", {"sgd"}},                      {"ect", {"sgd"}},
-    {"csoaa", {"sgd"}},                    {"cb", {"sgd"}},
-    {"cb_explore", {"sgd"}},               {"cb_adf", {"sgd"}},
-    {"lda", {"sgd"}},                      {"active", {"sgd"}},
-    {"daemon", {"sgd"}},                   {"search", {"sgd"}},
-    {"log_multi", {"sgd"}},                {"recall_tree", {"sgd"}},
-    {"topk", {"sgd"}},                     {"marginal", {"sgd"}},
-    {"audit", {"sgd"}},                    {"invert_hash", {"sgd"}},
-};
-const std::map<std::string, std::string> kShortToLong = {};
+// The hidden option that collects bare words (data files); dashes keep it apart from every VW name.
+constexpr char kDataWords[] = "bare-data-file";
+
+constexpr char kUsage[] =
+    "Usage: lepus [OPTIONS] [DATA FILE ...]    (no data file: examples come from stdin)\n"
+    "\n"
+    "Examples:\n"
+    "  lepus train.vw --loss_function logistic -f model      train, save the model\n"
+    "  lepus -t -i model test.vw -p predictions.txt           predict with a saved model\n"
+    "  zcat logs.gz | lepus -b 24 -q ab -p /dev/stdout        learn from stdin, predictions to stdout\n"
+    "\n"
+    "Data is VW text by default (--format libsvm | csv | tsv), plain or gzip. `lepus --learner help` lists\n"
+    "the learners and when to choose each. Every option has a default that works without tuning.\n";
 
 // Options a model records and -i restores. Learner rows' options are added for the model's learner.
 const char* const kShaping[] = {"bit_precision", "hash", "hash_seed", "quadratic", "cubic", "interactions",
@@ -49,33 +40,65 @@ const char* const kShaping[] = {"bit_precision", "hash", "hash_seed", "quadratic
                                 "noconstant", "libsvm_namespace", "positive_label", "no_header", "label_column",
                                 "ignore_columns", "categorical", "text_columns", "csv_namespace",
                                 "text_namespace", "loss_function",
-                                "quantile_tau", "link", "binary", "learner"};
+                                "quantile_tau", "link", "binary", "learner", "random_seed"};
 // Of those, the ones a command line may change under -i (with a warning).
-const std::set<std::string> kOverridable = {"loss_function", "quantile_tau", "link", "binary", "positive_label"};
+const std::set<std::string> kOverridable = {"loss_function", "quantile_tau", "link", "binary", "positive_label",
+                                            "random_seed"};
 
-void reject_missing(int argc, const char* const argv[]) {
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    std::string name;
-    if (a.rfind("--", 0) == 0) {
-      name = a.substr(2, a.find('=') == std::string::npos ? std::string::npos : a.find('=') - 2);
-    } else if (a.size() == 2 && a[0] == '-' && kShortToLong.count(a.substr(1))) {
-      name = kShortToLong.at(a.substr(1));
-    } else {
-      continue;
+// Levenshtein distance with adjacent transpositions, for "did you mean".
+size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::vector<size_t>> d(a.size() + 1, std::vector<size_t>(b.size() + 1));
+  for (size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+  for (size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
+  for (size_t i = 1; i <= a.size(); ++i)
+    for (size_t j = 1; j <= b.size(); ++j) {
+      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] != b[j - 1])});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
     }
-    for (const auto& m : kMissing) {
-      if (name != m.vw_option) continue;
-      std::string nearest = "sgd";
-      for (const char* n : m.nearest)
-        if (find_learner(n)) {
-          nearest = n;
-          break;
-        }
-      throw ConfigError("--" + name + " is a VW option lepus does not have; the nearest lepus learner is "
-                        "--learner " + nearest + " (see lepus --learner help)");
-    }
+  return d[a.size()][b.size()];
+}
+
+// The option name an argv word names ("--passes=3" -> "passes", "-b" -> its long name), "" for a value.
+std::string option_word(const std::string& a, const po::options_description& all) {
+  if (a.rfind("--", 0) == 0 && a.size() > 2) return a.substr(2, a.find('=') == std::string::npos ? std::string::npos : a.find('=') - 2);
+  if (a.size() >= 2 && a[0] == '-' && std::isalpha(static_cast<unsigned char>(a[1]))) {
+    for (const auto& o : all.options())
+      if (o->canonical_display_name(po::command_line_style::allow_dash_for_short) == a.substr(0, 2))
+        return o->long_name();
+    return a.substr(0, 2);  // an unknown short option
   }
+  return "";
+}
+
+// One line for an option lepus does not declare: VW's options get lepus's answer from the VW table (an error,
+// or for a few harmless tuning knobs a note); anything else is a typo, answered with the nearest real option.
+void answer_unknown(const std::string& name, const po::options_description& all, std::vector<std::string>& notes) {
+  const bool is_short = name.size() == 2 && name[0] == '-';
+  const std::string bare = is_short ? name.substr(1) : name;
+  if (const VwOption* v = is_short ? find_vw_short_option(bare) : find_vw_option(bare)) {
+    VwAnswer a = vw_option_answer(*v);
+    if (is_short) a.text = name + "/" + a.text;  // "-a/--audit ..."
+    if (a.accepted) {
+      notes.push_back("[note] " + a.text);
+      return;
+    }
+    throw ConfigError(a.text);
+  }
+  const std::string shown = is_short ? name : "--" + name;
+  if (is_short) throw ConfigError("unknown option " + shown + " (see lepus --help)");
+  // The nearest name: one the word begins (--decay: --decay_learning_rate; never taken silently), else the
+  // closest by edit distance when it is close.
+  std::string best;
+  size_t best_d = SIZE_MAX;
+  for (const auto& o : all.options()) {
+    const std::string& n = o->long_name();
+    if (n.empty() || n == kDataWords) continue;
+    const size_t d = n.rfind(name, 0) == 0 ? 0 : edit_distance(name, n);
+    if (d < best_d) best_d = d, best = n;
+  }
+  if (!best.empty() && best_d <= std::max<size_t>(2, name.size() / 3))
+    throw ConfigError("unknown option " + shown + "; did you mean --" + best + "?");
+  throw ConfigError("unknown option " + shown + " (see lepus --help)");
 }
 
 struct Entry {
@@ -165,17 +188,36 @@ T to_number(const std::string& name, const std::string& text) {
   return v;
 }
 
+// VW 9's CSV flags, read with VW's meaning by lepus's CSV reader (VW's --csv_ns_value has no lepus meaning and
+// is answered from the VW option table).
+void add_vw_csv_options(po::options_description& g) {
+  g.add_options()
+      ("csv", po::bool_switch(), "VW 9's CSV input: --format csv with VW's conventions (label column _label, VW's "
+                                 "default namespace, string cells hashed as VW hashes them)")
+      ("csv_separator", po::value<std::string>(), "with --csv: the cell separator, one character (VW's; \\t for TAB)")
+      ("csv_no_file_header", po::bool_switch(), "with --csv: the file has no header line (--csv_header names the "
+                                                "columns)")
+      ("csv_header", po::value<std::string>(), "with --csv: the column names, comma-separated, instead of the "
+                                               "file's first line");
+}
+
 }  // namespace
 
 Config parse_command_line(int argc, const char* const argv[]) {
-  reject_missing(argc, argv);
   Config c;
   using S = std::string;
   using V = std::vector<std::string>;
 
-  po::options_description input("Input");
+  po::options_description general("General");
+  general.add_options()
+      ("help,h", po::bool_switch(), "this help")
+      ("version", po::bool_switch(), "print lepus's version and exit");
+
+  po::options_description input("Input (data files may also be given as bare words: lepus a.vw b.vw)");
   input.add_options()
-      ("data,d", po::value<S>(), "data file, plain or gzip (default: stdin)")
+      ("data,d", po::value<S>(), "data file, plain or gzip; - is stdin (default: the bare words, else stdin)")
+      ("no_stdin", po::bool_switch(), "without a data file, read no examples instead of stdin (e.g. to convert "
+                                      "a model with -i and --readable_model)")
       ("format", po::value<S>()->default_value("vw"), "input format: vw | libsvm | csv | tsv")
       ("libsvm_namespace", po::value<S>()->default_value("f"), "namespace of libsvm features")
       ("positive_label", po::value<S>(), "this label (compared as text) becomes 1, every other label -1")
@@ -192,6 +234,7 @@ Config parse_command_line(int argc, const char* const argv[]) {
       ("text_columns", po::value<V>()->composing(), "free-text columns, split into lower-cased words")
       ("csv_namespace", po::value<S>()->default_value("c"), "namespace of the table's features")
       ("text_namespace", po::value<S>(), "namespace of text words (default: each column name's first letter)");
+  add_vw_csv_options(tables);
 
   po::options_description features("Feature space");
   features.add_options()
@@ -216,8 +259,11 @@ Config parse_command_line(int argc, const char* const argv[]) {
       ("binary", po::bool_switch(), "print predictions as -1/1 and report 0/1 loss");
 
   po::options_description learner("Learner");
-  learner.add_options()("learner", po::value<S>()->default_value("sgd"),
-                        "learning algorithm (`--learner help` lists them)");
+  learner.add_options()
+      ("learner", po::value<S>()->default_value("sgd"), "learning algorithm (`--learner help` says when to "
+                                                        "choose each)")
+      ("random_seed", po::value<S>()->default_value("0"), "seed of every random choice a learner makes (saved "
+                                                          "in the model)");
 
   po::options_description passes("Passes, cache and holdout");
   passes.add_options()
@@ -225,30 +271,35 @@ Config parse_command_line(int argc, const char* const argv[]) {
       ("cache,c", po::bool_switch(), "cache parsed examples in DATA.cache (reused when it matches)")
       ("cache_file", po::value<S>(), "cache parsed examples in this file")
       ("kill_cache,k", po::bool_switch(), "rebuild the cache even when it matches")
+      ("compressed", po::bool_switch(), "write the cache gzip-compressed (a compressed cache is read either way)")
       ("holdout_off", po::bool_switch(), "no holdout: learn from every example in every pass")
       ("holdout_period", po::value<S>()->default_value("10"), "every Nth line is held out")
       ("holdout_after", po::value<S>(), "lines after this one are held out (instead of every Nth)")
       ("early_terminate", po::value<S>()->default_value("3"), "stop after this many passes without holdout gain")
-      ("threads", po::value<S>()->default_value("0"), "parser threads (0 = all cores); results do not depend on it");
+      ("threads", po::value<S>()->default_value("0"), "parser threads (0 = all cores); results do not depend on it")
+      ("onethread", po::bool_switch(), "parse and learn on one thread (--threads 1)");
 
   po::options_description model("Model files");
   model.add_options()
       ("final_regressor,f", po::value<S>(), "save the final model here (atomically)")
       ("initial_regressor,i", po::value<S>(), "start from this model; its saved options apply")
       ("readable_model", po::value<S>(), "write the weights as text: index:weight [other per-slot state]")
-      ("testonly,t", po::bool_switch(), "predict only, never learn");
+      ("testonly,t", po::bool_switch(), "predict only, never learn")
+      ("predict_only_model", po::bool_switch(), "save only what prediction needs (smaller; such a model predicts "
+                                                "with -t but cannot be trained further)")
+      ("save_resume", po::bool_switch(), "accepted for VW scripts: lepus models always resume training")
+      ("save_per_pass", po::bool_switch(), "also save the model after every pass, as FILE.PASS next to -f FILE");
 
   po::options_description output("Output");
   output.add_options()
-      ("help,h", "this help")
       ("predictions,p", po::value<S>(), "write predictions here (/dev/stdout for stdout)")
       ("raw_predictions,r", po::value<S>(), "write raw scores (before clipping and link) here")
       ("quiet", po::bool_switch(), "nothing on stderr")
       ("progress,P", po::value<S>(), "progress rows every N examples (integer) or at a growing factor (x.y); "
                                     "default factor 2");
 
-  po::options_description all("lepus: online learning from the shell, VW-compatible");
-  all.add(input).add(tables).add(features).add(loss).add(learner);
+  po::options_description all;
+  all.add(general).add(input).add(tables).add(features).add(loss).add(learner);
   // A learner family may share an option (--ftprl_radius): it is declared once, under the first row that has it,
   // and its help names every learner that takes it.
   std::map<std::string, std::vector<std::string>> option_rows;
@@ -277,19 +328,60 @@ Config parse_command_line(int argc, const char* const argv[]) {
     all.add(g);
   }
   all.add(passes).add(model).add(output);
+  po::options_description hidden;
+  hidden.add_options()(kDataWords, po::value<V>()->composing(), "bare words: data files");
+  po::options_description parsed;
+  parsed.add(all).add(hidden);
+  po::positional_options_description bare;
+  bare.add(kDataWords, -1);
+
+  // VW options lepus does not declare are answered before Boost sees them: an error naming what lepus does
+  // instead, or (a few tuning knobs with no effect here) a note, dropping the option and its value.
+  std::vector<std::string> args;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--") {  // the rest are bare words
+      for (; i < argc; ++i) args.push_back(argv[i]);
+      break;
+    }
+    const std::string name = option_word(a, all);
+    const bool is_short = a.rfind("--", 0) != 0;
+    if (name.empty() || (!is_short && all.find_nothrow(name, false)) || (is_short && name.size() > 2)) {
+      args.push_back(a);
+      continue;
+    }
+    const VwOption* v = is_short ? find_vw_short_option(name.substr(1)) : find_vw_option(name);
+    if (!v) {
+      args.push_back(a);  // Boost reports it; the catch below suggests the nearest option
+      continue;
+    }
+    answer_unknown(is_short ? name : name, all, c.warnings);  // throws unless accepted
+    const bool attached = is_short ? a.size() > 2 : a.find('=') != std::string::npos;
+    if (v->takes_value && !attached && i + 1 < argc) ++i;  // its value goes too
+  }
 
   po::variables_map vm;
   try {
-    po::store(po::command_line_parser(argc, argv).options(all).run(), vm);
+    // Whole option names only: Boost's prefix guessing would silently turn --decay into --decay_learning_rate.
+    const int style = po::command_line_style::default_style & ~po::command_line_style::allow_guessing;
+    po::store(po::command_line_parser(args).options(parsed).positional(bare).style(style).run(), vm);
     po::notify(vm);
+  } catch (const po::unknown_option& e) {
+    std::string name = e.get_option_name();
+    answer_unknown(name.rfind("--", 0) == 0 ? name.substr(2) : name, all, c.warnings);
+    throw ConfigError(std::string(e.what()) + " (see lepus --help)");
   } catch (const po::error& e) {
     throw ConfigError(std::string(e.what()) + " (see lepus --help)");
   }
-  if (vm.count("help")) {
+  if (vm["help"].as<bool>()) {
     std::ostringstream s;
-    s << all;
+    s << kUsage << "\n" << all;
     c.show_help = true;
     c.help_text = s.str();
+    return c;
+  }
+  if (vm["version"].as<bool>()) {
+    c.show_version = true;
     return c;
   }
   if (vm["learner"].as<S>() == "help") {
@@ -338,8 +430,17 @@ Config parse_command_line(int argc, const char* const argv[]) {
     }
   }
 
-  // Input.
-  c.driver.data = text("data");
+  // Input: -d or the bare words, never both; "-" alone is stdin.
+  if (given("data")) c.driver.data.push_back(text("data"));
+  for (const auto& w : list(kDataWords)) c.driver.data.push_back(w);
+  if (given("data") && !list(kDataWords).empty()) {
+    std::string words;
+    for (const auto& w : list(kDataWords)) words += (words.empty() ? "" : " ") + w;
+    throw ConfigError("-d " + text("data") + " and the bare word" + (list(kDataWords).size() > 1 ? "s " : " ") +
+                      words + " both name data files: give them one way (lepus A B ... or -d A)");
+  }
+  if (c.driver.data.size() == 1 && c.driver.data[0] == "-") c.driver.data.clear();
+  c.driver.no_input = c.driver.data.empty() && flag("no_stdin");
   const std::string fmt = text("format");
   if (fmt == "vw") {
     c.driver.format = InputFormat::kVw;
@@ -367,13 +468,40 @@ Config parse_command_line(int argc, const char* const argv[]) {
     return out;
   };
   c.driver.csv.header = !flag("no_header");
+  if (flag("csv")) {  // VW 9's CSV flags onto the same reader
+    if (given("format") && fmt != "csv")
+      throw ConfigError("--csv reads CSV; it conflicts with --format " + fmt);
+    c.driver.format = InputFormat::kCsv;
+    c.driver.csv.quoted = true;
+    c.driver.csv.vw_strings = true;
+    if (!given("label_column")) c.driver.csv.label_column = m["label_column"].values.emplace_back("_label");
+    if (!given("csv_namespace")) m["csv_namespace"].values = {""};
+    if (given("csv_separator")) {
+      std::string sep = text("csv_separator");
+      if (sep == "\\t") sep = "\t";
+      if (sep.size() != 1 || sep == "\"" || sep == "|" || sep == ":" || sep == "\n")
+        throw ConfigError("--csv_separator must be one character other than \", | and : (got '" + sep + "')");
+      c.driver.csv.delimiter = sep[0];
+    }
+    if (flag("csv_no_file_header")) {
+      if (!given("csv_header")) throw ConfigError("--csv_no_file_header needs --csv_header to name the columns");
+      c.driver.csv.header = false;
+    }
+    if (given("csv_header")) {  // VW separates its names with commas whatever the cell separator
+      c.driver.csv.header_text = text("csv_header");
+      std::replace(c.driver.csv.header_text.begin(), c.driver.csv.header_text.end(), ',', c.driver.csv.delimiter);
+    }
+  } else {
+    for (const char* n : {"csv_separator", "csv_no_file_header", "csv_header"})
+      if (given(n)) throw ConfigError(std::string("--") + n + " is one of VW's CSV flags: add --csv");
+  }
   c.driver.csv.label_column = text("label_column");
   c.driver.csv.ignore_columns = columns("ignore_columns");
   c.driver.csv.categorical = columns("categorical");
   c.driver.csv.text_columns = columns("text_columns");
   c.driver.csv.csv_namespace = text("csv_namespace");
   c.driver.csv.text_namespace = text("text_namespace");
-  if (c.driver.csv.csv_namespace.empty()) throw ConfigError("--csv_namespace must not be empty");
+  if (c.driver.csv.csv_namespace.empty() && !flag("csv")) throw ConfigError("--csv_namespace must not be empty");
   c.driver.parse.libsvm_namespace = text("libsvm_namespace");
   if (c.driver.parse.libsvm_namespace.empty()) throw ConfigError("--libsvm_namespace must not be empty");
   if (!list("positive_label").empty()) {
@@ -435,11 +563,22 @@ Config parse_command_line(int argc, const char* const argv[]) {
   if (!list("progress").empty()) {
     const std::string p = text("progress");
     char* end = nullptr;
-    const double v = std::strtod(p.c_str(), &end);
-    if (p.empty() || *end != '\0' || !(v > 0.0)) throw ConfigError("--progress expects a positive number");
-    c.driver.progress = v;
+    double v = std::strtod(p.c_str(), &end);
+    if (p.empty() || *end != '\0' || !std::isfinite(v)) throw ConfigError("--progress expects a number, got '" + p + "'");
+    // VW's reading: without a '.', rows every N examples (at least 1); with one, a growing factor, and a factor
+    // <= 1 has 1 added to it.
     c.driver.progress_additive = p.find('.') == std::string::npos;
-    if (!c.driver.progress_additive && v <= 1.0) throw ConfigError("--progress factor must be > 1");
+    if (c.driver.progress_additive && v < 1.0) {
+      c.warnings.push_back("[warning] -P " + p + ": rows every N examples needs N >= 1; using 1");
+      v = 1.0;
+    } else if (!c.driver.progress_additive && v <= 1.0) {
+      v += 1.0;
+      c.warnings.push_back("[warning] -P " + p + ": a growing factor must be > 1; using " + std::to_string(v).substr(0, 4));
+    } else if (!c.driver.progress_additive && v > 9.0) {
+      c.warnings.push_back("[warning] -P " + p + ": a factor this large prints few rows; for rows every N examples "
+                           "give an integer");
+    }
+    c.driver.progress = v;
   }
   // Passes, cache, holdout, threads.
   c.driver.passes = to_number<int>("passes", text("passes"));
@@ -449,9 +588,9 @@ Config parse_command_line(int argc, const char* const argv[]) {
   } else if (flag("cache")) {
     if (c.driver.data.empty())
       throw ConfigError("-c with stdin input needs --cache_file FILE (there is no data file name to extend)");
-    c.driver.cache_file = c.driver.data + ".cache";
+    c.driver.cache_file = c.driver.data[0] + ".cache";  // several data files: named after the first
   }
-  c.driver.kill_cache = flag("kill_cache") || (c.driver.data.empty() && !c.driver.cache_file.empty());
+  c.driver.kill_cache = flag("kill_cache");
   if (c.driver.passes > 1 && c.driver.data.empty() && c.driver.cache_file.empty())
     throw ConfigError("--passes " + text("passes") + " reads stdin more than once: add --cache_file FILE");
   c.driver.holdout_off = flag("holdout_off");
@@ -465,6 +604,12 @@ Config parse_command_line(int argc, const char* const argv[]) {
   if (c.driver.early_terminate < 1) throw ConfigError("--early_terminate must be at least 1");
   c.driver.threads = to_number<int>("threads", text("threads"));
   if (c.driver.threads < 0 || c.driver.threads > 1024) throw ConfigError("--threads must be between 0 and 1024");
+  if (flag("onethread")) {
+    if (given("threads") && c.driver.threads != 1)
+      throw ConfigError("--onethread conflicts with --threads " + text("threads"));
+    c.driver.threads = 1;
+  }
+  c.driver.compressed_cache = flag("compressed");
   {
     std::string fp = "format=" + fmt + ";hash=" + hash + ";seed=" + text("hash_seed") +
                      ";libsvm_namespace=" + c.driver.parse.libsvm_namespace + ";positive_label=" +
@@ -472,7 +617,8 @@ Config parse_command_line(int argc, const char* const argv[]) {
     for (int i = 0; i < 256; ++i) fp += c.driver.parse.drop_group[i] ? '1' : '0';
     if (c.driver.format == InputFormat::kCsv) {
       const CsvOptions& o = c.driver.csv;
-      fp += std::string(";csv=") + o.delimiter + (o.header ? "h" : "n") + ";label=" + o.label_column +
+      fp += std::string(";csv=") + o.delimiter + (o.header ? "h" : "n") + (o.vw_strings ? "v" : "") +
+            ";header=" + o.header_text + ";label=" + o.label_column +
             ";ns=" + o.csv_namespace + ";textns=" + o.text_namespace;
       for (const auto* l : {&o.ignore_columns, &o.categorical, &o.text_columns}) {
         fp += ";";
@@ -481,11 +627,24 @@ Config parse_command_line(int argc, const char* const argv[]) {
     }
     c.driver.parse_fingerprint = fp;
   }
-  if (!c.driver.cache_file.empty() && c.driver.cache_file == c.driver.data)
-    throw ConfigError("--cache_file " + c.driver.cache_file + " would overwrite the data file");
+  for (const auto& d : c.driver.data) {
+    if (!c.driver.cache_file.empty() && c.driver.cache_file == d)
+      throw ConfigError("--cache_file " + c.driver.cache_file + " would overwrite the data file");
+    if (!c.final_regressor.empty() && c.final_regressor == d)
+      throw ConfigError("-f " + c.final_regressor + " would overwrite the data file");
+  }
 
-  if (!c.final_regressor.empty() && c.final_regressor == c.driver.data)
-    throw ConfigError("-f " + c.final_regressor + " would overwrite the data file");
+  // Model-file flags.
+  c.predict_only_model = flag("predict_only_model");
+  c.save_per_pass = flag("save_per_pass");
+  if (c.save_per_pass && c.final_regressor.empty()) throw ConfigError("--save_per_pass needs -f FILE to name the saves");
+  if (flag("save_resume"))
+    c.warnings.push_back("[note] --save_resume is how lepus always saves: every model can resume training");
+  if (c.model && c.model->predict_only() && !c.driver.test_only)
+    throw ConfigError(c.initial_regressor + " is a predict-only model (saved with --predict_only_model): it "
+                      "predicts with -t but cannot be trained further; train from a full model");
+  if (c.model && c.model->predict_only()) c.predict_only_model = true;  // what it lacks cannot be saved again
+  c.random_seed = to_number<uint64_t>("random_seed", text("random_seed"));
 
   // What a saved model records: every shaping option in force, and the learner's own options.
   for (const char* n : kShaping) {
@@ -498,6 +657,7 @@ Config parse_command_line(int argc, const char* const argv[]) {
     c.saved_options.push_back(SavedOption{spec.name, flag_option ? "" : c.learner_options.text(spec.name),
                                           c.learner_options.given(spec.name)});
   }
+  if (c.predict_only_model) c.saved_options.push_back(SavedOption{"predict_only_model", "", true});
   return c;
 }
 

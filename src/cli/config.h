@@ -15,6 +15,7 @@ namespace lepus::cli {
 
 struct Config {
   bool show_help = false;      // --help: text is in help_text
+  bool show_version = false;   // --version
   bool list_learners = false;  // --learner help
   std::string help_text;
   bool quiet = false;
@@ -28,6 +29,9 @@ struct Config {
   std::string final_regressor;    // -f
   std::string initial_regressor;  // -i
   std::string readable_model;     // --readable_model
+  bool predict_only_model = false;  // save only what prediction needs
+  bool save_per_pass = false;       // also save FILE.PASS after each pass
+  uint64_t random_seed = 0;         // --random_seed
   std::optional<ModelFile> model;  // the -i model, verified
   std::vector<SavedOption> saved_options;  // what -f records: the options in force
   std::vector<std::string> warnings;       // e.g. a loss given with -i overriding the model's

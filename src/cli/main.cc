@@ -1,4 +1,5 @@
 // lepus: catches every typed error, prints one line, exits 1. Nothing below src/cli prints or exits.
+#include <algorithm>
 #include <exception>
 #include <functional>
 #include <fstream>
@@ -7,6 +8,7 @@
 
 #include "cli/config.h"
 #include "io/model_file.h"
+#include "io/output_check.h"
 #include "lepus/errors.h"
 #include "pipeline/driver.h"
 
@@ -35,10 +37,17 @@ int run(int argc, const char* const argv[]) {
     std::cout << c.help_text;
     return 0;
   }
+  if (c.show_version) {
+    std::cout << "lepus " << LEPUS_VERSION << "\n";
+    return 0;
+  }
   if (c.list_learners) {
     for (const auto& row : learner_registry()) std::cout << row.name << "\t" << row.help << "\n";
     return 0;
   }
+  // Every output path is checked before any example is read (-p, -r and the cache are opened by the driver).
+  if (!c.final_regressor.empty()) check_writable(c.final_regressor, "-f");
+  if (!c.readable_model.empty()) check_writable(c.readable_model, "--readable_model");
   std::ostream* log = c.quiet ? nullptr : &std::cerr;
   if (log)
     for (const auto& w : c.warnings) *log << w << "\n";
@@ -48,13 +57,17 @@ int run(int argc, const char* const argv[]) {
 
   const std::unique_ptr<Loss> loss = make_loss(c.loss);
   const LearnerRow* row = find_learner(c.learner);
-  LearnerContext ctx{c.learner_options, *loss, c.bits, c.driver.test_only};
+  LearnerContext ctx{c.learner_options, *loss, c.bits, c.driver.test_only, c.random_seed};
   const std::unique_ptr<Learner> learner = row->make(ctx);
   FeatureSpace space(c.space);
   if (c.model) {
     ModelReader r(c.model->state.data(), c.model->state.size(), c.initial_regressor);
     space.load(r);
-    learner->load(r);
+    if (c.model->predict_only()) {
+      learner->load_predict_only(r);
+    } else {
+      learner->load(r);
+    }
     if (r.remaining() != 0) throw ModelFormatError(c.initial_regressor + ": damaged lepus model: trailing state");
   }
   Driver driver(c.driver, *learner, space, *loss, log);  // opens every file before anything is printed
@@ -70,8 +83,11 @@ int run(int argc, const char* const argv[]) {
     if (!c.driver.predictions.empty()) pre << "predictions = " << c.driver.predictions << "\n";
     if (!c.driver.raw_predictions.empty()) pre << "raw predictions = " << c.driver.raw_predictions << "\n";
     pre << driver.cache_status() << "\n";
-    pre << "Reading datafile = " << (c.driver.data.empty() ? "stdin" : c.driver.data) << "\n";
-    pre << "num sources = 1\n";
+    pre << "Reading datafile = ";
+    if (c.driver.data.empty()) pre << (c.driver.no_input ? "none (--no_stdin)" : "stdin");
+    for (size_t i = 0; i < c.driver.data.size(); ++i) pre << (i ? " " : "") << c.driver.data[i];
+    pre << "\n";
+    pre << "num sources = " << std::max<size_t>(1, c.driver.data.size()) << "\n";
     pre << "Num weight bits = " << c.bits << "\n";
     for (const auto& l : learner_lines)
       if (l.rfind("using ", 0) != 0) pre << l << "\n";
@@ -84,16 +100,21 @@ int run(int argc, const char* const argv[]) {
     std::cerr << pre.str();
   }
 
-  std::function<void()> save;
-  if (!c.final_regressor.empty()) {
-    save = [&]() {
-      ModelWriter w;
-      space.save(w);
+  auto save_to = [&](const std::string& path) {
+    ModelWriter w;
+    space.save(w);
+    if (c.predict_only_model) {
+      learner->save_predict_only(w);
+    } else {
       learner->save(w);
-      write_model_file(c.final_regressor, c.saved_options, w.bytes());
-    };
-  }
-  const RunStats stats = driver.run(save);
+    }
+    write_model_file(path, c.saved_options, w.bytes());
+  };
+  std::function<void()> save;
+  std::function<void(int)> save_pass;
+  if (!c.final_regressor.empty()) save = [&]() { save_to(c.final_regressor); };
+  if (c.save_per_pass) save_pass = [&](int pass) { save_to(c.final_regressor + "." + std::to_string(pass)); };
+  const RunStats stats = driver.run(save, save_pass);
   if (log) std::cerr << driver.summary(stats);
   if (!c.readable_model.empty()) write_readable_model(c, *learner);
   return 0;

@@ -4,6 +4,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -94,20 +95,97 @@ const char* decode_cache_record(const char* p, const char* end, Example& ex, con
   return rec_end;
 }
 
-std::string cache_fingerprint(const std::string& data_path, const std::string& parse_options_text) {
-  std::string fp = "data=" + data_path;
-  struct stat st;
-  if (!data_path.empty() && ::stat(data_path.c_str(), &st) == 0) {
-    fp += ";size=" + std::to_string(st.st_size) + ";mtime=" + std::to_string(st.st_mtim.tv_sec) + "." +
-          std::to_string(st.st_mtim.tv_nsec);
+std::string cache_fingerprint(const std::vector<std::string>& data_paths, const std::string& parse_options_text) {
+  std::string fp;
+  for (const auto& path : data_paths) {
+    fp += (fp.empty() ? "data=" : ";data=") + path;
+    struct stat st;
+    if (::stat(path.c_str(), &st) == 0) {
+      fp += ";size=" + std::to_string(st.st_size) + ";mtime=" + std::to_string(st.st_mtim.tv_sec) + "." +
+            std::to_string(st.st_mtim.tv_nsec);
+    }
   }
+  if (data_paths.empty()) fp = "data=";
   return fp + ";" + parse_options_text;
 }
 
-CacheWriter::CacheWriter(std::string path, const std::string& fingerprint) : path_(std::move(path)) {
+// ---- the cache file's bytes: plain stdio, or gzip through zlib (--compressed) ----
+
+CacheFile::~CacheFile() { close(); }
+
+bool CacheFile::open_read(const std::string& path) {
+  f_ = std::fopen(path.c_str(), "rb");
+  if (!f_) return false;
+  unsigned char magic[2] = {0, 0};
+  const size_t n = std::fread(magic, 1, 2, f_);
+  if (n == 2 && magic[0] == 0x1f && magic[1] == 0x8b) {  // gzip: read through zlib
+    std::fclose(f_);
+    f_ = nullptr;
+    gz_ = gzopen(path.c_str(), "rb");
+    if (!gz_) return false;
+    gzbuffer(gz_, 1 << 18);
+    return true;
+  }
+  std::rewind(f_);
+  return true;
+}
+
+bool CacheFile::open_write(const std::string& path, bool compressed) {
+  if (compressed) {
+    gz_ = gzopen(path.c_str(), "wb1");
+    if (gz_) gzbuffer(gz_, 1 << 18);
+    return gz_ != nullptr;
+  }
+  f_ = std::fopen(path.c_str(), "wb");
+  return f_ != nullptr;
+}
+
+size_t CacheFile::read(void* buf, size_t n, bool* error) {
+  if (gz_) {
+    size_t got = 0;
+    while (got < n) {  // gzread takes an unsigned count
+      const unsigned chunk = static_cast<unsigned>(std::min<size_t>(n - got, 1u << 30));
+      const int r = gzread(gz_, static_cast<char*>(buf) + got, chunk);
+      if (r < 0) {
+        *error = true;
+        return got;
+      }
+      if (r == 0) break;
+      got += static_cast<size_t>(r);
+    }
+    return got;
+  }
+  const size_t got = std::fread(buf, 1, n, f_);
+  if (got < n && std::ferror(f_)) *error = true;
+  return got;
+}
+
+bool CacheFile::write(const void* buf, size_t n) {
+  if (gz_) return n == 0 || gzwrite(gz_, buf, static_cast<unsigned>(n)) == static_cast<int>(n);
+  return std::fwrite(buf, 1, n, f_) == n;
+}
+
+bool CacheFile::seek(uint64_t pos) {
+  if (gz_) return gzseek(gz_, static_cast<z_off_t>(pos), SEEK_SET) == static_cast<z_off_t>(pos);
+  return std::fseek(f_, static_cast<long>(pos), SEEK_SET) == 0;
+}
+
+bool CacheFile::close() {
+  bool ok = true;
+  if (gz_) ok = gzclose(gz_) == Z_OK;
+  if (f_) {
+    ok = std::fflush(f_) == 0 && ok;
+    ok = std::fclose(f_) == 0 && ok;
+  }
+  gz_ = nullptr;
+  f_ = nullptr;
+  return ok;
+}
+
+CacheWriter::CacheWriter(std::string path, const std::string& fingerprint, bool compressed)
+    : path_(std::move(path)) {
   tmp_ = path_ + ".tmp." + std::to_string(::getpid());
-  f_ = std::fopen(tmp_.c_str(), "wb");
-  if (!f_) throw IoError(path_ + ": cannot create cache file: " + std::strerror(errno));
+  if (!file_.open_write(tmp_, compressed)) throw IoError(path_ + ": cannot create cache file: " + std::strerror(errno));
   buf_.insert(buf_.end(), kCacheMagic, kCacheMagic + 8);
   put<uint32_t>(buf_, kCacheVersion);
   put<uint64_t>(buf_, fingerprint.size());
@@ -117,7 +195,7 @@ CacheWriter::CacheWriter(std::string path, const std::string& fingerprint) : pat
 }
 
 CacheWriter::~CacheWriter() {
-  if (f_) std::fclose(f_);
+  file_.close();
   if (!done_) ::unlink(tmp_.c_str());
 }
 
@@ -130,7 +208,7 @@ void CacheWriter::append(const Example& ex) {
 }
 
 void CacheWriter::flush_buffer() {
-  if (!buf_.empty() && std::fwrite(buf_.data(), 1, buf_.size(), f_) != buf_.size())
+  if (!buf_.empty() && !file_.write(buf_.data(), buf_.size()))
     throw IoError(path_ + ": cannot write cache file: " + std::strerror(errno));
   buf_.clear();
 }
@@ -141,29 +219,25 @@ void CacheWriter::finish() {
   put<uint32_t>(buf_, crc_);
   buf_.insert(buf_.end(), kCacheEnd, kCacheEnd + 8);
   flush_buffer();
-  if (std::fflush(f_) != 0 || std::fclose(f_) != 0) {
-    f_ = nullptr;
-    throw IoError(path_ + ": cannot write cache file: " + std::strerror(errno));
-  }
-  f_ = nullptr;
+  if (!file_.close()) throw IoError(path_ + ": cannot write cache file: " + std::strerror(errno));
   if (std::rename(tmp_.c_str(), path_.c_str()) != 0)
     throw IoError(path_ + ": cannot write cache file: " + std::strerror(errno));
   done_ = true;
 }
 
 std::unique_ptr<CacheReader> CacheReader::open(const std::string& path, const std::string& fingerprint,
-                                               std::string* why) {
+                                               std::string* why, bool suffix_only) {
   std::unique_ptr<CacheReader> r(new CacheReader());
   r->path_ = path;
-  r->f_ = std::fopen(path.c_str(), "rb");
-  if (!r->f_) {
+  if (!r->file_.open_read(path)) {
     *why = "no cache file";
     return nullptr;
   }
+  bool error = false;
   char head[12];
   uint64_t fp_len = 0;
-  if (std::fread(head, 1, 12, r->f_) != 12 || std::memcmp(head, kCacheMagic, 8) != 0) {
-    *why = "not a lepus cache";
+  if (r->file_.read(head, 12, &error) != 12 || std::memcmp(head, kCacheMagic, 8) != 0) {
+    *why = error ? "damaged cache" : "not a lepus cache";
     return nullptr;
   }
   uint32_t version;
@@ -172,63 +246,63 @@ std::unique_ptr<CacheReader> CacheReader::open(const std::string& path, const st
     *why = "cache format version " + std::to_string(version);
     return nullptr;
   }
-  if (std::fread(&fp_len, 8, 1, r->f_) != 1 || fp_len > (1u << 20)) {
+  if (r->file_.read(&fp_len, 8, &error) != 8 || fp_len > (1u << 20)) {
     *why = "damaged cache header";
     return nullptr;
   }
   std::string fp(fp_len, '\0');
-  if (std::fread(fp.data(), 1, fp_len, r->f_) != fp_len || fp != fingerprint) {
+  const bool complete = r->file_.read(fp.data(), fp_len, &error) == fp_len;
+  const bool match = suffix_only ? fp.size() >= fingerprint.size() &&
+                                       fp.compare(fp.size() - fingerprint.size(), fingerprint.size(), fingerprint) == 0
+                                 : fp == fingerprint;
+  if (!complete || !match) {
     *why = "cache made from other data or options";
     return nullptr;
   }
   r->data_begin_ = 12 + 8 + fp_len;
-  if (std::fseek(r->f_, 0, SEEK_END) != 0) {
-    *why = "unreadable cache";
-    return nullptr;
-  }
-  const long size = std::ftell(r->f_);
-  if (size < 0 || static_cast<uint64_t>(size) < r->data_begin_ + kTrailerSize) {
-    *why = "truncated cache";
-    return nullptr;
-  }
-  r->data_end_ = static_cast<uint64_t>(size) - kTrailerSize;
-  char trailer[kTrailerSize];
-  std::fseek(r->f_, static_cast<long>(r->data_end_), SEEK_SET);
-  uint32_t mark = 0, crc = 0;
-  if (std::fread(trailer, 1, kTrailerSize, r->f_) != kTrailerSize ||
-      (std::memcpy(&mark, trailer, 4), mark != kTrailerMark) || std::memcmp(trailer + 16, kCacheEnd, 8) != 0) {
-    *why = "truncated cache";
-    return nullptr;
-  }
-  std::memcpy(&crc, trailer + 12, 4);
-  // Verify every record byte before any is used.
-  std::fseek(r->f_, static_cast<long>(r->data_begin_), SEEK_SET);
+  // Verify every record byte before any is used, in one streaming read (a gzip cache cannot seek to its end):
+  // all bytes but the last kTrailerSize are records, those are the trailer.
+  constexpr size_t kChunk = size_t{1} << 20;
+  std::vector<char> buf(kChunk + kTrailerSize);
+  size_t held = 0;
+  uint64_t records_bytes = 0;
   uint32_t actual = crc_update(0, nullptr, 0);
-  std::vector<char> buf(1 << 20);
-  uint64_t left = r->data_end_ - r->data_begin_;
-  while (left > 0) {
-    const size_t n = static_cast<size_t>(std::min<uint64_t>(left, buf.size()));
-    if (std::fread(buf.data(), 1, n, r->f_) != n) {
-      *why = "unreadable cache";
+  for (;;) {
+    const size_t n = r->file_.read(buf.data() + held, kChunk, &error);
+    if (error) {
+      *why = "unreadable or damaged cache";
       return nullptr;
     }
-    actual = crc_update(actual, buf.data(), n);
-    left -= n;
+    if (n == 0) break;
+    held += n;
+    if (held > kTrailerSize) {
+      const size_t body = held - kTrailerSize;
+      actual = crc_update(actual, buf.data(), body);
+      records_bytes += body;
+      std::memmove(buf.data(), buf.data() + body, kTrailerSize);
+      held = kTrailerSize;
+    }
   }
+  uint32_t mark = 0, crc = 0;
+  if (held != kTrailerSize || (std::memcpy(&mark, buf.data(), 4), mark != kTrailerMark) ||
+      std::memcmp(buf.data() + 16, kCacheEnd, 8) != 0) {
+    *why = "truncated cache";
+    return nullptr;
+  }
+  std::memcpy(&crc, buf.data() + 12, 4);
   if (actual != crc) {
     *why = "damaged cache (checksum mismatch)";
     return nullptr;
   }
+  r->data_end_ = r->data_begin_ + records_bytes;
   r->rewind();
   return r;
 }
 
-CacheReader::~CacheReader() {
-  if (f_) std::fclose(f_);
-}
+CacheReader::~CacheReader() = default;
 
 void CacheReader::rewind() {
-  std::fseek(f_, static_cast<long>(data_begin_), SEEK_SET);
+  if (!file_.seek(data_begin_)) throw IoError(path_ + ": cannot read cache");
   pos_ = data_begin_;
   carry_.clear();
 }
@@ -254,7 +328,8 @@ bool CacheReader::next_block(ByteBuffer& out, size_t block_size) {
     const size_t n = static_cast<size_t>(std::min<uint64_t>(data_end_ - pos_, block_size));
     const size_t old = out.size();
     out.resize(old + n);
-    if (std::fread(out.data() + old, 1, n, f_) != n) throw IoError(path_ + ": cannot read cache");
+    bool error = false;
+    if (file_.read(out.data() + old, n, &error) != n) throw IoError(path_ + ": cannot read cache");
     pos_ += n;
   }
 }

@@ -18,6 +18,8 @@
 #include "io/byte_buffer.h"
 #include "lepus/example.h"
 
+struct gzFile_s;  // zlib's
+
 namespace lepus {
 
 inline constexpr uint32_t kCacheVersion = 1;
@@ -27,12 +29,33 @@ void encode_cache_record(const Example& ex, std::vector<char>& out);
 // Decodes the record at [p, end); returns the byte after it. Throws IoError on a malformed record.
 const char* decode_cache_record(const char* p, const char* end, Example& ex, const std::string& source);
 
-// The fingerprint of the options and data file a cache belongs to.
-std::string cache_fingerprint(const std::string& data_path, const std::string& parse_options_text);
+// The fingerprint of the options and data files a cache belongs to.
+std::string cache_fingerprint(const std::vector<std::string>& data_paths, const std::string& parse_options_text);
+
+// A cache file's bytes: plain, or gzip through zlib (written with --compressed; recognised by its magic bytes
+// when read).
+class CacheFile {
+ public:
+  CacheFile() = default;
+  CacheFile(const CacheFile&) = delete;
+  CacheFile& operator=(const CacheFile&) = delete;
+  ~CacheFile();
+  bool open_read(const std::string& path);
+  bool open_write(const std::string& path, bool compressed);
+  size_t read(void* buf, size_t n, bool* error);  // fewer than n bytes only at the end or on an error
+  bool write(const void* buf, size_t n);
+  bool seek(uint64_t pos);  // from the start (a gzip file seeks by inflating)
+  bool close();             // flushes; false when anything failed
+
+ private:
+  std::FILE* f_ = nullptr;
+  ::gzFile_s* gz_ = nullptr;  // zlib's gzFile
+};
 
 class CacheWriter {
  public:
-  CacheWriter(std::string path, const std::string& fingerprint);  // throws IoError
+  // compressed: gzip the whole file (--compressed).
+  CacheWriter(std::string path, const std::string& fingerprint, bool compressed = false);  // throws IoError
   ~CacheWriter();                                                 // abandons an unfinished cache
   void append(const Example& ex);
   void finish();  // writes the trailer, flushes and renames into place
@@ -40,7 +63,7 @@ class CacheWriter {
  private:
   void flush_buffer();
   std::string path_, tmp_;
-  std::FILE* f_ = nullptr;
+  CacheFile file_;
   std::vector<char> buf_;
   uint64_t records_ = 0;
   uint32_t crc_ = 0;
@@ -51,8 +74,9 @@ class CacheWriter {
 // through `why` and the caller rebuilds it.
 class CacheReader {
  public:
+  // suffix_only: the cache's fingerprint need only end with `fingerprint` (any data, the same parse options).
   static std::unique_ptr<CacheReader> open(const std::string& path, const std::string& fingerprint,
-                                           std::string* why);
+                                           std::string* why, bool suffix_only = false);
   ~CacheReader();
   // Fills `out` with whole records (about block_size bytes); false at the end.
   bool next_block(ByteBuffer& out, size_t block_size);
@@ -62,7 +86,7 @@ class CacheReader {
  private:
   CacheReader() = default;
   std::string path_;
-  std::FILE* f_ = nullptr;
+  CacheFile file_;
   uint64_t data_begin_ = 0, data_end_ = 0, pos_ = 0;
   ByteBuffer carry_;
 };

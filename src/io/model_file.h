@@ -27,6 +27,12 @@ struct ModelFile {
   std::string lepus_version;
   std::vector<SavedOption> options;
   std::vector<uint8_t> state;
+  // Saved with --predict_only_model: the learner state holds only what prediction needs.
+  bool predict_only() const {
+    for (const auto& o : options)
+      if (o.name == "predict_only_model") return true;
+    return false;
+  }
 };
 
 // Throws IoError when the file cannot be written; the target is then untouched.

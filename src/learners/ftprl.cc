@@ -265,9 +265,8 @@ using Kind = OptionSpec::Kind;
 OptionSpec radius_spec() {
   return OptionSpec{
       "ftprl_radius", "", Kind::kNumber, "1",
-      "R, the FTPRL feasible set's radius, in [1e-30, 1e30]: ftprl-diag |w_i| <= R (a slot's first "
-      "update jumps to +-R, later steps are R/sqrt(G_i) as AdaGrad's); ftprl-const ||w||_2 <= R or "
-      "|w_i| <= R; ftprl-scale sum (w_i/a_i)^2 <= R^2"};
+      "bound on the weights, in [1e-30, 1e30]: each weight (ftprl-diag, ftprl-const box), the weight vector's "
+      "length (ftprl-const ball), or its length scaled by --ftprl_scale (ftprl-scale)"};
 }
 
 }  // namespace
@@ -275,7 +274,8 @@ OptionSpec radius_spec() {
 LearnerRow ftprl_diag_row() {
   return LearnerRow{
       "ftprl-diag",
-      "FTPRL-Diag (McMahan & Streeter 2010, Alg. 1): per-coordinate adaptive, no learning rate, |w_i| <= R",
+      "no learning rate, a step size per feature, weights bounded by --ftprl_radius: for sparse data where "
+      "rare features need large steps (McMahan & Streeter 2010, FTPRL-Diag)",
       {radius_spec()},
       [](const LearnerContext& c) {
         return std::make_unique<FtprlDiagLearner>(FtprlOptions::from(c.options), c.loss, c.bits, c.test_only);
@@ -284,12 +284,12 @@ LearnerRow ftprl_diag_row() {
 
 LearnerRow ftprl_const_row() {
   return LearnerRow{"ftprl-const",
-                    "FTPRL with coordinate-constant adaptive regularization (McMahan & Streeter 2010, Cor. "
-                    "1) on a ball or box",
+                    "no learning rate, one adaptive step size for all features, weights in a ball or box: for "
+                    "dense data on one scale (McMahan & Streeter 2010, FTPRL, Corollary 1)",
                     {radius_spec(),
                      {"ftprl_set", "", Kind::kText, "ball",
-                      "ftprl-const feasible set: ball (||w||_2 <= R, diameter D = 2R) or box (|w_i| <= R, D "
-                      "= 2R sqrt(2^b))"}},
+                      "ftprl-const's weight set: ball (the weight vector's length at most R) or box (each "
+                      "weight at most R)"}},
                     [](const LearnerContext& c) -> std::unique_ptr<Learner> {
                       const FtprlOptions o = FtprlOptions::from(c.options);
                       if (o.set == FtprlOptions::Set::kBox)
@@ -301,13 +301,12 @@ LearnerRow ftprl_const_row() {
 LearnerRow ftprl_scale_row() {
   return LearnerRow{
       "ftprl-scale",
-      "FTPRL-Scale (McMahan & Streeter 2010, Alg. 2): ftprl-const on the ellipsoid sum (w_i/a_i)^2 <= R^2",
+      "ftprl-const with an expected weight size per namespace (--ftprl_scale): when you know which namespaces "
+      "carry large weights (McMahan & Streeter 2010, FTPRL-Scale)",
       {radius_spec(),
        {"ftprl_scale", "", Kind::kText, "*:1",
-        "ftprl-scale prior scales a_i by namespace: NS:A,... with NS one character (as in -q), constant (the "
-        "bias) or * (every other feature, interactions too); a slot keeps the scale of the feature that "
-        "first "
-        "updates it"}},
+        "expected weight size per namespace: NS:A,... with NS one character (as in -q), constant (the bias) "
+        "or * (every other feature, interactions too)"}},
       [](const LearnerContext& c) {
         return std::make_unique<FtprlScaleLearner>(FtprlOptions::from(c.options), c.loss, c.bits,
                                                    c.test_only);

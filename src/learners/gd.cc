@@ -259,6 +259,37 @@ void GdLearner::write_readable(std::ostream& out) const {
 }
 
 void GdLearner::save(ModelWriter& out) const {
+  save_scalars(out);
+  out.put_u64(slots_.size());
+  uint64_t nonzero = 0;
+  for (const auto& s : slots_) nonzero += (s.w != 0.0f || s.g != 0.0f || s.n != 0.0f || s.r != 0.0f);
+  out.put_u64(nonzero);
+  for (uint64_t i = 0; i < slots_.size(); ++i) {
+    const Slot& s = slots_[i];
+    if (s.w == 0.0f && s.g == 0.0f && s.n == 0.0f && s.r == 0.0f) continue;
+    out.put_u64(i);
+    out.put_raw(&s, sizeof s);
+  }
+}
+
+// Predict-only: the scalars (the clipping range among them) and each nonzero weight, without G, N and r.
+void GdLearner::save_predict_only(ModelWriter& out) const {
+  save_scalars(out);
+  out.put_u64(slots_.size());
+  uint64_t nonzero = 0;
+  for (const auto& s : slots_) nonzero += s.w != 0.0f;
+  out.put_u64(nonzero);
+  for (uint64_t i = 0; i < slots_.size(); ++i) {
+    if (slots_[i].w == 0.0f) continue;
+    out.put_u64(i);
+    out.put_f32(slots_[i].w);
+  }
+}
+
+void GdLearner::load(ModelReader& in) { load_slots(in, false); }
+void GdLearner::load_predict_only(ModelReader& in) { load_slots(in, true); }
+
+void GdLearner::save_scalars(ModelWriter& out) const {
   out.put_u8(opt_.adaptive);
   out.put_u8(opt_.normalized);
   out.put_u8(opt_.invariant);
@@ -275,19 +306,9 @@ void GdLearner::save(ModelWriter& out) const {
   out.put_f32(multiplier_);
   out.put_f64(gravity_);
   out.put_f64(contraction_);
-  out.put_u64(slots_.size());
-  uint64_t nonzero = 0;
-  for (const auto& s : slots_) nonzero += (s.w != 0.0f || s.g != 0.0f || s.n != 0.0f || s.r != 0.0f);
-  out.put_u64(nonzero);
-  for (uint64_t i = 0; i < slots_.size(); ++i) {
-    const Slot& s = slots_[i];
-    if (s.w == 0.0f && s.g == 0.0f && s.n == 0.0f && s.r == 0.0f) continue;
-    out.put_u64(i);
-    out.put_raw(&s, sizeof s);
-  }
 }
 
-void GdLearner::load(ModelReader& in) {
+void GdLearner::load_slots(ModelReader& in, bool weights_only) {
   opt_.adaptive = in.get_u8("sgd adaptive flag");
   opt_.normalized = in.get_u8("sgd normalized flag");
   opt_.invariant = in.get_u8("sgd invariant flag");
@@ -312,13 +333,18 @@ void GdLearner::load(ModelReader& in) {
     throw ModelFormatError(in.source() + ": weight table has " + std::to_string(size) + " slots, expected " +
                            std::to_string(slots_.size()));
   const uint64_t nonzero = in.get_u64("sgd slot count");
-  if (nonzero > size || nonzero * (8 + sizeof(Slot)) > in.remaining())
+  const uint64_t record = 8 + (weights_only ? sizeof(float) : sizeof(Slot));
+  if (nonzero > size || nonzero * record > in.remaining())
     throw ModelFormatError(in.source() + ": slot count " + std::to_string(nonzero) + " does not fit the file");
   std::fill(slots_.begin(), slots_.end(), Slot{0.0f, 0.0f, 0.0f, 0.0f});
   for (uint64_t k = 0; k < nonzero; ++k) {
     const uint64_t i = in.get_u64("sgd slot index");
     if (i >= size) throw ModelFormatError(in.source() + ": slot index out of range");
-    in.get_raw(&slots_[i], sizeof(Slot), "sgd slot");
+    if (weights_only) {
+      slots_[i].w = in.get_f32("sgd weight");
+    } else {
+      in.get_raw(&slots_[i], sizeof(Slot), "sgd slot");
+    }
   }
 }
 

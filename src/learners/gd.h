@@ -44,6 +44,8 @@ class GdLearner final : public Learner {
   void end_pass() override;
   void save(ModelWriter& out) const override;
   void load(ModelReader& in) override;
+  void save_predict_only(ModelWriter& out) const override;
+  void load_predict_only(ModelReader& in) override;
   std::string_view name() const override { return "sgd"; }
   LabelRange label_range() const override { return range_; }
   std::vector<std::string> describe() const override;
@@ -56,6 +58,8 @@ class GdLearner final : public Learner {
   double normalizer() const { return total_norm_; }
 
  private:
+  void save_scalars(ModelWriter& out) const;
+  void load_slots(ModelReader& in, bool weights_only);  // weights_only: a predict-only model
   float raw_score(const Example& x) const;
   float finalize(float raw) const;
   void update(const Example& x, float pred, float y, float weight);

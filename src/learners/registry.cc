@@ -16,7 +16,8 @@ std::vector<LearnerRow> build_registry() {
   std::vector<LearnerRow> rows;
   rows.push_back(LearnerRow{
       "sgd",
-      "VW's gd: adaptive + normalized + importance-invariant SGD (the VW default), or plain SGD with --sgd",
+      "VW's default learner, with VW's results to the last digit: the safe first choice, and the one to use "
+      "when you tune -l or need VW's exact numbers",
       {
           {"sgd", "", Kind::kFlag, "", "plain SGD: adaptive, normalized and invariant all off"},
           {"adaptive", "", Kind::kFlag, "", "per-coordinate AdaGrad rates (alone: only this mode is on)"},

@@ -517,15 +517,17 @@ LearnerRow scinol_row() {
   using Kind = OptionSpec::Kind;
   return LearnerRow{
       "scinol-coord",
-      "coordinate-wise scale-invariant learner, no learning rate (Kotlowski 2017, Algorithm 1)",
+      "no learning rate, unchanged by rescaling any feature: for features of unknown, very different scales "
+      "(counts, prices); starts slowly, so give it long streams or several passes (Kotlowski 2017)",
       {
-          {"scinol_alpha", "", Kind::kNumber, "1.5", "alpha > 9/8 of Algorithm 1 (the card's default 1.5)"},
+          {"scinol_alpha", "", Kind::kNumber, "1.5",
+           "how cautiously scinol-coord bets at first (above 1.125; larger is more cautious)"},
           {"scinol_L", "", Kind::kNumber, "1",
-           "clip importance * dloss/dp to [-L, L] and divide by L (1 is exact for logistic, hinge, "
-           "quantile)"},
+           "bound on importance times the loss's slope: larger values are clipped to it (1 fits the logistic, "
+           "hinge and quantile losses)"},
           {"scinol_d", "", Kind::kText, "seen",
-           "the paper's d: bits (2^b), seen (distinct slots so far) or clock (2^b, per-slot round counts as "
-           "t)"},
+           "how the prior counts features: seen (distinct features so far), bits (all 2^b slots) or clock (2^b "
+           "slots, each with its own update count)"},
       },
       [](const LearnerContext& c) {
         return std::make_unique<ScinolLearner>(ScinolOptions::from(c.options), c.loss, c.bits, c.test_only);

@@ -34,6 +34,7 @@ class Batch {
   uint64_t line_count = 0;        // text: lines in bytes (examples carry line numbers relative to the block)
   std::vector<std::pair<uint64_t, std::string>> warnings;  // (line relative to the block, message), in order
   bool skip_first_line = false;   // the first block of a table with a header: line 1 is the header
+  size_t file = 0;                // text: the data file the block came from
 };
 
 class BlockSource {
@@ -44,32 +45,70 @@ class BlockSource {
 
 namespace {
 
+// The data files (or stdin), read one after another as one stream. A block never spans two files, so each batch
+// knows its file: warnings name that file and its own line numbers, while holdout counts lines over the stream.
 class TextSource final : public BlockSource {
  public:
-  TextSource(const std::string& path, size_t block, size_t max_line, bool lenient)
-      : reader_(InputSource::open(path), block, max_line, lenient) {}
-  const std::string& damage() const { return reader_.damage(); }
-  uint64_t lines_read() const { return reader_.lines_read(); }
+  // No paths means stdin; none = true means no input at all (--no_stdin without a data file).
+  TextSource(std::vector<std::string> paths, size_t block, size_t max_line, bool lenient, bool none = false)
+      : paths_(std::move(paths)), block_(block), max_line_(max_line), lenient_(lenient) {
+    if (paths_.empty() && !none) paths_.push_back("");  // stdin
+    if (!paths_.empty()) open_next();
+  }
+  // What damaged each input that lenient reading stopped early, with the line it ended after.
+  const std::vector<std::string>& damages() const { return damages_; }
   bool next(ByteBuffer& out) override {
     if (has_pending_) {
       out.swap(pending_);
       has_pending_ = false;
+      starts_file_ = true;
       return true;
     }
-    return reader_.next(out);
+    while (reader_) {
+      if (reader_->next(out)) {
+        starts_file_ = fresh_;
+        fresh_ = false;
+        return true;
+      }
+      if (!reader_->damage().empty())
+        damages_.push_back(reader_->damage() + "; the input ends after line " +
+                           std::to_string(reader_->lines_read()) + ", the rest is lost");
+      ++file_;
+      reader_.reset();
+      if (file_ < paths_.size()) open_next();
+    }
+    return false;
   }
-  // The first line (without its line end), read ahead without consuming it: a table's header.
+  size_t file() const { return file_; }            // the file the last block came from
+  bool starts_file() const { return starts_file_; }  // the last block is its file's first
+  // The first file's first line (without its line end), read ahead without consuming it: a table's header.
   std::string first_line() {
-    if (!has_pending_) has_pending_ = reader_.next(pending_);
+    if (!has_pending_ && reader_ && file_ == 0 && fresh_) {
+      has_pending_ = reader_->next(pending_);
+      fresh_ = false;
+    }
     if (!has_pending_) return "";
-    const auto nl = std::find(pending_.begin(), pending_.end(), '\n');
-    return std::string(pending_.begin(), nl);
+    return line_of(pending_);
+  }
+  static std::string line_of(const ByteBuffer& b) {
+    const auto nl = std::find(b.begin(), b.end(), '\n');
+    return std::string(b.begin(), nl);
   }
 
  private:
-  BlockReader reader_;
+  void open_next() {
+    reader_ = std::make_unique<BlockReader>(InputSource::open(paths_[file_]), block_, max_line_, lenient_);
+    fresh_ = true;
+  }
+  std::vector<std::string> paths_;
+  size_t block_, max_line_;
+  bool lenient_;
+  size_t file_ = 0;
+  std::unique_ptr<BlockReader> reader_;
+  bool fresh_ = true, starts_file_ = false;
   ByteBuffer pending_;
   bool has_pending_ = false;
+  std::vector<std::string> damages_;
 };
 
 class CacheSource final : public BlockSource {
@@ -176,29 +215,46 @@ struct Driver::PassState {
   bool holdout_mode = false;   // pass >= 2 with holdout on: the table shows holdout loss
   double holdout_loss = 0.0;   // this pass
   double holdout_weight = 0.0;
-  uint64_t line_base = 0;      // lines of the text before the current batch
+  uint64_t line_base = 0;      // lines of the text before the current batch (over all data files)
+  size_t file = SIZE_MAX;      // the data file being read (SIZE_MAX: none yet, or a cache)
+  uint64_t file_start = 0;     // line_base when that file began
 };
 
 Driver::Driver(const DriverOptions& options, Learner& learner, FeatureSpace& space, const Loss& loss,
                std::ostream* log)
     : opt_(options), learner_(learner), space_(space), loss_(loss), log_(log) {
-  source_name_ = opt_.data.empty() ? std::string("stdin") : opt_.data;
-  interactive_ = !is_regular_file(opt_.data);
+  if (opt_.data.empty()) names_.push_back(opt_.no_input ? "no input" : "stdin");
+  for (const auto& d : opt_.data) {
+    names_.push_back(d == "-" ? std::string("stdin") : d);
+    if (!is_regular_file(d)) interactive_ = true;
+  }
+  if (opt_.data.empty() && !opt_.no_input) interactive_ = !is_regular_file("");
+  // Every data file is opened once here, so a missing second file is an error before the first example.
+  for (size_t i = 1; i < opt_.data.size(); ++i) InputSource::open(opt_.data[i]);
   if (!opt_.cache_file.empty()) {
     std::string why;
+    // Without a data file the cache is the input, as in VW: any cache made with the same parse options.
+    const bool no_data = opt_.data.empty();
     if (!opt_.kill_cache) {
-      auto r = CacheReader::open(opt_.cache_file, cache_fingerprint(opt_.data, opt_.parse_fingerprint), &why);
+      auto r = no_data ? CacheReader::open(opt_.cache_file, ";" + opt_.parse_fingerprint, &why, true)
+                       : CacheReader::open(opt_.cache_file, cache_fingerprint(opt_.data, opt_.parse_fingerprint), &why);
       if (r) cache_in_ = std::make_unique<CacheSource>(std::move(r), opt_.block_size);
     }
-    if (!cache_in_) {
+    if (!cache_in_ && no_data && !opt_.kill_cache && why != "no cache file")
+      throw IoError(opt_.cache_file + ": " + why + "; with no data file the cache is the input, so lepus will not "
+                    "rebuild it from " + (opt_.no_input ? "no input" : "stdin") + ": give the data file, or -k to rebuild it");
+    if (!cache_in_ && !(no_data && opt_.no_input)) {
       if (why != "no cache file" && !opt_.kill_cache) cache_rebuild_reason_ = why;
       cache_out_ = std::make_unique<CacheWriter>(opt_.cache_file,
-                                                 cache_fingerprint(opt_.data, opt_.parse_fingerprint));
+                                                 cache_fingerprint(opt_.data, opt_.parse_fingerprint),
+                                                 opt_.compressed_cache);
     }
   }
-  if (!cache_in_) text_ = std::make_unique<TextSource>(opt_.data, opt_.block_size, opt_.max_line_bytes, !opt_.strict_parse);
+  if (!cache_in_) text_ = open_text();
   if (opt_.format == InputFormat::kCsv && text_) {  // the table's schema, from its first line
-    opt_.parse.csv = make_csv_schema(static_cast<TextSource&>(*text_).first_line(), opt_.csv, opt_.parse);
+    header_ = static_cast<TextSource&>(*text_).first_line();
+    opt_.parse.csv = make_csv_schema(opt_.csv.header_text.empty() ? header_ : opt_.csv.header_text, opt_.csv,
+                                     opt_.parse);
   }
   pred_out_ = std::make_unique<PredictionFile>(opt_.predictions);
   raw_out_ = std::make_unique<PredictionFile>(opt_.raw_predictions);
@@ -206,6 +262,16 @@ Driver::Driver(const DriverOptions& options, Learner& learner, FeatureSpace& spa
 }
 
 Driver::~Driver() = default;
+
+std::unique_ptr<BlockSource> Driver::open_text() const {
+  return std::make_unique<TextSource>(opt_.data, opt_.block_size, opt_.max_line_bytes, !opt_.strict_parse,
+                                      opt_.no_input);
+}
+
+std::string Driver::where(const PassState& ps, uint64_t stream_line) const {
+  if (ps.file != SIZE_MAX) return names_[ps.file] + ":" + std::to_string(stream_line - ps.file_start);
+  return (names_.size() == 1 ? names_[0] : opt_.cache_file) + ":" + std::to_string(stream_line);
+}
 
 std::string Driver::cache_status() const {
   if (cache_in_) return "using cache_file = " + opt_.cache_file;
@@ -268,16 +334,21 @@ void Driver::parse_batch(Batch& b, bool records) const {
 
 void Driver::consume_batch(Batch& b, RunStats& st, PassState& ps) {
   size_t w = 0;
+  if (b.line_count > 0 && b.file != ps.file) {  // text from the next data file
+    ps.file = b.file;
+    ps.file_start = ps.line_base;
+  }
   // Parse warnings, in line order, before the example of their line (a line may also give no example).
   auto emit_warnings_through = [&](uint64_t rel_line) {
     for (; w < b.warnings.size() && b.warnings[w].first <= rel_line; ++w) {
-      const uint64_t line = ps.line_base + b.warnings[w].first;
+      const uint64_t line = ps.line_base - ps.file_start + b.warnings[w].first;  // within its file
       const std::string& message = b.warnings[w].second;
-      if (message.rfind(kFatalMark, 0) == 0) throw ParseError(source_name_, line, message.substr(1));
-      if (opt_.strict_parse) throw ParseError(source_name_, line, printable(message));
+      const std::string& source = names_[ps.file];
+      if (message.rfind(kFatalMark, 0) == 0) throw ParseError(source, line, message.substr(1));
+      if (opt_.strict_parse) throw ParseError(source, line, printable(message));
       ++warnings_;
       if (log_ && warnings_ <= opt_.warnings_shown) {
-        *log_ << "[warning] " << source_name_ << ":" << line << ": " << printable(message) << "\n";
+        *log_ << "[warning] " << source << ":" << line << ": " << printable(message) << "\n";
         if (warnings_ == opt_.warnings_shown) *log_ << "[warning] further warnings are counted, not shown\n";
       }
     }
@@ -309,7 +380,7 @@ void Driver::consume(Example& ex, RunStats& st, PassState& ps) {
       st.holdout_on && (opt_.holdout_after > 0 ? c > opt_.holdout_after : c % opt_.holdout_period == 0);
   if (cache_out_) cache_out_->append(ex);
   if (ex.labeled && !label_warned_ && log_ && loss_.binary_labels() && ex.label != 1.0f && ex.label != -1.0f) {
-    *log_ << "[warning] " << source_name_ << ":" << ex.line << ": label " << ex.label << " is not -1 or 1; the "
+    *log_ << "[warning] " << where(ps, ex.line) << ": label " << ex.label << " is not -1 or 1; the "
           << loss_.name() << " loss expects -1/1 labels (use --positive_label to map them). Warned once.\n";
     label_warned_ = true;
   }
@@ -350,7 +421,7 @@ void Driver::consume(Example& ex, RunStats& st, PassState& ps) {
   if (ex.labeled) {
     st.sum_loss += l;
     st.weighted_labeled += ex.weight;
-    if (!opt_.test_only) st.weighted_labels += static_cast<double>(ex.label) * ex.weight;
+    st.weighted_labels += static_cast<double>(ex.label) * ex.weight;  // with -t too, as VW
     note_label(st.labels, ex.label);
   } else {
     st.weighted_unlabeled += ex.weight;
@@ -392,7 +463,6 @@ void Driver::run_pass(BlockSource& source, bool records, RunStats& st, PassState
   const size_t tokens = static_cast<size_t>(2 * threads + 2);
   std::vector<std::unique_ptr<Batch>> pool;
   tbb::concurrent_queue<Batch*> free;
-  bool first_block = true;
   const bool header = !records && opt_.format == InputFormat::kCsv && opt_.csv.header;
   for (size_t i = 0; i < tokens; ++i) {
     pool.push_back(std::make_unique<Batch>());
@@ -412,8 +482,16 @@ void Driver::run_pass(BlockSource& source, bool records, RunStats& st, PassState
                                          fc.stop();
                                          return nullptr;
                                        }
-                                       b->skip_first_line = header && first_block;
-                                       first_block = false;
+                                       if (!records) {
+                                         const auto& text = static_cast<const TextSource&>(source);
+                                         b->file = text.file();
+                                         b->skip_first_line = header && text.starts_file();
+                                         if (b->skip_first_line && text.file() > 0 &&
+                                             TextSource::line_of(b->bytes) != header_)
+                                           throw ParseError(names_[text.file()], 1,
+                                                            "this table's header differs from " + names_[0] +
+                                                                "'s; every data file must have the same columns");
+                                       }
                                        return b;
                                      }) &
           tbb::make_filter<Batch*, Batch*>(tbb::filter_mode::parallel,
@@ -427,7 +505,7 @@ void Driver::run_pass(BlockSource& source, bool records, RunStats& st, PassState
           }));
 }
 
-RunStats Driver::run(const std::function<void()>& save_model) {
+RunStats Driver::run(const std::function<void()>& save_model, const std::function<void(int)>& after_pass) {
   const int threads = opt_.threads > 0 ? opt_.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   tbb::global_control parallelism(tbb::global_control::max_allowed_parallelism, static_cast<size_t>(threads));
   RunStats st;
@@ -444,14 +522,12 @@ RunStats Driver::run(const std::function<void()>& save_model) {
       static_cast<CacheSource&>(*cache_in_).rewind();
       run_pass(*cache_in_, true, st, ps);
     } else {
-      if (!text_) text_ = std::make_unique<TextSource>(opt_.data, opt_.block_size, opt_.max_line_bytes, !opt_.strict_parse);
+      if (!text_) text_ = open_text();
       run_pass(*text_, false, st, ps);
-      const auto& text = static_cast<const TextSource&>(*text_);
-      if (!text.damage().empty()) {  // lenient: what was read before the damage was used; say what was lost
+      // Lenient reading: what was read before damage was used; say what was lost.
+      for (const auto& damage : static_cast<const TextSource&>(*text_).damages()) {
         ++warnings_;
-        if (log_)
-          *log_ << "[warning] " << text.damage() << "; the input ends after line " << text.lines_read()
-                << ", the rest is lost\n";
+        if (log_) *log_ << "[warning] " << damage << "\n";
       }
       text_.reset();
       if (cache_out_) {
@@ -469,6 +545,7 @@ RunStats Driver::run(const std::function<void()>& save_model) {
     }
     st.passes_used = pass;
     learner_.end_pass();
+    if (after_pass) after_pass(pass);
     if (st.holdout_on) {
       const float loss =
           ps.holdout_weight > 0.0 ? static_cast<float>(ps.holdout_loss / ps.holdout_weight) : FLT_MAX / 2;

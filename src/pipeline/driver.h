@@ -11,6 +11,7 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "core/feature_space.h"
 #include "core/link.h"
@@ -25,7 +26,8 @@ namespace lepus {
 enum class InputFormat { kVw, kLibsvm, kCsv };
 
 struct DriverOptions {
-  std::string data;  // "" = stdin
+  std::vector<std::string> data;  // data files, read one after another as one stream; none = stdin
+  bool no_input = false;          // --no_stdin without data files: no examples at all
   InputFormat format = InputFormat::kVw;
   ParseOptions parse;
   CsvOptions csv;  // --format csv / tsv
@@ -52,6 +54,7 @@ struct DriverOptions {
   uint64_t holdout_after = 0;  // 0 = not set
   int early_terminate = 3;
   std::string parse_fingerprint;  // the parse-shaping options, recorded in the cache header
+  bool compressed_cache = false;  // --compressed: write the cache gzip-compressed
 };
 
 struct RunStats {
@@ -86,8 +89,9 @@ class Driver {
   // Preamble line about the cache: "using no cache", "creating cache_file = F" or "using cache_file = F".
   std::string cache_status() const;
   // Runs every pass. save_model (may be empty) is called when the model should be written: after a pass
-  // that improved the holdout loss, or at the end when there is no holdout.
-  RunStats run(const std::function<void()>& save_model);
+  // that improved the holdout loss, or at the end when there is no holdout. after_pass (may be empty) is called
+  // with the pass number (1, 2, ...) after every completed pass (--save_per_pass).
+  RunStats run(const std::function<void()>& save_model, const std::function<void(int)>& after_pass = {});
   std::string summary(const RunStats& stats) const;
 
  private:
@@ -96,13 +100,16 @@ class Driver {
   void parse_batch(Batch& b, bool records) const;
   void consume_batch(Batch& b, RunStats& st, PassState& ps);
   void consume(Example& ex, RunStats& st, PassState& ps);
+  std::unique_ptr<BlockSource> open_text() const;
+  std::string where(const PassState& ps, uint64_t stream_line) const;  // "file:line" for a warning
 
   DriverOptions opt_;
   Learner& learner_;
   FeatureSpace& space_;
   const Loss& loss_;
   std::ostream* log_;
-  std::string source_name_;
+  std::vector<std::string> names_;  // the data files' names in messages ("stdin" for stdin)
+  std::string header_;              // CSV/TSV: the first file's header line
   bool interactive_ = false;  // input is a pipe or terminal: flush predictions after every block
   std::unique_ptr<BlockSource> text_;
   std::unique_ptr<BlockSource> cache_in_;

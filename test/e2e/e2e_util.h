@@ -19,12 +19,22 @@ inline bool exists(const std::string& p) {
   return ::stat(p.c_str(), &st) == 0;
 }
 
-// A fresh scratch directory per test.
+// A fresh scratch directory per test, removed with everything in it when the test program exits (also after a
+// failed test).
 inline std::string scratch_dir(const std::string& name) {
+  struct Cleaner {
+    std::vector<std::string> dirs;
+    ~Cleaner() {
+      std::error_code ec;
+      for (const auto& d : dirs) std::filesystem::remove_all(d, ec);
+    }
+  };
+  static Cleaner cleaner;
   std::string d = std::filesystem::temp_directory_path().string() + "/lepus_e2e_" + std::to_string(::getpid()) +
                   "_" + name;
   std::filesystem::remove_all(d);
   std::filesystem::create_directories(d);
+  cleaner.dirs.push_back(d);
   return d;
 }
 

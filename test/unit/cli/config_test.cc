@@ -1,0 +1,190 @@
+// The command line as VW users' fingers and scripts write it: bare words are data, whole option names only,
+// every VW option answered, VW's script flags accepted with VW's meaning.
+#include "cli/config.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "cli/vw_options.h"
+#include "lepus/errors.h"
+
+namespace lepus::cli {
+namespace {
+
+Config parse(std::vector<std::string> args) {
+  args.insert(args.begin(), "lepus");
+  std::vector<const char*> argv;
+  for (const auto& a : args) argv.push_back(a.c_str());
+  return parse_command_line(static_cast<int>(argv.size()), argv.data());
+}
+
+// The message of the error parse() throws, "" when it does not throw.
+std::string error_of(std::vector<std::string> args) {
+  try {
+    parse(std::move(args));
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+TEST(VwOptionTable, HoldsVwsOptions) {
+  const auto& all = vw_options();
+  EXPECT_GT(all.size(), 400u);
+  for (const char* name : {"oaa", "cb_explore_adf", "passes", "ftrl", "daemon", "invert_hash", "csv_ns_value",
+                           "ring_size", "bit_precision", "save_resume", "random_seed"})
+    EXPECT_NE(find_vw_option(name), nullptr) << name;
+  ASSERT_NE(find_vw_short_option("a"), nullptr);
+  EXPECT_STREQ(find_vw_short_option("a")->name, "audit");
+}
+
+// No VW option ever reaches the generic "unknown option": lepus implements it, or answers it in one line.
+TEST(VwOptionTable, EveryVwOptionIsAnswered) {
+  size_t implemented = 0, answered = 0;
+  for (const VwOption& o : vw_options()) {
+    std::vector<std::string> args = {std::string("--") + o.name};
+    if (o.takes_value) args.push_back("1");
+    const std::string err = error_of(args);
+    EXPECT_FALSE(contains(err, "unknown option") || contains(err, "unrecognised")) << o.name << ": " << err;
+    EXPECT_EQ(err.find('\n'), std::string::npos) << o.name << ": " << err;
+    if (contains(err, std::string("--") + o.name + " ") && (contains(err, "not in lepus") ||
+                                                             contains(err, "does not implement")))
+      ++answered;
+    else
+      ++implemented;
+    if (o.short_name[0] != '\0') {
+      std::vector<std::string> s = {std::string("-") + o.short_name};
+      if (o.takes_value) s.push_back("1");
+      const std::string e = error_of(s);
+      EXPECT_FALSE(contains(e, "unknown option")) << "-" << o.short_name << ": " << e;
+    }
+  }
+  EXPECT_GT(implemented, 50u);
+  EXPECT_GT(answered, 300u);
+}
+
+TEST(VwOptionTable, AnswersNameNoFalseEquivalent) {
+  EXPECT_TRUE(contains(error_of({"--oaa", "3"}), "one-against-all"));
+  EXPECT_FALSE(contains(error_of({"--oaa", "3"}), "--learner sgd"));
+  EXPECT_TRUE(contains(error_of({"--ftrl"}), "different algorithms"));
+  EXPECT_TRUE(contains(error_of({"--cb_explore_adf"}), "which lepus does not implement"));
+  EXPECT_TRUE(contains(error_of({"-a"}), "-a/--audit"));
+}
+
+TEST(VwOptionTable, HarmlessKnobsAreAcceptedWithANote) {
+  const Config c = parse({"--ring_size", "1024", "--example_queue_limit=64", "x.vw"});
+  ASSERT_EQ(c.warnings.size(), 2u);
+  EXPECT_TRUE(contains(c.warnings[0], "--ring_size has no effect"));
+  EXPECT_EQ(c.driver.data, std::vector<std::string>{"x.vw"});  // the knob's value is not a data file
+}
+
+TEST(CommandLine, WholeOptionNamesOnly) {
+  // --decay is VW's marginal reduction's option, no longer a silent --decay_learning_rate.
+  EXPECT_TRUE(contains(error_of({"--decay", "0.5"}), "--decay is an option of VW's marginal reduction"));
+  EXPECT_EQ(error_of({"--decay_learn", "0.5"}), "unknown option --decay_learn; did you mean --decay_learning_rate?");
+  EXPECT_EQ(error_of({"--pases", "3"}), "unknown option --pases; did you mean --passes?");
+  EXPECT_EQ(error_of({"--lerning_rate", "3"}), "unknown option --lerning_rate; did you mean --learning_rate?");
+  EXPECT_TRUE(contains(error_of({"--zzzzzzzz"}), "unknown option --zzzzzzzz (see lepus --help)"));
+  EXPECT_TRUE(contains(error_of({"-x"}), "unknown option -x"));
+  EXPECT_TRUE(contains(error_of({"--csv_names", "c"}), "unknown option"));  // never --csv_namespace
+}
+
+TEST(CommandLine, BareWordsAreDataFiles) {
+  EXPECT_EQ(parse({"a.vw"}).driver.data, std::vector<std::string>{"a.vw"});
+  EXPECT_EQ(parse({"a.vw", "-b", "20", "b.vw.gz"}).driver.data, (std::vector<std::string>{"a.vw", "b.vw.gz"}));
+  EXPECT_EQ(parse({"-d", "a.vw"}).driver.data, std::vector<std::string>{"a.vw"});
+  EXPECT_TRUE(parse({}).driver.data.empty());
+  EXPECT_TRUE(parse({"-d", "-"}).driver.data.empty());  // stdin
+  EXPECT_TRUE(parse({"-"}).driver.data.empty());
+  const std::string both = error_of({"-d", "a.vw", "b.vw"});
+  EXPECT_TRUE(contains(both, "-d a.vw") && contains(both, "b.vw")) << both;
+  EXPECT_EQ(parse({"--", "-weird.vw"}).driver.data, std::vector<std::string>{"-weird.vw"});
+}
+
+TEST(CommandLine, CacheOfSeveralFilesIsNamedAfterTheFirst) {
+  EXPECT_EQ(parse({"a.vw", "b.vw", "-c"}).driver.cache_file, "a.vw.cache");
+}
+
+TEST(CommandLine, ProgressAsVwReadsIt) {
+  Config c = parse({"-P", "100"});
+  EXPECT_TRUE(c.driver.progress_additive);
+  EXPECT_EQ(c.driver.progress, 100.0);
+  c = parse({"-P", "0.5"});
+  EXPECT_FALSE(c.driver.progress_additive);
+  EXPECT_DOUBLE_EQ(c.driver.progress, 1.5);
+  ASSERT_EQ(c.warnings.size(), 1u);
+  c = parse({"-P", "0"});
+  EXPECT_TRUE(c.driver.progress_additive);
+  EXPECT_EQ(c.driver.progress, 1.0);
+  EXPECT_EQ(c.warnings.size(), 1u);
+  c = parse({"--progress", "3.0"});
+  EXPECT_DOUBLE_EQ(c.driver.progress, 3.0);
+  EXPECT_TRUE(c.warnings.empty());
+  EXPECT_FALSE(error_of({"-P", "often"}).empty());
+}
+
+TEST(CommandLine, ScriptFlags) {
+  EXPECT_EQ(parse({"--onethread"}).driver.threads, 1);
+  EXPECT_FALSE(error_of({"--onethread", "--threads", "2"}).empty());
+  EXPECT_TRUE(parse({"--no_stdin"}).driver.no_input);
+  EXPECT_FALSE(parse({"--no_stdin", "a.vw"}).driver.no_input);
+  EXPECT_TRUE(parse({"--compressed", "-c", "a.vw"}).driver.compressed_cache);
+  const Config r = parse({"--save_resume"});
+  ASSERT_EQ(r.warnings.size(), 1u);
+  EXPECT_TRUE(contains(r.warnings[0], "always"));
+  EXPECT_TRUE(parse({"--version"}).show_version);
+  EXPECT_TRUE(parse({"-f", "m", "--save_per_pass"}).save_per_pass);
+  EXPECT_FALSE(error_of({"--save_per_pass"}).empty());
+  const Config p = parse({"-f", "m", "--predict_only_model"});
+  EXPECT_TRUE(p.predict_only_model);
+  bool recorded = false;
+  for (const auto& o : p.saved_options) recorded |= o.name == "predict_only_model";
+  EXPECT_TRUE(recorded);
+}
+
+TEST(CommandLine, RandomSeedIsParsedAndSaved) {
+  const Config c = parse({"--random_seed", "42"});
+  EXPECT_EQ(c.random_seed, 42u);
+  bool saved = false;
+  for (const auto& o : c.saved_options) saved |= o.name == "random_seed" && o.value == "42";
+  EXPECT_TRUE(saved);
+  EXPECT_FALSE(error_of({"--random_seed", "x"}).empty());
+}
+
+TEST(CommandLine, VwCsvFlags) {
+  Config c = parse({"--csv", "t.csv"});
+  EXPECT_EQ(c.driver.format, InputFormat::kCsv);
+  EXPECT_EQ(c.driver.csv.label_column, "_label");
+  EXPECT_EQ(c.driver.csv.csv_namespace, "");
+  EXPECT_TRUE(c.driver.csv.vw_strings);
+  EXPECT_EQ(c.driver.csv.delimiter, ',');
+  c = parse({"--csv", "--csv_separator", ";", "--csv_no_file_header", "--csv_header", "_label,a,b"});
+  EXPECT_EQ(c.driver.csv.delimiter, ';');
+  EXPECT_FALSE(c.driver.csv.header);
+  EXPECT_EQ(c.driver.csv.header_text, "_label;a;b");  // VW separates the names with commas
+  EXPECT_EQ(parse({"--csv", "--csv_separator", "\\t"}).driver.csv.delimiter, '\t');
+  EXPECT_TRUE(contains(error_of({"--csv", "--csv_no_file_header"}), "--csv_header"));
+  EXPECT_TRUE(contains(error_of({"--csv", "--csv_separator", "|"}), "one character"));
+  EXPECT_TRUE(contains(error_of({"--csv_separator", ";"}), "add --csv"));
+  EXPECT_TRUE(contains(error_of({"--csv", "--format", "libsvm"}), "conflicts"));
+  EXPECT_TRUE(contains(error_of({"--csv_ns_value", "a:2"}), "not in lepus"));
+}
+
+TEST(CommandLine, HelpOpensWithUsageAndExamples) {
+  const Config c = parse({"--help"});
+  ASSERT_TRUE(c.show_help);
+  EXPECT_EQ(c.help_text.rfind("Usage: lepus", 0), 0u);
+  EXPECT_TRUE(contains(c.help_text, "Examples:"));
+  const size_t general = c.help_text.find("General:");
+  ASSERT_NE(general, std::string::npos);
+  EXPECT_LT(c.help_text.find("--version"), c.help_text.find("Input"));
+  EXPECT_FALSE(contains(c.help_text, "bare-data-file"));
+  EXPECT_FALSE(contains(c.help_text, "the card"));
+}
+
+}  // namespace
+}  // namespace lepus::cli
