@@ -211,7 +211,9 @@ Config parse_command_line(int argc, const char* const argv[]) {
   po::options_description general("General");
   general.add_options()
       ("help,h", po::bool_switch(), "this help")
-      ("version", po::bool_switch(), "print lepus's version and exit");
+      ("version", po::bool_switch(), "print lepus's version and exit")
+      ("vw_options", po::bool_switch(), "list VW 9.11.2's options: those lepus implements, and its answer to "
+                                        "the others");
 
   po::options_description input("Input (data files may also be given as bare words: lepus a.vw b.vw)");
   input.add_options()
@@ -376,6 +378,21 @@ Config parse_command_line(int argc, const char* const argv[]) {
   if (vm["help"].as<bool>()) {
     std::ostringstream s;
     s << kUsage << "\n" << all;
+    c.show_help = true;
+    c.help_text = s.str();
+    return c;
+  }
+  if (vm["vw_options"].as<bool>()) {  // one line per VW option: implemented, accepted with a note, or not
+    std::ostringstream s;
+    for (const VwOption& o : vw_options()) {
+      s << "--" << o.name << (o.short_name[0] ? std::string(" (-") + o.short_name + ")" : std::string()) << "\t";
+      if (all.find_nothrow(o.name, false)) {
+        s << "implemented\n";
+      } else {
+        const VwAnswer a = vw_option_answer(o);
+        s << (a.accepted ? "accepted: " : "not in lepus: ") << a.text << "\n";
+      }
+    }
     c.show_help = true;
     c.help_text = s.str();
     return c;

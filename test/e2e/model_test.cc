@@ -52,6 +52,11 @@ TEST(Model, Rcv1TrainThenTestMatchesVwOracle) {
   EXPECT_GE(m.share(), 0.99);
   EXPECT_NEAR(summary_value(read_file(d + "/err.txt"), "average loss"),
               summary_value(read_file(root + "/e2e/rcv1_test.stderr"), "average loss"), 0.005 * 0.364);
+  // -t counts the test labels in the summary, as VW does.
+  for (const char* key : {"weighted label sum", "best constant", "best constant's loss"})
+    EXPECT_EQ(summary_value(read_file(d + "/err.txt"), key),
+              summary_value(read_file(root + "/e2e/rcv1_test.stderr"), key))
+        << key;
 }
 
 // The loaded model predicts as the saved one: -t -i reproduces the final weights exactly.

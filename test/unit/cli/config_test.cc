@@ -67,6 +67,18 @@ TEST(VwOptionTable, EveryVwOptionIsAnswered) {
   EXPECT_GT(answered, 300u);
 }
 
+TEST(VwOptionTable, ListedByVwOptions) {
+  const Config c = parse({"--vw_options"});
+  ASSERT_TRUE(c.show_help);
+  EXPECT_TRUE(contains(c.help_text, "--passes\timplemented\n"));
+  EXPECT_TRUE(contains(c.help_text, "--bit_precision (-b)\timplemented\n"));
+  EXPECT_TRUE(contains(c.help_text, "--ring_size\taccepted: "));
+  EXPECT_TRUE(contains(c.help_text, "--oaa\tnot in lepus: --oaa (VW's one-against-all"));
+  size_t lines = 0;
+  for (char ch : c.help_text) lines += ch == '\n';
+  EXPECT_EQ(lines, vw_options().size());
+}
+
 TEST(VwOptionTable, AnswersNameNoFalseEquivalent) {
   EXPECT_TRUE(contains(error_of({"--oaa", "3"}), "one-against-all"));
   EXPECT_FALSE(contains(error_of({"--oaa", "3"}), "--learner sgd"));
