@@ -193,8 +193,7 @@ float read_vw_float(const char* begin, const char* end, const char** stop) {
     }
   }
 
-  // VW's int exponent wraps on absurd digit counts; unsigned arithmetic gives the same low bits without UB,
-  // and only the low 8 bits survive the int8 truncation anyway.
+  // The exponent's digits, saturating (VW's int wraps on absurd digit counts; such exponents are out of range).
   uint32_t exponent = 0;
   if (p < end && (*p == 'e' || *p == 'E')) {
     ++p;
@@ -204,14 +203,22 @@ float read_vw_float(const char* begin, const char* end, const char** stop) {
       ++p;
     }
     while (p < end && is_digit(*p)) {
-      exponent = exponent * 10 + static_cast<uint32_t>(*p - '0');
+      if (exponent < 100000) exponent = exponent * 10 + static_cast<uint32_t>(*p - '0');  // saturates
       ++p;
     }
     if (negative) exponent = 0u - exponent;
   }
 
   if (p == end || *p == ' ' || *p == '\t' || *p == '\n') {
-    const auto e = static_cast<int8_t>(static_cast<uint8_t>(exponent - static_cast<uint32_t>(num_dec)));
+    // lepus: VW truncates the exponent to int8, so 1e256 reads as 1. An exponent the truncation would change
+    // is beyond float range: a large one reads as infinity (which every caller treats as malformed), a small
+    // one as 0 (it underflows). Every other number reads exactly as VW reads it.
+    const int64_t true_e = static_cast<int64_t>(static_cast<int32_t>(exponent)) - num_dec;
+    if (true_e > 127 || true_e < -128) {
+      *stop = p;
+      return true_e > 0 && acc != 0.0f ? sign * std::numeric_limits<float>::infinity() : sign * 0.0f;
+    }
+    const auto e = static_cast<int8_t>(true_e);
     *stop = p;
     return sign * (acc * vw_pow10(e));
   }

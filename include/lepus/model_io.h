@@ -2,6 +2,8 @@
 // features and learner, the learner's own state, then a CRC-32 of everything before it (src/io/model_file).
 // Learners only see ModelWriter/ModelReader: typed little-endian values, each read checked for size.
 #pragma once
+#include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -13,8 +15,22 @@ class ModelWriter {
   void put_u8(uint8_t v) { bytes_.push_back(v); }
   void put_u32(uint32_t v) { put_raw(&v, sizeof v); }
   void put_u64(uint64_t v) { put_raw(&v, sizeof v); }
-  void put_f32(float v) { put_raw(&v, sizeof v); }
-  void put_f64(double v) { put_raw(&v, sizeof v); }
+  void put_f32(float v) {
+    count_nonfinite(&v, 1);
+    put_raw(&v, sizeof v);
+  }
+  void put_f64(double v) {
+    count_nonfinite(&v, 1);
+    put_raw(&v, sizeof v);
+  }
+  // Raw float or double records (a learner's slots): counted like put_f32 / put_f64.
+  template <class T>
+  void put_values(const T* values, size_t n) {
+    count_nonfinite(values, n);
+    put_raw(values, n * sizeof(T));
+  }
+  // Non-finite values among what was put: a model holding one is never written, since loading refuses it.
+  uint64_t nonfinite() const { return nonfinite_; }
   void put_string(const std::string& s) {
     put_u64(s.size());
     put_raw(s.data(), s.size());
@@ -26,7 +42,12 @@ class ModelWriter {
   const std::vector<uint8_t>& bytes() const { return bytes_; }
 
  private:
+  template <class T>
+  void count_nonfinite(const T* v, size_t n) {
+    for (size_t i = 0; i < n; ++i) nonfinite_ += !std::isfinite(v[i]);
+  }
   std::vector<uint8_t> bytes_;
+  uint64_t nonfinite_ = 0;
 };
 
 // Reads what a ModelWriter wrote; every read past the end throws ModelFormatError naming `what`.

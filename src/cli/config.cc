@@ -13,6 +13,8 @@
 #include <sstream>
 
 #include "cli/vw_options.h"
+#include "core/link.h"
+#include "io/safe_files.h"
 #include "lepus/errors.h"
 
 namespace po = boost::program_options;
@@ -140,7 +142,78 @@ std::string show(const std::string& name, const Entry& e) {
   return s;
 }
 
-// Applies the -i model's options under the command line's: equal is fine, different is an error naming both.
+template <typename T>
+T to_number(const std::string& name, const std::string& text) {
+  std::istringstream in(text);
+  T v{};
+  in >> v;
+  if (text.empty() || in.fail() || !in.eof())
+    throw ConfigError("--" + name + " expects a number, got '" + text + "'");
+  return v;
+}
+
+// Options a model may hold that take several values.
+const std::set<std::string> kListOptions = {"quadratic", "cubic", "interactions", "ignore", "ignore_linear", "keep",
+                                            "ignore_columns", "categorical", "text_columns"};
+// Shaping options that are switches.
+const std::set<std::string> kShapingFlags = {"permutations", "leave_duplicate_interactions", "noconstant",
+                                             "no_header", "binary", "predict_only_model"};
+
+// A model is data, never a command line: it may restore only the options that shape features, loss and learner
+// (kShaping), its own learner's options and the predict-only mark, each within its range or choices. Anything
+// else (an output path, passes, an example count, a cache) is refused naming the option, before anything runs.
+void check_model_options(const std::map<std::string, Entry>& saved, const LearnerRow& row, const std::string& path) {
+  auto bad = [&](const std::string& name, const std::string& why) {
+    throw ModelFormatError(path + ": damaged or foreign lepus model: its option --" + name + " " + why +
+                           "; refusing the model");
+  };
+  std::map<std::string, OptionSpec::Kind> learner_kinds;
+  for (const auto& spec : row.options) learner_kinds[spec.name] = spec.kind;
+  const std::set<std::string> shaping(std::begin(kShaping), std::end(kShaping));
+  for (const auto& [name, e] : saved) {
+    const bool learner_option = learner_kinds.count(name) != 0;
+    if (!shaping.count(name) && !learner_option && name != "predict_only_model")
+      bad(name, "is not one a model may set (only options that shape features, loss and learner)");
+    if (e.values.size() > (kListOptions.count(name) ? 4096u : 1u)) bad(name, "is given too many times");
+    for (const auto& v : e.values) {
+      if (v.size() > 4096) bad(name, "has a value too long to be real");
+      const bool is_flag = kShapingFlags.count(name) ||
+                           (learner_option && learner_kinds.at(name) == OptionSpec::Kind::kFlag);
+      if (is_flag && !v.empty()) bad(name, "is a switch but has the value '" + v + "'");
+      if (learner_option && learner_kinds.at(name) == OptionSpec::Kind::kNumber) {
+        char* end = nullptr;
+        const double x = std::strtod(v.c_str(), &end);
+        if (v.empty() || *end != '\0' || !std::isfinite(x)) bad(name, "is not a finite number: '" + v + "'");
+      }
+    }
+    const std::string v = e.values.empty() ? "" : e.values.back();
+    try {
+      if (name == "bit_precision") {
+        const int b = to_number<int>(name, v);
+        if (b < 1 || b > 30) bad(name, "is " + v + ", outside 1..30");
+      } else if (name == "hash" && v != "strings" && v != "all") {
+        bad(name, "is '" + v + "', not strings or all");
+      } else if (name == "hash_seed") {
+        to_number<uint32_t>(name, v);
+      } else if (name == "random_seed") {
+        to_number<uint64_t>(name, v);
+      } else if (name == "link") {
+        parse_link(v);
+      } else if (name == "loss_function" || name == "quantile_tau") {
+        LossOptions lo;
+        lo.name = saved.count("loss_function") ? saved.at("loss_function").values.back() : "squared";
+        if (saved.count("quantile_tau")) lo.quantile_tau = to_number<float>("quantile_tau", saved.at("quantile_tau").values.back());
+        make_loss(lo);
+      }
+    } catch (const ConfigError& e) {
+      bad(name, std::string("is out of range: ") + e.what());
+    }
+  }
+}
+
+// Applies the -i model's options under the command line's: equal is fine, different is an error naming both
+// (a few, such as the loss, override the model's with a warning). The command line's switches of the model's
+// learner count too: --sgd against a model trained without it is a conflict, never silently ignored.
 void merge_model(OptionMap& m, const ModelFile& model, const std::string& path, std::vector<std::string>& warnings) {
   std::map<std::string, Entry> saved;
   for (const auto& o : model.options) {
@@ -149,8 +222,13 @@ void merge_model(OptionMap& m, const ModelFile& model, const std::string& path, 
     e.given = e.given || o.given;
     e.flag = o.value.empty();
   }
+  const std::string learner = saved.count("learner") ? saved.at("learner").values.back() : "sgd";
+  const LearnerRow* row = find_learner(learner);
+  if (!row) throw ModelFormatError(path + ": the model's learner '" + learner + "' is not one this lepus has");
+  check_model_options(saved, *row, path);
   std::set<std::string> names(std::begin(kShaping), std::end(kShaping));
-  for (const auto& [n, e] : saved) names.insert(n);
+  names.insert("predict_only_model");
+  for (const auto& spec : row->options) names.insert(spec.name);
   for (const auto& name : names) {
     const Entry model_entry = saved.count(name) ? saved.at(name) : Entry{};
     const auto it = m.find(name);
@@ -165,6 +243,7 @@ void merge_model(OptionMap& m, const ModelFile& model, const std::string& path, 
                            " (" + path + ")");
         continue;
       }
+      if (name == "predict_only_model") continue;  // saving a full model predict-only
       throw ConfigError(show(name, cmd) + " conflicts with the model's " + show(name, model_entry) + " (" + path +
                         "); leave it out to use the model's");
     }
@@ -178,15 +257,6 @@ void chars_to_table(const std::vector<std::string>& specs, std::array<bool, 256>
     for (unsigned char c : s) table[c] = true;
 }
 
-template <typename T>
-T to_number(const std::string& name, const std::string& text) {
-  std::istringstream in(text);
-  T v{};
-  in >> v;
-  if (text.empty() || in.fail() || !in.eof())
-    throw ConfigError("--" + name + " expects a number, got '" + text + "'");
-  return v;
-}
 
 // VW 9's CSV flags, read with VW's meaning by lepus's CSV reader (VW's --csv_ns_value has no lepus meaning and
 // is answered from the VW option table).
@@ -199,6 +269,45 @@ void add_vw_csv_options(po::options_description& g) {
                                                 "columns)")
       ("csv_header", po::value<std::string>(), "with --csv: the column names, comma-separated, instead of the "
                                                "file's first line");
+}
+
+// Outputs never name an input or each other, compared by file identity (device and inode, links resolved; the
+// canonical spelling for a file not made yet), before anything is opened for writing. -f may name the -i model:
+// it is read whole first and replaced atomically. Devices, FIFOs and sockets (/dev/stdout) are written through
+// and take no part.
+void check_paths(const Config& c) {
+  struct Named {
+    std::string flag, path;
+    FileIdentity id;
+  };
+  auto named = [](const std::string& flag, const std::string& path) {
+    return Named{flag, path, file_identity(path)};
+  };
+  std::vector<Named> inputs, outputs;
+  for (const auto& d : c.driver.data)
+    if (d != "-") inputs.push_back(named("data file", d));
+  if (!c.initial_regressor.empty()) inputs.push_back(named("-i model", c.initial_regressor));
+  if (!c.final_regressor.empty()) outputs.push_back(named("-f", c.final_regressor));
+  if (!c.readable_model.empty()) outputs.push_back(named("--readable_model", c.readable_model));
+  if (!c.driver.cache_file.empty()) outputs.push_back(named("--cache_file", c.driver.cache_file));
+  for (const auto& [flag, path] : {std::pair<std::string, std::string>{"-p", c.driver.predictions},
+                                   {"-r", c.driver.raw_predictions}})
+    if (!path.empty() && path != "-" && path != "/dev/stdout") outputs.push_back(named(flag, path));
+  auto special = [](const Named& n) { return n.id.exists && !n.id.regular; };
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const Named& o = outputs[i];
+    if (special(o)) continue;
+    for (const Named& in : inputs) {
+      if (special(in) || !o.id.same_as(in.id)) continue;
+      if (o.flag == "-f" && in.flag == "-i model") continue;  // -i m -f m: read whole, then replaced atomically
+      throw ConfigError(o.flag + " " + o.path + " is the " + in.flag + " " + in.path +
+                        ": lepus never writes over what it reads");
+    }
+    for (size_t j = i + 1; j < outputs.size(); ++j)
+      if (!special(outputs[j]) && o.id.same_as(outputs[j].id))
+        throw ConfigError(o.flag + " " + o.path + " and " + outputs[j].flag + " " + outputs[j].path +
+                          " name the same file: give each output its own");
+  }
 }
 
 }  // namespace
@@ -251,7 +360,9 @@ Config parse_command_line(int argc, const char* const argv[]) {
       ("ignore", po::value<V>()->composing(), "drop namespaces with these first letters")
       ("ignore_linear", po::value<V>()->composing(), "drop these namespaces' linear terms (they still interact)")
       ("keep", po::value<V>()->composing(), "drop every namespace not listed")
-      ("noconstant", po::bool_switch(), "no constant (bias) feature");
+      ("noconstant", po::bool_switch(), "no constant (bias) feature")
+      ("max_features", po::value<S>()->default_value("10000000"), "most features one example may have with its "
+                                                                 "interactions; more is an error naming the line");
 
   po::options_description loss("Loss and output link");
   loss.add_options()
@@ -557,6 +668,8 @@ Config parse_command_line(int argc, const char* const argv[]) {
   c.space.permutations = flag("permutations");
   c.space.leave_duplicates = flag("leave_duplicate_interactions");
   c.space.constant = !flag("noconstant");
+  c.space.max_features = to_number<uint64_t>("max_features", text("max_features"));
+  if (c.space.max_features < 1) throw ConfigError("--max_features must be at least 1");
   chars_to_table(list("ignore_linear"), c.space.ignore_linear);
   chars_to_table(list("ignore"), c.driver.parse.drop_group);
   if (!list("keep").empty()) {
@@ -644,12 +757,6 @@ Config parse_command_line(int argc, const char* const argv[]) {
     }
     c.driver.parse_fingerprint = fp;
   }
-  for (const auto& d : c.driver.data) {
-    if (!c.driver.cache_file.empty() && c.driver.cache_file == d)
-      throw ConfigError("--cache_file " + c.driver.cache_file + " would overwrite the data file");
-    if (!c.final_regressor.empty() && c.final_regressor == d)
-      throw ConfigError("-f " + c.final_regressor + " would overwrite the data file");
-  }
 
   // Model-file flags.
   c.predict_only_model = flag("predict_only_model");
@@ -662,6 +769,8 @@ Config parse_command_line(int argc, const char* const argv[]) {
                       "predicts with -t but cannot be trained further; train from a full model");
   if (c.model && c.model->predict_only()) c.predict_only_model = true;  // what it lacks cannot be saved again
   c.random_seed = to_number<uint64_t>("random_seed", text("random_seed"));
+
+  check_paths(c);
 
   // What a saved model records: every shaping option in force, and the learner's own options.
   for (const char* n : kShaping) {

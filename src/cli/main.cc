@@ -1,4 +1,6 @@
 // lepus: catches every typed error, prints one line, exits 1. Nothing below src/cli prints or exits.
+#include <signal.h>
+
 #include <algorithm>
 #include <exception>
 #include <functional>
@@ -9,6 +11,7 @@
 #include "cli/config.h"
 #include "io/model_file.h"
 #include "io/output_check.h"
+#include "io/safe_files.h"
 #include "lepus/errors.h"
 #include "pipeline/driver.h"
 
@@ -101,14 +104,7 @@ int run(int argc, const char* const argv[]) {
   }
 
   auto save_to = [&](const std::string& path) {
-    ModelWriter w;
-    space.save(w);
-    if (c.predict_only_model) {
-      learner->save_predict_only(w);
-    } else {
-      learner->save(w);
-    }
-    write_model_file(path, c.saved_options, w.bytes());
+    save_model(path, c.saved_options, space, *learner, c.predict_only_model);
   };
   std::function<void()> save;
   std::function<void(int)> save_pass;
@@ -122,8 +118,25 @@ int run(int argc, const char* const argv[]) {
 
 }  // namespace
 
+// SIGINT, SIGTERM, SIGHUP and SIGPIPE remove the temporary model and cache files being written (the files they
+// would replace stay as they were), then end the run as the signal would.
+extern "C" void on_fatal_signal(int sig) {
+  lepus::remove_temp_files();
+  ::signal(sig, SIG_DFL);
+  ::raise(sig);
+}
+
 int main(int argc, char** argv) {
   std::ios::sync_with_stdio(false);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGPIPE}) {
+    struct sigaction old {};
+    ::sigaction(sig, nullptr, &old);
+    if (old.sa_handler == SIG_IGN) continue;  // ignored by whoever started us (nohup, a background job): stays so
+    struct sigaction sa {};
+    sa.sa_handler = on_fatal_signal;
+    sigemptyset(&sa.sa_mask);
+    ::sigaction(sig, &sa, nullptr);
+  }
   try {
     return run(argc, argv);
   } catch (const lepus::Error& e) {

@@ -3,8 +3,9 @@
 
 #include <algorithm>
 #include <cfloat>
+#include <cmath>
+#include <unordered_set>
 
-#include "lepus/errors.h"
 #include "lepus/hashing.h"
 
 namespace lepus {
@@ -39,12 +40,11 @@ std::vector<std::string> FeatureSpace::normalize(std::vector<std::string> list, 
   });
   if (leave_duplicates) return list;
   std::vector<std::string> out;
-  std::vector<std::string> keys;
+  std::unordered_set<std::string> keys;  // linear in the list: a wildcard can make 10^5 interactions
   for (const auto& s : list) {
     std::string key = s;
     std::sort(key.begin(), key.end());
-    if (std::find(keys.begin(), keys.end(), key) != keys.end()) continue;
-    keys.push_back(key);
+    if (!keys.insert(std::move(key)).second) continue;
     out.push_back(s);
   }
   return out;
@@ -70,6 +70,10 @@ FeatureSpace::FeatureSpace(const FeatureSpaceOptions& options) : opt_(options) {
     else
       explicit_.push_back(s);
   }
+  for (const auto& spec : all)
+    if (spec.size() > kMaxInteractionOrder)
+      throw ConfigError("interaction '" + spec + "' has " + std::to_string(spec.size()) + " namespaces; lepus " +
+                        "supports at most " + std::to_string(kMaxInteractionOrder));
   explicit_ = normalize(explicit_, options.leave_duplicates);
   active_ = explicit_;
   for (bool b : options.ignore_linear) any_ignore_linear_ |= b;
@@ -78,6 +82,10 @@ FeatureSpace::FeatureSpace(const FeatureSpaceOptions& options) : opt_(options) {
 std::vector<std::string> FeatureSpace::describe() const {
   std::string pairs, triples;
   for (const auto& s : active_) {
+    if (s.size() == 2) pairs += (pairs.empty() ? "" : " ") + s;
+    if (s.size() == 3) triples += (triples.empty() ? "" : " ") + s;
+  }
+  for (const auto& s : wildcards_) {  // as given: what they expand to depends on the namespaces seen
     if (s.size() == 2) pairs += (pairs.empty() ? "" : " ") + s;
     if (s.size() == 3) triples += (triples.empty() ? "" : " ") + s;
   }
@@ -108,25 +116,54 @@ void FeatureSpace::load(ModelReader& in) {
 }
 
 void FeatureSpace::refresh_wildcards(const Example& ex) {
-  bool changed = false;
   for (const auto& g : ex.groups) {
     if (g.ns >= 0x20 && g.ns <= 0x7E && !seen_[g.ns]) {
       seen_[g.ns] = true;
       seen_list_.push_back(g.ns);
-      changed = true;
     }
   }
-  if (!changed) return;
   std::sort(seen_list_.begin(), seen_list_.end());
-  std::vector<std::string> all = explicit_;
+}
+
+// With wildcards, VW's list is every explicit interaction and every wildcard filled in from the namespaces seen
+// so far, normalised. Only namespaces the example has can generate features, and normalising the part of that
+// list within the example's namespaces gives exactly the same interactions in the same order (a duplicate's
+// kept form has the same namespaces). So the list is made per set of namespaces present, costing what the
+// example generates rather than what every seen namespace could make, and cached (examples mostly repeat a
+// few sets). Candidates count toward --max_features.
+const std::vector<std::string>& FeatureSpace::interactions_for(const Example& ex) {
+  std::string key;  // every namespace present; wildcards take the printable ones (as VW's ':' does)
+  for (const auto& g : ex.groups) key += static_cast<char>(g.ns);
+  std::sort(key.begin(), key.end());
+  key.erase(std::unique(key.begin(), key.end()), key.end());
+  const auto hit = by_present_.find(key);
+  if (hit != by_present_.end()) return hit->second;
+  std::array<bool, 256> in{};
+  std::string present;
+  for (unsigned char c : key) {
+    in[c] = true;
+    if (c >= 0x20 && c <= 0x7E) present += static_cast<char>(c);
+  }
+  std::vector<std::string> all;
+  for (const auto& terms : explicit_) {
+    bool inside = true;
+    for (unsigned char c : terms) inside = inside && in[c];
+    if (inside) all.push_back(terms);
+  }
   for (const auto& spec : wildcards_) {
+    double candidates = 1.0;
+    for (char c : spec) candidates *= c == ':' ? static_cast<double>(present.size()) : 1.0;
+    if (static_cast<double>(all.size()) + candidates > static_cast<double>(opt_.max_features))
+      throw FeatureLimitError("the wildcard interaction " + spec + " over this example's " +
+                              std::to_string(present.size()) + " namespaces makes more than --max_features " +
+                              std::to_string(opt_.max_features) + " interactions");
     std::vector<std::string> partial{""};
     for (char c : spec) {
       std::vector<std::string> next;
       for (const auto& p : partial) {
         if (c == ':') {
-          for (unsigned char g : seen_list_) next.push_back(p + static_cast<char>(g));
-        } else {
+          for (char g : present) next.push_back(p + g);
+        } else if (in[static_cast<unsigned char>(c)]) {
           next.push_back(p + c);
         }
       }
@@ -134,20 +171,50 @@ void FeatureSpace::refresh_wildcards(const Example& ex) {
     }
     all.insert(all.end(), partial.begin(), partial.end());
   }
-  active_ = normalize(std::move(all), opt_.leave_duplicates);
+  if (by_present_.size() >= 4096) by_present_.clear();  // bounded memory for streams of ever-new sets
+  std::vector<std::string>& list = by_present_[key];
+  list = normalize(std::move(all), opt_.leave_duplicates);
+  return list;
 }
 
-void FeatureSpace::generate(Example& ex, const std::string& terms) {
-  const size_t n = terms.size();
-  FeatureGroup ranges[16];
-  if (n > 16) return;
+// A product of feature values that overflows float is clamped to +-FLT_MAX and counted (never inf, never NaN).
+#define LEPUS_PRODUCT(a, b) clamp_product((a) * (b), clamped_)
+namespace {
+inline float clamp_product(float p, uint64_t& clamped) {
+  if (std::isinf(p)) [[unlikely]] {
+    ++clamped;
+    return std::copysign(FLT_MAX, p);
+  }
+  return p;
+}
+}  // namespace
+
+void FeatureSpace::generate(Example& ex, const unsigned char* terms, size_t n) {
+  FeatureGroup ranges[kMaxInteractionOrder];
   for (size_t k = 0; k < n; ++k) {
-    const int gi = group_of_[static_cast<unsigned char>(terms[k])];
+    const int gi = group_of_[terms[k]];
     if (gi == 0) return;  // an empty group gives nothing
     ranges[k] = ex.groups[gi - 1];
   }
-  bool same_as_prev[16] = {false};
+  bool same_as_prev[kMaxInteractionOrder] = {false};
   for (size_t k = 1; k < n; ++k) same_as_prev[k] = !opt_.permutations && terms[k] == terms[k - 1];
+  // The features this interaction makes: a run of m equal terms over g features gives C(g+m-1, m) (each
+  // combination once) or g^m with --permutations; more than --max_features in all is an error.
+  double count = 1.0;
+  for (size_t k = 0; k < n;) {
+    size_t m = 1;
+    while (k + m < n && same_as_prev[k + m]) ++m;
+    const double g = ranges[k].end - ranges[k].begin;
+    double c = 1.0;
+    for (size_t j = 0; j < m; ++j) c = c * (g + j) / (j + 1);  // C(g+m-1, m); g when m = 1
+    count *= c;
+    k += m;
+  }
+  if (static_cast<double>(ex.features.size()) + count > static_cast<double>(opt_.max_features))
+    throw FeatureLimitError("the interaction " + std::string(terms, terms + n) + " would make " +
+                            std::to_string(static_cast<uint64_t>(std::min(count, 1e19))) +
+                            " features, more than --max_features " + std::to_string(opt_.max_features) +
+                            " for one example");
 
   if (n == 2) {  // the common case, without recursion
     const FeatureGroup a = ranges[0], b = ranges[1];
@@ -155,7 +222,7 @@ void FeatureSpace::generate(Example& ex, const std::string& terms) {
       const uint64_t h = kInteractionPrime * ex.features[i].index;
       const float v = ex.features[i].value;
       for (uint32_t j = same_as_prev[1] ? i : b.begin; j < b.end; ++j)
-        ex.features.push_back(Feature{h ^ ex.features[j].index, v * ex.features[j].value});
+        ex.features.push_back(Feature{h ^ ex.features[j].index, LEPUS_PRODUCT(v, ex.features[j].value)});
     }
     return;
   }
@@ -167,9 +234,9 @@ void FeatureSpace::generate(Example& ex, const std::string& terms) {
       if (level == 0) {
         self(self, 1, kInteractionPrime * idx, val, p);
       } else if (level + 1 == n) {
-        ex.features.push_back(Feature{h ^ idx, v * val});
+        ex.features.push_back(Feature{h ^ idx, LEPUS_PRODUCT(v, val)});
       } else {
-        self(self, level + 1, kInteractionPrime * (h ^ idx), v * val, p);
+        self(self, level + 1, kInteractionPrime * (h ^ idx), LEPUS_PRODUCT(v, val), p);
       }
     }
   };
@@ -183,25 +250,27 @@ float FeatureSpace::invariant_norm(const Example& ex) const {
     for (uint32_t i = g.begin; i < g.end; ++i) s += ex.features[i].value * ex.features[i].value;
     h += s;
   }
-  for (const auto& terms : active_) {
+  for (const auto& t : *list_) {
+    const auto* terms = reinterpret_cast<const unsigned char*>(t.data());
+    const size_t n = t.size();
     float prod = 1.0f;
     bool empty = false;
-    for (size_t k = 0; k < terms.size() && !empty;) {
+    for (size_t k = 0; k < n && !empty;) {
       size_t m = 1;
-      while (k + m < terms.size() && terms[k + m] == terms[k] && !opt_.permutations) ++m;
-      const int gi = group_of_[static_cast<unsigned char>(terms[k])];
+      while (k + m < n && terms[k + m] == terms[k] && !opt_.permutations) ++m;
+      const int gi = group_of_[terms[k]];
       if (gi == 0) {
         empty = true;
         break;
       }
       const FeatureGroup g = ex.groups[gi - 1];
-      float r[16] = {0.0f};
+      float r[kMaxInteractionOrder] = {0.0f};
       for (uint32_t i = g.begin; i < g.end; ++i) {
         const float x2 = ex.features[i].value * ex.features[i].value;
         r[0] += x2;
-        for (size_t j = 1; j < m && j < 16; ++j) r[j] += r[j - 1] * x2;
+        for (size_t j = 1; j < m; ++j) r[j] += r[j - 1] * x2;
       }
-      prod *= r[std::min<size_t>(m, 16) - 1];
+      prod *= r[m - 1];
       k += m;
     }
     if (!empty) h += prod;
@@ -210,7 +279,13 @@ float FeatureSpace::invariant_norm(const Example& ex) const {
 }
 
 void FeatureSpace::expand(Example& ex) {
-  if (!wildcards_.empty()) refresh_wildcards(ex);
+  if (!wildcards_.empty()) {
+    refresh_wildcards(ex);
+    list_ = &interactions_for(ex);
+    active_ = *list_;
+  } else {
+    list_ = &explicit_;
+  }
   const uint32_t parsed = static_cast<uint32_t>(ex.features.size());
   for (size_t i = 0; i < ex.groups.size(); ++i) group_of_[ex.groups[i].ns] = static_cast<int>(i) + 1;
   if (opt_.constant) {
@@ -218,7 +293,7 @@ void FeatureSpace::expand(Example& ex) {
     ex.features.push_back(Feature{kConstantIndex, 1.0f});
     ex.groups.push_back(FeatureGroup{kConstantNamespace, at, at + 1});
   }
-  for (const auto& terms : active_) generate(ex, terms);
+  for (const auto& t : *list_) generate(ex, reinterpret_cast<const unsigned char*>(t.data()), t.size());
   if (opt_.invariant_norm) {
     // Squares of values near 1e19 overflow (and inf * 0 is NaN): keep the norm a finite number (found by fuzzing).
     const float h = invariant_norm(ex);

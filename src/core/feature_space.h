@@ -4,9 +4,12 @@
 // order, nested loops in term order, self-pairs included for adjacent equal terms.
 #pragma once
 #include <array>
+#include <cstdint>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
+#include "lepus/errors.h"
 #include "lepus/example.h"
 #include "lepus/model_io.h"
 
@@ -21,7 +24,17 @@ struct FeatureSpaceOptions {
   bool permutations = false;              // --permutations: no i<=j reduction for equal adjacent terms
   bool leave_duplicates = false;          // --leave_duplicate_interactions
   bool invariant_norm = false;            // compute Example::invariant_norm (plain --invariant)
+  uint64_t max_features = 10'000'000;     // --max_features: features one example may have, interactions included
 };
+
+// An example whose interactions would exceed --max_features (the driver names its file and line).
+class FeatureLimitError : public Error {
+ public:
+  using Error::Error;
+};
+
+// The most namespaces one interaction may have.
+inline constexpr size_t kMaxInteractionOrder = 16;
 
 class FeatureSpace {
  public:
@@ -30,7 +43,8 @@ class FeatureSpace {
   // Turns a parsed example (linear features only) into the learner's full feature list.
   void expand(Example& ex);
 
-  // The active interaction list (wildcards expanded over the groups seen so far), in generation order.
+  // The interaction list in generation order: with wildcards, the one the last expanded example used (VW's list
+  // over the namespaces seen so far, restricted to those the example has, which is all that generates).
   const std::vector<std::string>& interactions() const { return active_; }
   bool has_wildcards() const { return !wildcards_.empty(); }
   // The state a model keeps: the namespaces the ':' wildcard has seen, so a resumed run expands alike.
@@ -39,13 +53,16 @@ class FeatureSpace {
 
   // "creating quadratic features for pairs: ff ab" and the like, for the preamble.
   std::vector<std::string> describe() const;
+  // Interaction values whose product overflowed float and was clamped to +-FLT_MAX.
+  uint64_t clamped_values() const { return clamped_; }
 
   // Sorts and de-duplicates an interaction list as VW does (exposed for tests).
   static std::vector<std::string> normalize(std::vector<std::string> list, bool leave_duplicates);
 
  private:
   void refresh_wildcards(const Example& ex);
-  void generate(Example& ex, const std::string& terms);
+  const std::vector<std::string>& interactions_for(const Example& ex);
+  void generate(Example& ex, const unsigned char* terms, size_t n);
   float invariant_norm(const Example& ex) const;
 
   FeatureSpaceOptions opt_;
@@ -56,6 +73,10 @@ class FeatureSpace {
   std::vector<unsigned char> seen_list_;
   std::array<int, 256> group_of_{};  // byte -> index into ex.groups (+1), 0 = absent; reset after use
   bool any_ignore_linear_ = false;
+  uint64_t clamped_ = 0;
+  // Wildcards: the interaction list per set of namespaces present (sorted bytes), and the one in use.
+  std::unordered_map<std::string, std::vector<std::string>> by_present_;
+  const std::vector<std::string>* list_ = &explicit_;
 };
 
 }  // namespace lepus

@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "io/safe_files.h"
 #include "lepus/errors.h"
 
 namespace lepus {
@@ -184,8 +185,15 @@ bool CacheFile::close() {
 
 CacheWriter::CacheWriter(std::string path, const std::string& fingerprint, bool compressed)
     : path_(std::move(path)) {
-  tmp_ = path_ + ".tmp." + std::to_string(::getpid());
-  if (!file_.open_write(tmp_, compressed)) throw IoError(path_ + ": cannot create cache file: " + std::strerror(errno));
+  struct stat st;
+  if (::stat(path_.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
+    throw IoError(path_ + ": a cache file must be a regular file (it is written, renamed and read back)");
+  tmp_ = temp_name_for(path_);
+  register_temp_file(tmp_);  // a fatal signal removes it
+  if (!file_.open_write(tmp_, compressed)) {
+    unregister_temp_file(tmp_);
+    throw IoError(path_ + ": cannot create cache file: " + std::strerror(errno));
+  }
   buf_.insert(buf_.end(), kCacheMagic, kCacheMagic + 8);
   put<uint32_t>(buf_, kCacheVersion);
   put<uint64_t>(buf_, fingerprint.size());
@@ -197,6 +205,7 @@ CacheWriter::CacheWriter(std::string path, const std::string& fingerprint, bool 
 CacheWriter::~CacheWriter() {
   file_.close();
   if (!done_) ::unlink(tmp_.c_str());
+  unregister_temp_file(tmp_);
 }
 
 void CacheWriter::append(const Example& ex) {

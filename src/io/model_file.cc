@@ -6,8 +6,11 @@
 #include <zlib.h>
 
 #include <cerrno>
+#include <climits>
+#include <cstdlib>
 #include <cstring>
 
+#include "io/safe_files.h"
 #include "lepus/errors.h"
 
 namespace lepus {
@@ -77,34 +80,76 @@ std::vector<uint8_t> model_bytes(const std::vector<SavedOption>& options, const 
 void write_model_file(const std::string& path, const std::vector<SavedOption>& options,
                       const std::vector<uint8_t>& state) {
   const std::vector<uint8_t> bytes = model_bytes(options, state);
-  const size_t slash = path.rfind('/');
-  const std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
-  std::string tmp = path + ".tmp.XXXXXX";
-  std::vector<char> name(tmp.begin(), tmp.end());
-  name.push_back('\0');
-  const int fd = ::mkstemp(name.data());
-  if (fd < 0) throw IoError(path + ": cannot create a temporary model file in " + dir + ": " + std::strerror(errno));
-  tmp.assign(name.data());
+  // A symbolic link stays: the file it names is replaced.
+  std::string target = path;
+  struct stat st;
+  if (::lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) {
+    char buf[PATH_MAX];
+    if (::realpath(path.c_str(), buf)) target = buf;
+  }
+  if (::stat(target.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+    if (S_ISDIR(st.st_mode)) throw IoError(path + ": is a directory, cannot write the model there");
+    // A device, FIFO or socket (/dev/stdout, /dev/null) is written through, never replaced by a regular file.
+    const int fd = ::open(target.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0) throw IoError(path + ": cannot write model: " + std::strerror(errno));
+    try {
+      write_all(fd, bytes.data(), bytes.size(), path);
+    } catch (...) {
+      ::close(fd);
+      throw;
+    }
+    ::close(fd);
+    return;
+  }
+  const size_t slash = target.rfind('/');
+  const std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : target.substr(0, slash));
+  const mode_t mode = mode_for_replacing(target);  // the old file's, or what the umask gives a new one
+  const std::string tmp = temp_name_for(target);
+  register_temp_file(tmp);  // a fatal signal removes it
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    unregister_temp_file(tmp);
+    throw IoError(path + ": cannot create a temporary model file in " + dir + ": " + std::strerror(errno));
+  }
   try {
     write_all(fd, bytes.data(), bytes.size(), path);
-    if (::fchmod(fd, 0644) != 0 || ::fsync(fd) != 0)
+    if (::fchmod(fd, mode) != 0 || ::fsync(fd) != 0)
       throw IoError(path + ": cannot flush model: " + std::strerror(errno));
   } catch (...) {
     ::close(fd);
     ::unlink(tmp.c_str());
+    unregister_temp_file(tmp);
     throw;
   }
   ::close(fd);
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+  if (::rename(tmp.c_str(), target.c_str()) != 0) {
     const int e = errno;
     ::unlink(tmp.c_str());
+    unregister_temp_file(tmp);
     throw IoError(path + ": cannot write model: " + std::strerror(e));
   }
+  unregister_temp_file(tmp);
   const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY);
   if (dfd >= 0) {
     ::fsync(dfd);  // make the rename itself durable
     ::close(dfd);
   }
+}
+
+void save_model(const std::string& path, const std::vector<SavedOption>& options, const FeatureSpace& space,
+                const Learner& learner, bool predict_only) {
+  ModelWriter w;
+  space.save(w);
+  if (predict_only) {
+    learner.save_predict_only(w);
+  } else {
+    learner.save(w);
+  }
+  if (w.nonfinite() > 0)
+    throw IoError(path + ": not saved: the " + std::string(learner.name()) + " state holds " +
+                  std::to_string(w.nonfinite()) +
+                  " non-finite values (a numeric overflow), which no model may hold; the previous file is as it was");
+  write_model_file(path, options, w.bytes());
 }
 
 ModelFile parse_model_bytes(const std::vector<uint8_t>& b, const std::string& source) {
@@ -170,6 +215,8 @@ ModelFile read_model_file(const std::string& path) {
       throw IoError(path + ": cannot read model: " + std::strerror(e));
     }
     bytes.insert(bytes.end(), buf, buf + got);
+    // Stop at the first wrong signature byte: /dev/zero, /dev/urandom or a FIFO is never read on and on.
+    if (std::memcmp(bytes.data(), kMagic, std::min(bytes.size(), sizeof kMagic)) != 0) break;
   }
   ::close(fd);
   return parse_model_bytes(bytes, path);

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "core/feature_space.h"
+#include "lepus/learner.h"
 #include "lepus/model_io.h"
 
 namespace lepus {
@@ -41,6 +43,12 @@ void write_model_file(const std::string& path, const std::vector<SavedOption>& o
 
 // Throws ModelFormatError (naming the file and what is wrong) or IoError.
 ModelFile read_model_file(const std::string& path);
+
+// Saves the feature-space state and the learner's (only what prediction needs when predict_only) with
+// write_model_file. A state holding a non-finite value (which loading refuses) is never written: IoError, and the
+// previous file stays as it was.
+void save_model(const std::string& path, const std::vector<SavedOption>& options, const FeatureSpace& space,
+                const Learner& learner, bool predict_only);
 
 // Parses model bytes already in memory (what read_model_file does after reading); `source` names them.
 ModelFile parse_model_bytes(const std::vector<uint8_t>& bytes, const std::string& source);

@@ -96,7 +96,8 @@ void save_slots(ModelWriter& out, const std::vector<Slot>& slots) {
   for (uint64_t i = 0; i < slots.size(); ++i) {
     if (is_zero(slots[i])) continue;
     out.put_u64(i);
-    out.put_raw(&slots[i], sizeof(Slot));
+    static_assert(sizeof(Slot) % sizeof(double) == 0);  // every slot is doubles
+    out.put_values(reinterpret_cast<const double*>(&slots[i]), sizeof(Slot) / sizeof(double));
   }
 }
 

@@ -49,6 +49,9 @@ GdOptions GdOptions::from(const OptionValues& v) {
   o.max_given = v.given("max_prediction");
   if (o.min_given) o.min_prediction = static_cast<float>(v.number("min_prediction"));
   if (o.max_given) o.max_prediction = static_cast<float>(v.number("max_prediction"));
+  if (o.min_given && o.max_given && !(o.min_prediction <= o.max_prediction))
+    throw ConfigError("--min_prediction " + v.text("min_prediction") + " is above --max_prediction " +
+                      v.text("max_prediction"));
   if (v.has("decay_learning_rate")) o.decay_learning_rate = static_cast<float>(v.number("decay_learning_rate"));
   return o;
 }
@@ -268,7 +271,7 @@ void GdLearner::save(ModelWriter& out) const {
     const Slot& s = slots_[i];
     if (s.w == 0.0f && s.g == 0.0f && s.n == 0.0f && s.r == 0.0f) continue;
     out.put_u64(i);
-    out.put_raw(&s, sizeof s);
+    out.put_values(&s.w, sizeof s / sizeof(float));  // w, g, n, r
   }
 }
 
@@ -345,6 +348,9 @@ void GdLearner::load_slots(ModelReader& in, bool weights_only) {
     } else {
       in.get_raw(&slots_[i], sizeof(Slot), "sgd slot");
     }
+    const Slot& s = slots_[i];
+    if (!std::isfinite(s.w) || !std::isfinite(s.g) || !std::isfinite(s.n) || !std::isfinite(s.r))
+      throw ModelFormatError(in.source() + ": sgd state: non-finite value in slot " + std::to_string(i));
   }
 }
 

@@ -458,7 +458,7 @@ void ScinolLearner::save(ModelWriter& out) const {
     const double* s = table_ + i * st;
     if (s[0] == 0.0 && s[1] == 0.0) continue;
     out.put_u64(i);
-    out.put_raw(s, st * sizeof(double));
+    out.put_values(s, st);
   }
 }
 

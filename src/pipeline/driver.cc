@@ -387,10 +387,31 @@ void Driver::consume(Example& ex, RunStats& st, PassState& ps) {
   // Interactions are expanded here, in the serial stage, into one reused buffer: the batch keeps only linear
   // features, so memory stays flat however many features -q generates (rcv1 -q ff: ~3,000 per example).
   work_ = ex;
-  space_.expand(work_);
+  try {
+    space_.expand(work_);
+  } catch (const FeatureLimitError& e) {
+    const std::string at = where(ps, ex.line);
+    const size_t colon = at.rfind(':');
+    throw ParseError(at.substr(0, colon), std::stoull(at.substr(colon + 1)), e.what());
+  } catch (const std::bad_alloc&) {
+    const std::string at = where(ps, ex.line);
+    const size_t colon = at.rfind(':');
+    throw ParseError(at.substr(0, colon), std::stoull(at.substr(colon + 1)),
+                     "out of memory expanding this example's interactions (" + std::to_string(ex.features.size()) +
+                         " features before them); lower --max_features or drop an interaction");
+  }
 
-  const Prediction p = (opt_.test_only || holdout) ? learner_.predict(work_) : learner_.learn(work_);
-  float shown = apply_link(opt_.link, p.value);
+  Prediction p = (opt_.test_only || holdout) ? learner_.predict(work_) : learner_.learn(work_);
+  // -p and -r never hold NaN or infinity: a learner's non-finite output and a link that overflows (poisson's
+  // exp) are replaced (NaN by 0, infinity by +-FLT_MAX) and counted in the summary.
+  auto finite = [this](float v) {
+    if (std::isfinite(v)) [[likely]] return v;
+    ++replaced_outputs_;
+    return std::isnan(v) ? 0.0f : std::copysign(FLT_MAX, v);
+  };
+  p.raw = finite(p.raw);
+  p.value = finite(p.value);
+  float shown = finite(apply_link(opt_.link, p.value));
   if (opt_.binary) shown = p.value > 0.0f ? 1.0f : -1.0f;
   float l = 0.0f;
   if (ex.labeled) {
@@ -587,6 +608,10 @@ std::string Driver::summary(const RunStats& st) const {
   if (st.warnings > 0) out += "malformed input warnings = " + std::to_string(st.warnings) + "\n";
   if (learner_.safeguard_count() > 0)
     out += "numeric safeguards applied = " + std::to_string(learner_.safeguard_count()) + "\n";
+  if (space_.clamped_values() > 0)
+    out += "interaction values clamped to the float range = " + std::to_string(space_.clamped_values()) + "\n";
+  if (replaced_outputs_ > 0)
+    out += "non-finite predictions replaced = " + std::to_string(replaced_outputs_) + "\n";
   return out;
 }
 

@@ -126,6 +126,7 @@ class Driver {
   bool label_warned_ = false, binary_warned_ = false;
   uint64_t warnings_ = 0;
   uint64_t seen_ = 0;  // examples consumed, for --examples
+  uint64_t replaced_outputs_ = 0;  // NaN or infinite predictions (or linked predictions) replaced
   std::atomic<bool> stop_{false};
 };
 

@@ -14,7 +14,8 @@ const std::string kRcv1 = kData + "/vw/inputs/rcv1_small.vw.gz";
 
 // Runs `lepus ARGS` inside `dir` (relative paths as a user types them); returns the exit status.
 int run_in(const std::string& dir, const std::string& args) {
-  const std::string cmd = "cd '" + dir + "' && " + std::string(LEPUS_BINARY) + " " + args;
+  // "cd DIR || exit; lepus ARGS": an ARGS with '&' or ';' then runs entirely inside DIR.
+  const std::string cmd = "cd '" + dir + "' || exit 99; " + std::string(LEPUS_BINARY) + " " + args;
   const int rc = std::system(cmd.c_str());
   return WIFEXITED(rc) ? WEXITSTATUS(rc) : 128;
 }

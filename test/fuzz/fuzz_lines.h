@@ -106,7 +106,11 @@ inline void expand_and_check(FeatureSpace& space, const FeatureSpaceOptions& o, 
   }
   shape.num_linear = static_cast<uint32_t>(shape.features.size());
   const Example shape_in = shape;
-  space.expand(shape);
+  try {
+    space.expand(shape);
+  } catch (const FeatureLimitError&) {  // more than --max_features: the driver's error naming the line
+    return;
+  }
   check_expanded(shape, shape_in.num_linear,
                  expected_interactions(shape_in, space.interactions(), o.constant, o.permutations, ~0ull >> 1),
                  o.constant, o.ignore_linear);
@@ -131,7 +135,13 @@ template <typename Parse>
 void run_lines(uint8_t b0, uint8_t b1, std::string_view text, std::string_view letters, Parse parse) {
   const ParseOptions p = parse_options(b0, letters);
   const FeatureSpaceOptions o = space_options(b0, b1, letters);
-  FeatureSpace space(o);
+  std::unique_ptr<FeatureSpace> made;
+  try {
+    made = std::make_unique<FeatureSpace>(o);
+  } catch (const ConfigError&) {  // an interaction of more than 16 namespaces is refused up front
+    return;
+  }
+  FeatureSpace& space = *made;
   CountingSink sink;
   Example ex;
   for (std::string_view line : split_lines(text)) {

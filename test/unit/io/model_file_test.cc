@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <unistd.h>
@@ -115,6 +116,48 @@ TEST(ModelFile, AtomicWriteReplacesAndLeavesNoTemporaries) {
   EXPECT_THROW(write_model_file((dir / "no/such/dir/m").string(), {}, {}), IoError);
   EXPECT_THROW(read_model_file((dir / "absent").string()), IoError);
   EXPECT_THROW(read_model_file(dir.string()), IoError);
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace lepus
+
+namespace lepus {
+namespace {
+
+// A learner whose state has gone non-finite (an overflow): save_model refuses it, and the file already there
+// stays as it was, since loading would refuse such a model.
+class NonFiniteLearner final : public Learner {
+ public:
+  Prediction predict(const Example&) const override { return {}; }
+  Prediction learn(const Example&) override { return {}; }
+  void save(ModelWriter& out) const override {
+    out.put_f32(1.0f);
+    const double state[2] = {0.5, std::nan("")};
+    out.put_values(state, 2);
+  }
+  void load(ModelReader&) override {}
+  std::string_view name() const override { return "nonfinite"; }
+  void write_readable(std::ostream&) const override {}
+};
+
+TEST(SaveModel, NonFiniteStateIsNeverWritten) {
+  const auto dir = std::filesystem::temp_directory_path() / ("lepus_nonfinite_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string path = (dir / "m").string();
+  std::ofstream(path) << "the previous model";
+  FeatureSpace space(FeatureSpaceOptions{});
+  NonFiniteLearner learner;
+  try {
+    save_model(path, {}, space, learner, false);
+    ADD_FAILURE() << "saved a non-finite state";
+  } catch (const IoError& e) {
+    EXPECT_NE(std::string(e.what()).find("1 non-finite value"), std::string::npos) << e.what();
+  }
+  std::ifstream in(path);
+  std::string content;
+  std::getline(in, content);
+  EXPECT_EQ(content, "the previous model");
   std::filesystem::remove_all(dir);
 }
 

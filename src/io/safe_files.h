@@ -1,0 +1,35 @@
+// What keeps a user's files safe: file identity (so an output never names an input, however spelled), the
+// temporary files lepus writes before renaming them into place (removed by a fatal signal, and recognised and
+// removed when a killed run left them behind), and the permissions a saved file gets.
+#pragma once
+#include <string>
+#include <sys/types.h>
+
+namespace lepus {
+
+// A path's identity: device and inode when it exists (links resolved); otherwise its canonical spelling (the
+// real path of its folder, then its name), so "out.txt" and "./out.txt" are one file before either exists.
+struct FileIdentity {
+  bool exists = false;
+  bool regular = false;  // an existing regular file (not a device, FIFO, socket or directory)
+  dev_t dev = 0;
+  ino_t ino = 0;
+  std::string canonical;  // for a path that does not exist yet
+  bool same_as(const FileIdentity& o) const;
+};
+FileIdentity file_identity(const std::string& path);
+
+// Temporary files being written. A fatal signal's handler calls remove_temp_files(), which is
+// async-signal-safe; register before creating the file, unregister after renaming it.
+void register_temp_file(const std::string& path);
+void unregister_temp_file(const std::string& path);
+void remove_temp_files() noexcept;
+
+// The name of a temporary file for `target` in the target's folder: "TARGET.lepus-tmp.PID". Before it is used,
+// temporaries of the same target left by runs that no longer exist (killed with SIGKILL) are removed.
+std::string temp_name_for(const std::string& target);
+
+// The mode a new file gets (0666 less the umask), or an existing target's own mode when it is replaced.
+mode_t mode_for_replacing(const std::string& target);
+
+}  // namespace lepus
