@@ -210,6 +210,16 @@ TEST(CsvParse, NumericDetection) {
                               {c_index("n11=."), 1.0f}}));
 }
 
+// A number beyond float range is malformed (VW's int8 exponent would read 1e256 as 1), not a category.
+TEST(CsvParse, NumberBeyondFloatRangeIsMalformed) {
+  const ParseOptions options = table("y,a,b", with_label("y"));
+  const Parsed p = parse("1,1e256,2", options);
+  ASSERT_EQ(p.warnings.size(), 1u);
+  EXPECT_NE(p.warnings[0].find("'1e256' is beyond float range"), std::string::npos) << p.warnings[0];
+  EXPECT_EQ(raw(p.ex), (Pairs{{c_index("b"), 2.0f}}));
+  EXPECT_TRUE(parse("1,1e-256,2", options).warnings.empty());  // underflow reads as 0: no feature, no warning
+}
+
 TEST(CsvParse, StringValueIsTheExactCellText) {
   const ParseOptions options = table("y,city,note", with_label("y"));
   const Parsed p = parse(R"(1, Paris,"a, ""b""")", options);
