@@ -125,19 +125,16 @@ inline bool starts_like_number(std::string_view s) {
   return i < s.size() && static_cast<unsigned char>(s[i] - '0') < 10;
 }
 
-enum class Numeric { kNo, kYes, kOutOfRange };
-
-// Sets *value and returns kYes when the (trimmed, non-empty) cell is numeric in the sense of csv.h; kOutOfRange
-// for a number beyond float range (1e256), which is malformed rather than a category.
-inline Numeric read_numeric(std::string_view cell, float* value) {
-  if (!starts_like_number(cell)) return Numeric::kNo;
+// Sets *value and returns true when the (trimmed, non-empty) cell is numeric in the sense of csv.h. A cell that
+// reads as a number beyond float range is not: ids such as 7e091613 (hex in a click log) are categories.
+inline bool read_numeric(std::string_view cell, float* value) {
+  if (!starts_like_number(cell)) return false;
   const char* const end = cell.data() + cell.size();
   const char* stop = nullptr;
   const float v = read_vw_float(cell.data(), end, &stop);
-  if (stop != end) return Numeric::kNo;
-  if (!std::isfinite(v)) return Numeric::kOutOfRange;  // it starts with a digit: not "inf" or "nan"
+  if (stop != end || !std::isfinite(v)) return false;
   *value = v;
-  return Numeric::kYes;
+  return true;
 }
 
 
@@ -403,14 +400,8 @@ void parse_csv_line(std::string_view line, const ParseOptions& options, Example&
             const std::string_view trimmed = trim(cell);
             if (trimmed.empty()) return;
             float value = 0.0f;
-            const Numeric numeric = col.role == Role::kFeature ? read_numeric(trimmed, &value) : Numeric::kNo;
-            if (numeric == Numeric::kYes) {
+            if (col.role == Role::kFeature && read_numeric(trimmed, &value)) {
               if (value != 0.0f) features.push_back(Feature{col.name_hash, value});
-              return;
-            }
-            if (numeric == Numeric::kOutOfRange) {
-              warnings.warn(describe_cell(schema, c) + ": '" + std::string(trimmed) +
-                            "' is beyond float range; the cell is dropped");
               return;
             }
             if (schema.options.vw_strings) {

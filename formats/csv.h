@@ -11,8 +11,8 @@
 //     column's name. Numeric: after trimming spaces and TABs, VW's float reader consumes all of the cell, the
 //     value is finite, and the cell starts like a number ([sign] ['.'] digit), so "E", "-" or "." (a grade,
 //     a missing-value mark) stay strings instead of reading as VW's 0. A value of 0 gives no feature, as in
-//     VW. A cell that reads whole as a number beyond float range (1e256) is malformed: a warning, and the cell
-//     is dropped;
+//     VW. A cell that reads as a number beyond float range is a string: ids such as 7e091613 (hex ids in click
+//     logs), which VW's int8 exponent would read as 7e-35, are categories;
 //   - any other cell becomes the feature "NAME=VALUE" with value 1, VALUE being the cell's exact text (quotes
 //     removed, not trimmed), hashed as that text, so a hand conversion `|c NAME=VALUE` hashes alike;
 //   - those features go to one namespace (--csv_namespace, default "c", so -q cc works; "" is VW's default
