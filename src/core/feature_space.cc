@@ -218,12 +218,19 @@ void FeatureSpace::generate(Example& ex, const unsigned char* terms, size_t n) {
 
   if (n == 2) {  // the common case, without recursion
     const FeatureGroup a = ranges[0], b = ranges[1];
+    const size_t start = ex.features.size();
     for (uint32_t i = a.begin; i < a.end; ++i) {
       const uint64_t h = kInteractionPrime * ex.features[i].index;
       const float v = ex.features[i].value;
       for (uint32_t j = same_as_prev[1] ? i : b.begin; j < b.end; ++j)
-        ex.features.push_back(Feature{h ^ ex.features[j].index, LEPUS_PRODUCT(v, ex.features[j].value)});
+        ex.features.push_back(Feature{h ^ ex.features[j].index, v * ex.features[j].value});
     }
+    // Overflowed products (only possible when the largest values' product passes FLT_MAX) are clamped after.
+    float amax = 0.0f, bmax = 0.0f;
+    for (uint32_t i = a.begin; i < a.end; ++i) amax = std::max(amax, std::fabs(ex.features[i].value));
+    for (uint32_t j = b.begin; j < b.end; ++j) bmax = std::max(bmax, std::fabs(ex.features[j].value));
+    if (static_cast<double>(amax) * bmax > FLT_MAX) [[unlikely]]
+      for (size_t k = start; k < ex.features.size(); ++k) ex.features[k].value = LEPUS_PRODUCT(ex.features[k].value, 1.0f);
     return;
   }
   auto rec = [&](auto&& self, size_t level, uint64_t h, float v, uint32_t prev) -> void {
