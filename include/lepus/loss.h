@@ -42,8 +42,14 @@ class Loss {
   virtual float invariant_update(float p, float y, float s, float h) const = 0;
   // Plain gradient step multiplier: -s * dloss/dp.
   virtual float unsafe_update(float p, float y, float s) const = 0;
-  // dloss/dp (f64), used by --l1/--l2 truncation.
+  // dloss/dp (f64), used by --l1/--l2 truncation and the first-order learners.
   virtual double first_derivative(float p, float y, LabelRange r) const = 0;
+  // d2loss/dp2 (f64) at p, the curvature second-order learners (online Newton step, AIOLI) need: 0 where the
+  // loss is linear in p (hinge and quantile almost everywhere, squared outside the clipping range).
+  virtual double second_derivative(float p, float y, LabelRange r) const = 0;
+  // The largest second derivative over every p and y (squared: 2, logistic: 1/4), or nullopt for a loss with
+  // no curvature to bound (hinge, quantile: piecewise linear).
+  virtual std::optional<double> curvature_bound() const = 0;
   // The clipping range a gd run starts with.
   virtual LabelRange initial_range() const { return {0.0f, 0.0f}; }
   // VW's summary line; nullopt when VW prints none.

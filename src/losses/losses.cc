@@ -42,6 +42,10 @@ double SquaredLoss::first_derivative(float p, float y, LabelRange r) const {
   const float c = std::min(std::max(p, r.lo), r.hi);
   return 2.0 * (static_cast<double>(c) - y);
 }
+double SquaredLoss::second_derivative(float p, float, LabelRange r) const {
+  return p >= r.lo && p <= r.hi ? 2.0 : 0.0;  // linear extrapolation outside the clipping range
+}
+std::optional<double> SquaredLoss::curvature_bound() const { return 2.0; }
 std::optional<BestConstant> SquaredLoss::best_constant(const BestConstantInput& in, LabelRange r) const {
   if (in.weighted_labeled <= 0.0) return std::nullopt;
   const float value = static_cast<float>(in.sum_weighted_labels) / static_cast<float>(in.weighted_labeled);
@@ -69,6 +73,13 @@ double LogisticLoss::first_derivative(float p, float y, LabelRange) const {
   if (qq == 0.0f) return neg;
   return qq * pos + (1.0f - qq) * neg;
 }
+// Both classes' terms log(1 + exp(-z p)) have the second derivative sigma(p) sigma(-p), whatever z, so every
+// mixture q of them does too; at most 1/4 (p = 0).
+double LogisticLoss::second_derivative(float p, float, LabelRange) const {
+  const double e = std::exp(-std::fabs(static_cast<double>(p)));  // symmetric; no overflow for large |p|
+  return e / ((1.0 + e) * (1.0 + e));
+}
+std::optional<double> LogisticLoss::curvature_bound() const { return 0.25; }
 float LogisticLoss::squared_gradient(float p, float y) const {
   const float d = static_cast<float>(first_derivative(p, y, {}));
   return d * d;
@@ -112,6 +123,8 @@ float HingeLoss::invariant_update(float p, float y, float s, float h) const {
 }
 float HingeLoss::unsafe_update(float p, float y, float s) const { return y * p >= 1.0f ? 0.0f : y * s; }
 double HingeLoss::first_derivative(float p, float y, LabelRange) const { return y * p >= 1.0f ? 0.0 : -y; }
+double HingeLoss::second_derivative(float, float, LabelRange) const { return 0.0; }
+std::optional<double> HingeLoss::curvature_bound() const { return std::nullopt; }
 std::optional<BestConstant> HingeLoss::best_constant(const BestConstantInput& in, LabelRange r) const {
   const auto counts = two_label_counts(in);
   if (!counts) return std::nullopt;
@@ -131,6 +144,8 @@ double QuantileLoss::first_derivative(float p, float y, LabelRange) const {
   if (d == 0.0f) return 0.0;
   return d > 0.0f ? -tau_ : 1.0f - tau_;
 }
+double QuantileLoss::second_derivative(float, float, LabelRange) const { return 0.0; }
+std::optional<double> QuantileLoss::curvature_bound() const { return std::nullopt; }
 float QuantileLoss::squared_gradient(float p, float y) const {
   const float d1 = static_cast<float>(first_derivative(p, y, {}));
   return d1 * d1;

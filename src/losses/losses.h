@@ -13,6 +13,8 @@ class SquaredLoss final : public Loss {
   float invariant_update(float p, float y, float s, float h) const override;
   float unsafe_update(float p, float y, float s) const override;
   double first_derivative(float p, float y, LabelRange r) const override;
+  double second_derivative(float p, float y, LabelRange r) const override;
+  std::optional<double> curvature_bound() const override;
   std::optional<BestConstant> best_constant(const BestConstantInput& in, LabelRange r) const override;
 };
 
@@ -27,6 +29,8 @@ class LogisticLoss final : public Loss {
   float invariant_update(float p, float y, float s, float h) const override;
   float unsafe_update(float p, float y, float s) const override;
   double first_derivative(float p, float y, LabelRange r) const override;
+  double second_derivative(float p, float y, LabelRange r) const override;
+  std::optional<double> curvature_bound() const override;
   LabelRange initial_range() const override { return {-50.0f, 50.0f}; }
   std::optional<BestConstant> best_constant(const BestConstantInput& in, LabelRange r) const override;
   bool binary_labels() const override { return true; }
@@ -45,6 +49,8 @@ class HingeLoss final : public Loss {
   float invariant_update(float p, float y, float s, float h) const override;
   float unsafe_update(float p, float y, float s) const override;
   double first_derivative(float p, float y, LabelRange r) const override;
+  double second_derivative(float p, float y, LabelRange r) const override;
+  std::optional<double> curvature_bound() const override;
   std::optional<BestConstant> best_constant(const BestConstantInput& in, LabelRange r) const override;
   bool binary_labels() const override { return true; }
 };
@@ -59,6 +65,8 @@ class QuantileLoss final : public Loss {
   float invariant_update(float p, float y, float s, float h) const override;
   float unsafe_update(float p, float y, float s) const override;
   double first_derivative(float p, float y, LabelRange r) const override;
+  double second_derivative(float p, float y, LabelRange r) const override;
+  std::optional<double> curvature_bound() const override;
   std::optional<BestConstant> best_constant(const BestConstantInput& in, LabelRange r) const override;
 
  private:

@@ -1,6 +1,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <memory>
+#include <vector>
 
 #include "lepus/errors.h"
 #include "losses/losses.h"
@@ -87,6 +89,59 @@ TEST(LossTable, KnowsEveryNameAndRejectsOthers) {
   tau.name = "quantile";
   tau.quantile_tau = 1.5f;
   EXPECT_THROW(make_loss(tau), ConfigError);
+}
+
+}  // namespace
+}  // namespace lepus
+
+namespace lepus {
+namespace {
+
+// First and second derivatives against central differences of the loss (and of the first derivative), at points
+// away from kinks, for every loss and for fractional logistic labels; and every second derivative within the
+// loss's curvature bound.
+TEST(LossDerivatives, MatchFiniteDifferencesAndStayWithinTheBound) {
+  struct Case {
+    std::unique_ptr<Loss> loss;
+    std::vector<float> labels;
+  };
+  std::vector<Case> cases;
+  cases.push_back({std::make_unique<SquaredLoss>(), {-2.0f, 0.0f, 0.5f, 3.0f}});
+  cases.push_back({std::make_unique<LogisticLoss>(-1.0f, 1.0f), {-1.0f, 1.0f, 0.0f, 0.6f}});
+  cases.push_back({std::make_unique<HingeLoss>(), {-1.0f, 1.0f}});
+  cases.push_back({std::make_unique<QuantileLoss>(0.3f), {-1.0f, 0.25f, 2.0f}});
+  const LabelRange range{-100.0f, 100.0f};
+  for (const auto& c : cases) {
+    for (float y : c.labels) {
+      for (float p = -6.0f; p <= 6.0f; p += 0.37f) {
+        const float h = 1e-2f;
+        const double num1 = (static_cast<double>(c.loss->loss(p + h, y, range)) - c.loss->loss(p - h, y, range)) /
+                            (2.0 * h);
+        const bool kink = (c.loss->name() == "hinge" && std::fabs(y * p - 1.0f) < 2 * h) ||
+                          (c.loss->name() == "quantile" && std::fabs(y - p) < 2 * h);
+        if (kink) continue;
+        EXPECT_NEAR(c.loss->first_derivative(p, y, range), num1, 2e-3) << c.loss->name() << " p=" << p << " y=" << y;
+        const double num2 = (c.loss->first_derivative(p + h, y, range) - c.loss->first_derivative(p - h, y, range)) /
+                            (2.0 * h);
+        const double d2 = c.loss->second_derivative(p, y, range);
+        EXPECT_NEAR(d2, num2, 2e-3) << c.loss->name() << " p=" << p << " y=" << y;
+        EXPECT_GE(d2, 0.0);  // convex
+        if (const auto bound = c.loss->curvature_bound()) EXPECT_LE(d2, *bound + 1e-12) << c.loss->name();
+      }
+    }
+  }
+}
+
+TEST(LossDerivatives, CurvatureBounds) {
+  EXPECT_EQ(SquaredLoss().curvature_bound(), 2.0);
+  EXPECT_EQ(LogisticLoss(-1.0f, 1.0f).curvature_bound(), 0.25);
+  EXPECT_DOUBLE_EQ(LogisticLoss(-1.0f, 1.0f).second_derivative(0.0f, 1.0f, {}), 0.25);  // attained at p = 0
+  EXPECT_FALSE(HingeLoss().curvature_bound().has_value());
+  EXPECT_FALSE(QuantileLoss(0.5f).curvature_bound().has_value());
+  // Squared loss is linear outside the clipping range, as it is reported there; logistic stays finite far out.
+  EXPECT_EQ(SquaredLoss().second_derivative(5.0f, 0.0f, LabelRange{-1.0f, 1.0f}), 0.0);
+  EXPECT_GT(LogisticLoss(-1.0f, 1.0f).second_derivative(700.0f, 1.0f, {}), 0.0 - 1e-300);
+  EXPECT_TRUE(std::isfinite(LogisticLoss(-1.0f, 1.0f).second_derivative(1e30f, 1.0f, {})));
 }
 
 }  // namespace
