@@ -20,9 +20,25 @@ struct FeatureGroup {
   uint32_t end;
 };
 
+// What the label is. A scalar learner reads only `label`; the multiclass and cost-sensitive reductions (VW's --oaa,
+// --csoaa) are wrappers that own base learners, read `classes` and hand each base a scalar label, so no learner
+// changes for them.
+enum class LabelKind : uint8_t {
+  kScalar,         // `label` (regression, or -1/1 for a binary loss)
+  kMulticlass,     // one class: classes[0].klass (1-based, as VW's --oaa), cost 0
+  kCostSensitive,  // every listed class with its cost (VW's "1:0.5 2:1.0"); classes not listed are not allowed
+};
+
+struct ClassCost {
+  uint32_t klass;
+  float cost;
+};
+
 struct Example {
   float label = 0.0f;
   bool labeled = false;
+  LabelKind label_kind = LabelKind::kScalar;
+  std::vector<ClassCost> classes;  // kMulticlass and kCostSensitive only
   float weight = 1.0f;    // importance weight
   float initial = 0.0f;   // base prediction added to the score
   std::string tag;
@@ -39,6 +55,8 @@ struct Example {
   void clear() {
     label = 0.0f;
     labeled = false;
+    label_kind = LabelKind::kScalar;
+    classes.clear();
     weight = 1.0f;
     initial = 0.0f;
     tag.clear();

@@ -5,6 +5,8 @@
 //   records: u32 length | u64 line | u8 labeled | f32 label, weight, initial | u32 tag length, tag |
 //            u16 groups, each (u8 namespace, u32 count) | features (u64 index, f32 value)
 //   trailer: u32 0xFFFFFFFF | u64 record count | u32 CRC-32 of all record bytes | "LEPUSEND"
+// Records hold scalar labels only: no reader makes a multiclass or cost-sensitive label yet (Example::label_kind);
+// the reader that does will add them to the record and raise kCacheVersion.
 // A cache is written to a temporary file and renamed only when the pass that wrote it read all its input, so a
 // half-written cache never exists under the real name. A cache whose header or trailer does not match, or whose
 // checksum fails, is rebuilt, never read.

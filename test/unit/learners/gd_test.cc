@@ -115,18 +115,6 @@ TEST(Gd, FirstDefaultStepByHand) {
   EXPECT_NEAR(a.w, 0.158008f, 1e-6);  // exact 1/sqrt would give 0.158030
 }
 
-TEST(Gd, PredictDoesNotChangeState) {
-  SquaredLoss loss;
-  GdLearner g(GdOptions::from(sgd_defaults()), loss, 18, false);
-  FeatureSpace space(FeatureSpaceOptions{});
-  NoWarnings w;
-  Example ex;
-  parse_vw_line(kT3[0], ParseOptions{}, ex, w);
-  space.expand(ex);
-  g.predict(ex);
-  for (const auto& s : g.slots()) ASSERT_EQ(s.w, 0.0f);
-}
-
 TEST(Gd, WeightZeroOnlyWidensRange) {
   SquaredLoss loss;
   GdLearner g(GdOptions::from(sgd_defaults()), loss, 18, false);
@@ -138,24 +126,6 @@ TEST(Gd, WeightZeroOnlyWidensRange) {
   g.learn(ex);
   EXPECT_EQ(g.label_range().hi, 5.0f);
   for (const auto& s : g.slots()) ASSERT_EQ(s.w, 0.0f);
-}
-
-TEST(Gd, SaveLoadRoundTrip) {
-  SquaredLoss loss;
-  GdLearner g(GdOptions::from(sgd_defaults()), loss, 10, false);
-  run_t3(g, loss);
-  ModelWriter out;
-  g.save(out);
-  GdLearner h(GdOptions::from(sgd_defaults()), loss, 10, false);
-  ModelReader in(out.bytes().data(), out.bytes().size(), "mem");
-  h.load(in);
-  EXPECT_EQ(in.remaining(), 0u);
-  for (size_t i = 0; i < g.slots().size(); ++i) {
-    ASSERT_EQ(g.slots()[i].w, h.slots()[i].w);
-    ASSERT_EQ(g.slots()[i].g, h.slots()[i].g);
-  }
-  EXPECT_EQ(g.label_range().lo, h.label_range().lo);
-  EXPECT_EQ(g.normalizer(), h.normalizer());
 }
 
 // Every state field survives save/load: a loaded learner continues exactly as the original does, in every
@@ -190,22 +160,6 @@ TEST(Gd, LoadedLearnerContinuesBitForBit) {
       ASSERT_EQ(g.slots()[i].g, h.slots()[i].g) << mode;
       ASSERT_EQ(g.slots()[i].n, h.slots()[i].n) << mode;
     }
-  }
-}
-
-TEST(Gd, LoadRejectsAnotherTableSizeAndTruncation) {
-  SquaredLoss loss;
-  GdLearner g(GdOptions::from(sgd_defaults()), loss, 10, false);
-  run_t3(g, loss);
-  ModelWriter out;
-  g.save(out);
-  GdLearner other(GdOptions::from(sgd_defaults()), loss, 12, false);
-  ModelReader in(out.bytes().data(), out.bytes().size(), "mem");
-  EXPECT_THROW(other.load(in), ModelFormatError);
-  for (size_t n = 0; n < out.bytes().size(); n += 7) {
-    GdLearner h(GdOptions::from(sgd_defaults()), loss, 10, false);
-    ModelReader cut(out.bytes().data(), n, "cut");
-    EXPECT_THROW(h.load(cut), ModelFormatError) << n;
   }
 }
 

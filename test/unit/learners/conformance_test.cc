@@ -1,0 +1,195 @@
+// The contract every learner in the registry keeps, checked once over the whole registry (a learner added to the
+// registry is covered without touching this file): predicting never changes state; save -> load gives the same
+// state and predictions; training resumed from a saved model equals uninterrupted training; a model saved by
+// another table size or cut short is refused; an example of importance weight 0 and an unlabeled example teach
+// nothing; a predict-only save predicts as the full one. Hostile values are RegistryNumerics'
+// (registry_numerics_test.cc). A learner's own test file keeps only its paper's oracles and properties.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/feature_space.h"
+#include "formats/vw_text.h"
+#include "lepus/errors.h"
+#include "lepus/learner.h"
+#include "lepus/loss.h"
+
+namespace lepus {
+namespace {
+
+class Quiet final : public WarningSink {
+ public:
+  void warn(const std::string&) override {}
+};
+
+OptionValues defaults_of(const LearnerRow& row) {
+  OptionValues v;
+  for (const auto& s : row.options)
+    if (s.kind != OptionSpec::Kind::kFlag && !s.default_value.empty()) v.set(s.name, s.default_value, false);
+  return v;
+}
+
+struct Case {
+  std::string learner, loss;
+};
+void PrintTo(const Case& c, std::ostream* os) { *os << c.learner << "/" << c.loss; }
+
+std::vector<Case> cases() {
+  std::vector<Case> out;
+  for (const auto& row : learner_registry())
+    for (const char* loss : {"squared", "logistic"}) out.push_back({row.name, loss});
+  return out;
+}
+
+// A small stream with three namespaces, collisions at -b 8, values of mixed scale, labels +-1 (and some unlabeled
+// or weighted lines), made by a fixed LCG.
+std::vector<Example> stream(size_t n) {
+  std::vector<Example> out;
+  uint64_t s = 12345;
+  auto next = [&]() {
+    s = s * 6364136223846793005ull + 1442695040888963407ull;
+    return static_cast<uint32_t>(s >> 33);
+  };
+  FeatureSpaceOptions so;
+  so.quadratic = {"ab"};
+  FeatureSpace space(so);
+  Quiet q;
+  for (size_t i = 0; i < n; ++i) {
+    std::string line = (next() % 2 ? "1" : "-1");
+    if (i % 7 == 3) line += " 2.5";  // importance weight
+    line += " |a";
+    for (int k = 0; k < 3; ++k) line += " f" + std::to_string(next() % 40) + ":" + std::to_string((next() % 200) / 37.0);
+    line += " |b w" + std::to_string(next() % 25) + " |c x:" + std::to_string((next() % 1000) / 10.0 - 50.0);
+    Example ex;
+    parse_vw_line(line, ParseOptions{}, ex, q);
+    space.expand(ex);
+    out.push_back(std::move(ex));
+  }
+  return out;
+}
+
+class Conformance : public ::testing::TestWithParam<Case> {
+ protected:
+  void SetUp() override {
+    row_ = find_learner(GetParam().learner);
+    ASSERT_NE(row_, nullptr);
+    LossOptions lo;
+    lo.name = GetParam().loss;
+    loss_ = make_loss(lo);
+    opts_ = defaults_of(*row_);
+  }
+  std::unique_ptr<Learner> make(int bits = 8, bool test_only = false) const {
+    return row_->make(LearnerContext{opts_, *loss_, bits, test_only});
+  }
+  static std::vector<uint8_t> state(const Learner& l) {
+    ModelWriter w;
+    l.save(w);
+    return w.bytes();
+  }
+  static void load(Learner& l, const std::vector<uint8_t>& bytes) {
+    ModelReader r(bytes.data(), bytes.size(), "mem");
+    l.load(r);
+    ASSERT_EQ(r.remaining(), 0u);
+  }
+  const LearnerRow* row_ = nullptr;
+  std::unique_ptr<Loss> loss_;
+  OptionValues opts_;
+};
+
+TEST_P(Conformance, PredictNeverChangesState) {
+  auto l = make();
+  const auto data = stream(120);
+  for (size_t i = 0; i < 60; ++i) l->learn(data[i]);
+  const auto before = state(*l);
+  for (size_t i = 60; i < 120; ++i) l->predict(data[i]);
+  EXPECT_EQ(state(*l), before);
+}
+
+TEST_P(Conformance, SaveLoadGivesTheSameStateAndPredictions) {
+  auto l = make();
+  const auto data = stream(150);
+  for (size_t i = 0; i < 100; ++i) l->learn(data[i]);
+  auto m = make();
+  load(*m, state(*l));
+  EXPECT_EQ(state(*m), state(*l));
+  for (size_t i = 100; i < 150; ++i) {
+    const Prediction a = l->predict(data[i]), b = m->predict(data[i]);
+    ASSERT_EQ(a.raw, b.raw) << i;
+    ASSERT_EQ(a.value, b.value) << i;
+  }
+}
+
+TEST_P(Conformance, ResumedTrainingEqualsUninterrupted) {
+  const auto data = stream(200);
+  auto whole = make();
+  for (const auto& ex : data) whole->learn(ex);
+  auto first = make();
+  for (size_t i = 0; i < 100; ++i) first->learn(data[i]);
+  auto resumed = make();
+  load(*resumed, state(*first));
+  for (size_t i = 100; i < data.size(); ++i) {
+    const Prediction a = resumed->learn(data[i]);
+    (void)a;
+  }
+  EXPECT_EQ(state(*resumed), state(*whole));
+}
+
+TEST_P(Conformance, DamagedOrForeignStateIsRefused) {
+  auto l = make();
+  const auto data = stream(80);
+  for (const auto& ex : data) l->learn(ex);
+  const auto bytes = state(*l);
+  for (size_t n = 0; n < bytes.size(); n += std::max<size_t>(1, bytes.size() / 97)) {
+    auto m = make();
+    ModelReader cut(bytes.data(), n, "cut");
+    EXPECT_THROW(m->load(cut), ModelFormatError) << "cut at " << n << " of " << bytes.size();
+  }
+  auto other = make(10);  // another table size
+  ModelReader r(bytes.data(), bytes.size(), "mem");
+  EXPECT_THROW(other->load(r), ModelFormatError);
+}
+
+// Weight 0 and unlabeled examples are predicted, never learned from: every later prediction's raw score is what
+// it would be without them.
+TEST_P(Conformance, WeightZeroAndUnlabeledTeachNothing) {
+  const auto data = stream(120);
+  auto plain = make(), with = make();
+  for (size_t i = 0; i < 60; ++i) {
+    plain->learn(data[i]);
+    with->learn(data[i]);
+    Example zero = data[i];
+    zero.weight = 0.0f;
+    with->learn(zero);
+    Example unlabeled = data[i];
+    unlabeled.labeled = false;
+    const Prediction p = with->learn(unlabeled), q = with->predict(unlabeled);
+    ASSERT_EQ(p.raw, q.raw) << i;  // learn() returns the pre-update prediction
+  }
+  for (size_t i = 60; i < 120; ++i) ASSERT_EQ(plain->predict(data[i]).raw, with->predict(data[i]).raw) << i;
+}
+
+TEST_P(Conformance, PredictOnlySavePredictsAsTheFullOne) {
+  auto l = make();
+  const auto data = stream(150);
+  for (size_t i = 0; i < 100; ++i) l->learn(data[i]);
+  ModelWriter w;
+  l->save_predict_only(w);
+  auto m = make(8, true);
+  ModelReader r(w.bytes().data(), w.bytes().size(), "mem");
+  m->load_predict_only(r);
+  EXPECT_EQ(r.remaining(), 0u);
+  EXPECT_LE(w.bytes().size(), state(*l).size());
+  for (size_t i = 100; i < 150; ++i) ASSERT_EQ(l->predict(data[i]).value, m->predict(data[i]).value) << i;
+}
+
+INSTANTIATE_TEST_SUITE_P(AllLearners, Conformance, ::testing::ValuesIn(cases()), [](const auto& info) {
+  std::string n = info.param.learner + "_" + info.param.loss;
+  for (char& c : n)
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  return n;
+});
+
+}  // namespace
+}  // namespace lepus
