@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -12,7 +13,15 @@ namespace lepus {
 
 class ModelWriter {
  public:
-  void put_u8(uint8_t v) { bytes_.push_back(v); }
+  // In memory (bytes() holds everything put), or streaming: every chunk of about 1 MiB goes to `sink`, so saving
+  // a large model costs a buffer, not a copy of the state.
+  using Sink = std::function<void(const uint8_t*, size_t)>;
+  ModelWriter() = default;
+  explicit ModelWriter(Sink sink) : sink_(std::move(sink)) {}
+  void put_u8(uint8_t v) {
+    bytes_.push_back(v);
+    if (sink_ && bytes_.size() >= kChunk) flush();
+  }
   void put_u32(uint32_t v) { put_raw(&v, sizeof v); }
   void put_u64(uint64_t v) { put_raw(&v, sizeof v); }
   void put_f32(float v) {
@@ -38,15 +47,27 @@ class ModelWriter {
   void put_raw(const void* data, size_t n) {
     const auto* p = static_cast<const uint8_t*>(data);
     bytes_.insert(bytes_.end(), p, p + n);
+    if (sink_ && bytes_.size() >= kChunk) flush();
   }
-  const std::vector<uint8_t>& bytes() const { return bytes_; }
+  // Streaming: hands what is buffered to the sink.
+  void flush() {
+    if (!sink_ || bytes_.empty()) return;
+    sink_(bytes_.data(), bytes_.size());
+    flushed_ += bytes_.size();
+    bytes_.clear();
+  }
+  uint64_t size() const { return flushed_ + bytes_.size(); }  // bytes put so far
+  const std::vector<uint8_t>& bytes() const { return bytes_; }  // in memory: everything put
 
  private:
   template <class T>
   void count_nonfinite(const T* v, size_t n) {
     for (size_t i = 0; i < n; ++i) nonfinite_ += !std::isfinite(v[i]);
   }
+  static constexpr size_t kChunk = size_t{1} << 20;
+  Sink sink_;
   std::vector<uint8_t> bytes_;
+  uint64_t flushed_ = 0;
   uint64_t nonfinite_ = 0;
 };
 

@@ -57,8 +57,9 @@ void write_all(int fd, const uint8_t* p, size_t n, const std::string& path) {
 
 }  // namespace
 
-std::vector<uint8_t> model_bytes(const std::vector<SavedOption>& options, const std::vector<uint8_t>& state) {
-  ModelWriter w;
+namespace {
+
+void put_header(ModelWriter& w, const std::vector<SavedOption>& options) {
   w.put_raw(kMagic, sizeof kMagic);
   w.put_u32(kModelFormatVersion);
   w.put_string(LEPUS_VERSION);
@@ -68,8 +69,23 @@ std::vector<uint8_t> model_bytes(const std::vector<SavedOption>& options, const 
     w.put_string(o.value);
     w.put_u8(o.given ? 1 : 0);
   }
+}
+
+std::string folder_of(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  return slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
+}
+
+}  // namespace
+
+std::vector<uint8_t> model_bytes(const std::vector<SavedOption>& options, const std::vector<uint8_t>& state) {
+  ModelWriter w;
+  put_header(w, options);
+  w.put_u32(kSectionLearner);
+  w.put_u32(1);
   w.put_u64(state.size());
   w.put_raw(state.data(), state.size());
+  w.put_u32(0);
   std::vector<uint8_t> bytes = w.bytes();
   const uint32_t crc = crc_of(bytes.data(), bytes.size());
   const auto* c = reinterpret_cast<const uint8_t*>(&crc);
@@ -77,79 +93,148 @@ std::vector<uint8_t> model_bytes(const std::vector<SavedOption>& options, const 
   return bytes;
 }
 
-void write_model_file(const std::string& path, const std::vector<SavedOption>& options,
-                      const std::vector<uint8_t>& state) {
-  const std::vector<uint8_t> bytes = model_bytes(options, state);
+ModelFileWriter::ModelFileWriter(const std::string& path, const std::vector<SavedOption>& options)
+    : path_(path), target_(path), writer_([this](const uint8_t* p, size_t n) { emit(p, n); }) {
   // A symbolic link stays: the file it names is replaced.
-  std::string target = path;
   struct stat st;
   if (::lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) {
     char buf[PATH_MAX];
-    if (::realpath(path.c_str(), buf)) target = buf;
+    if (::realpath(path.c_str(), buf)) target_ = buf;
   }
-  if (::stat(target.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
-    if (S_ISDIR(st.st_mode)) throw IoError(path + ": is a directory, cannot write the model there");
-    // A device, FIFO or socket (/dev/stdout, /dev/null) is written through, never replaced by a regular file.
-    const int fd = ::open(target.c_str(), O_WRONLY | O_CLOEXEC);
-    if (fd < 0) throw IoError(path + ": cannot write model: " + std::strerror(errno));
+  const bool exists = ::stat(target_.c_str(), &st) == 0;
+  if (exists && S_ISDIR(st.st_mode)) throw IoError(path + ": is a directory, cannot write the model there");
+  if (!exists || S_ISREG(st.st_mode)) {
+    tmp_ = temp_name_for(target_);
+    register_temp_file(tmp_);  // a fatal signal removes it
+    fd_ = ::open(tmp_.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd_ < 0) {
+      const int e = errno;
+      unregister_temp_file(tmp_);
+      throw IoError(path + ": cannot create a temporary model file in " + folder_of(target_) + ": " +
+                    std::strerror(e));
+    }
+  }  // else a device, FIFO or socket (/dev/null): written through at commit(), never replaced
+  put_header(writer_, options);
+}
+
+ModelFileWriter::~ModelFileWriter() {
+  if (committed_) return;
+  if (fd_ >= 0) {
+    ::close(fd_);
+    ::unlink(tmp_.c_str());
+    unregister_temp_file(tmp_);
+  }
+}
+
+void ModelFileWriter::emit(const uint8_t* p, size_t n) {
+  if (fd_ >= 0) {
+    write_all(fd_, p, n, path_);
+  } else {
+    memory_.insert(memory_.end(), p, p + n);
+  }
+  offset_ += n;
+}
+
+void ModelFileWriter::begin_section(uint32_t tag, uint32_t version) {
+  writer_.put_u32(tag);
+  writer_.put_u32(version);
+  writer_.flush();
+  section_length_at_ = offset_;
+  writer_.put_u64(0);  // the length, patched by end_section()
+  writer_.flush();
+}
+
+void ModelFileWriter::end_section() {
+  writer_.flush();
+  const uint64_t length = offset_ - section_length_at_ - 8;
+  if (fd_ >= 0) {
+    if (::pwrite(fd_, &length, 8, static_cast<off_t>(section_length_at_)) != 8)
+      throw IoError(path_ + ": cannot write model: " + std::strerror(errno));
+  } else {
+    std::memcpy(memory_.data() + section_length_at_, &length, 8);
+  }
+}
+
+void ModelFileWriter::commit() {
+  writer_.put_u32(0);  // end of sections
+  writer_.flush();
+  // The checksum covers every byte, patched lengths included: read the file back (from the page cache).
+  uLong crc = crc32(0L, Z_NULL, 0);
+  if (fd_ >= 0) {
+    std::vector<uint8_t> buf(size_t{1} << 20);
+    uint64_t at = 0;
+    while (at < offset_) {
+      const ssize_t got = ::pread(fd_, buf.data(), std::min<uint64_t>(buf.size(), offset_ - at), static_cast<off_t>(at));
+      if (got <= 0) throw IoError(path_ + ": cannot read back the model being written: " + std::strerror(errno));
+      crc = crc32(crc, buf.data(), static_cast<uInt>(got));
+      at += static_cast<uint64_t>(got);
+    }
+  } else {
+    crc = crc_of(memory_.data(), memory_.size());
+  }
+  const uint32_t c = static_cast<uint32_t>(crc);
+  if (fd_ < 0) {
+    memory_.insert(memory_.end(), reinterpret_cast<const uint8_t*>(&c), reinterpret_cast<const uint8_t*>(&c) + 4);
+    const int out = ::open(target_.c_str(), O_WRONLY | O_CLOEXEC);
+    if (out < 0) throw IoError(path_ + ": cannot write model: " + std::strerror(errno));
     try {
-      write_all(fd, bytes.data(), bytes.size(), path);
+      write_all(out, memory_.data(), memory_.size(), path_);
     } catch (...) {
-      ::close(fd);
+      ::close(out);
       throw;
     }
-    ::close(fd);
+    ::close(out);
+    committed_ = true;
     return;
   }
-  const size_t slash = target.rfind('/');
-  const std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : target.substr(0, slash));
-  const mode_t mode = mode_for_replacing(target);  // the old file's, or what the umask gives a new one
-  const std::string tmp = temp_name_for(target);
-  register_temp_file(tmp);  // a fatal signal removes it
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd < 0) {
-    unregister_temp_file(tmp);
-    throw IoError(path + ": cannot create a temporary model file in " + dir + ": " + std::strerror(errno));
-  }
-  try {
-    write_all(fd, bytes.data(), bytes.size(), path);
-    if (::fchmod(fd, mode) != 0 || ::fsync(fd) != 0)
-      throw IoError(path + ": cannot flush model: " + std::strerror(errno));
-  } catch (...) {
-    ::close(fd);
-    ::unlink(tmp.c_str());
-    unregister_temp_file(tmp);
-    throw;
-  }
-  ::close(fd);
-  if (::rename(tmp.c_str(), target.c_str()) != 0) {
+  emit(reinterpret_cast<const uint8_t*>(&c), 4);
+  if (::fchmod(fd_, mode_for_replacing(target_)) != 0 || ::fsync(fd_) != 0)  // the old file's mode, or the umask's
+    throw IoError(path_ + ": cannot flush model: " + std::strerror(errno));
+  ::close(fd_);
+  fd_ = -1;
+  if (::rename(tmp_.c_str(), target_.c_str()) != 0) {
     const int e = errno;
-    ::unlink(tmp.c_str());
-    unregister_temp_file(tmp);
-    throw IoError(path + ": cannot write model: " + std::strerror(e));
+    ::unlink(tmp_.c_str());
+    unregister_temp_file(tmp_);
+    committed_ = true;
+    throw IoError(path_ + ": cannot write model: " + std::strerror(e));
   }
-  unregister_temp_file(tmp);
-  const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY);
+  unregister_temp_file(tmp_);
+  committed_ = true;
+  const int dfd = ::open(folder_of(target_).c_str(), O_RDONLY | O_DIRECTORY);
   if (dfd >= 0) {
     ::fsync(dfd);  // make the rename itself durable
     ::close(dfd);
   }
 }
 
+void write_model_file(const std::string& path, const std::vector<SavedOption>& options,
+                      const std::vector<uint8_t>& state) {
+  ModelFileWriter f(path, options);
+  f.begin_section(kSectionLearner, 1);
+  f.writer().put_raw(state.data(), state.size());
+  f.end_section();
+  f.commit();
+}
+
 void save_model(const std::string& path, const std::vector<SavedOption>& options, const FeatureSpace& space,
                 const Learner& learner, bool predict_only) {
-  ModelWriter w;
-  space.save(w);
+  ModelFileWriter f(path, options);
+  f.begin_section(kSectionFeatureSpace, 1);
+  space.save(f.writer());
+  f.end_section();
+  f.begin_section(kSectionLearner, 1);
   if (predict_only) {
-    learner.save_predict_only(w);
+    learner.save_predict_only(f.writer());
   } else {
-    learner.save(w);
+    learner.save(f.writer());
   }
-  if (w.nonfinite() > 0)
+  f.end_section();
+  if (f.writer().nonfinite() > 0)  // the temporary file is abandoned: the previous model stays
     throw IoError(path + ": not saved: the " + std::string(learner.name()) + " state holds " +
-                  std::to_string(w.nonfinite()) +
+                  std::to_string(f.writer().nonfinite()) +
                   " non-finite values (a numeric overflow), which no model may hold; the previous file is as it was");
-  write_model_file(path, options, w.bytes());
+  f.commit();
 }
 
 ModelFile parse_model_bytes(const std::vector<uint8_t>& b, const std::string& source) {
@@ -173,9 +258,9 @@ ModelFile parse_model_bytes(const std::vector<uint8_t>& b, const std::string& so
   ModelReader r(b.data() + sizeof kMagic, b.size() - sizeof kMagic - 4, source);
   ModelFile m;
   m.format_version = r.get_u32("format version");
-  if (m.format_version != kModelFormatVersion)
+  if (m.format_version != 1 && m.format_version != kModelFormatVersion)
     throw ModelFormatError(source + ": lepus model format version " + std::to_string(m.format_version) +
-                           ", this lepus (" LEPUS_VERSION ") reads version " +
+                           ", this lepus (" LEPUS_VERSION ") reads versions 1 to " +
                            std::to_string(kModelFormatVersion));
   m.lepus_version = r.get_string("lepus version");
   const uint64_t n = r.get_u64("option count");
@@ -187,10 +272,34 @@ ModelFile parse_model_bytes(const std::vector<uint8_t>& b, const std::string& so
     o.given = r.get_u8("option flag") != 0;
     m.options.push_back(std::move(o));
   }
-  const uint64_t size = r.get_u64("state size");
-  if (size != r.remaining()) throw ModelFormatError(source + ": damaged lepus model: state size mismatch");
-  m.state.resize(size);
-  r.get_raw(m.state.data(), size, "learner state");
+  if (m.format_version == 1) {  // one state holding the feature space's and the learner's
+    const uint64_t size = r.get_u64("state size");
+    if (size != r.remaining()) throw ModelFormatError(source + ": damaged lepus model: state size mismatch");
+    m.state.resize(size);
+    r.get_raw(m.state.data(), size, "learner state");
+    return m;
+  }
+  // Version 2: tagged, versioned sections in order, each bounded by the bytes present.
+  for (uint32_t expected_min = 0;;) {
+    const uint32_t tag = r.get_u32("section tag");
+    if (tag == 0) break;
+    const uint32_t version = r.get_u32("section version");
+    const uint64_t length = r.get_u64("section length");
+    if (length > r.remaining()) throw ModelFormatError(source + ": damaged lepus model: a section runs past the end");
+    const uint32_t order = tag == kSectionFeatureSpace ? 1 : tag == kSectionLearner ? 2 : 0;
+    if (order == 0)
+      throw ModelFormatError(source + ": unknown model section (made by a newer lepus?); this lepus (" LEPUS_VERSION
+                             ") reads the feature space and learner sections");
+    if (order <= expected_min) throw ModelFormatError(source + ": damaged lepus model: sections out of order");
+    if (version != 1)
+      throw ModelFormatError(source + ": model section version " + std::to_string(version) + ", this lepus (" +
+                             LEPUS_VERSION + ") reads version 1");
+    expected_min = order;
+    const size_t at = m.state.size();
+    m.state.resize(at + length);
+    r.get_raw(m.state.data() + at, length, "section");
+  }
+  if (r.remaining() != 0) throw ModelFormatError(source + ": damaged lepus model: bytes after the last section");
   return m;
 }
 

@@ -17,6 +17,27 @@ std::string one_line_error(const std::string& args, const std::string& dir) {
   return err;
 }
 
+// A model saved in format version 1 (before sections; test/data/models/README.md) still loads, and predicts as
+// VW's oracle does.
+TEST(Model, FormatVersionOneStillLoads) {
+  const std::string d = scratch_dir("v1");
+  const std::string e2e = kData + "/vw/e2e";
+  ASSERT_EQ(run_lepus("-d " + e2e + "/tiny_test.vw -t -i " + kData + "/models/v1_tinyq.model --loss_function logistic -p " +
+                      d + "/p.txt -r " + d + "/r.txt --quiet"),
+            0);
+  EXPECT_EQ(read_file(d + "/p.txt"), read_file(e2e + "/tinyq_test.pred"));
+  EXPECT_EQ(read_file(d + "/r.txt"), read_file(e2e + "/tinyq_test.raw"));
+  // Re-saved, it is a version 2 model (sections) holding the same state.
+  ASSERT_EQ(run_lepus("-t -i " + kData + "/models/v1_tinyq.model --no_stdin -f " + d + "/v2.model --quiet"), 0);
+  const std::string v2 = read_file(d + "/v2.model");
+  ASSERT_GE(v2.size(), 12u);
+  EXPECT_EQ(static_cast<unsigned char>(v2[8]), 2u);
+  ASSERT_EQ(run_lepus("-d " + e2e + "/tiny_test.vw -t -i " + d + "/v2.model --loss_function logistic -p " + d +
+                      "/p2.txt --quiet"),
+            0);
+  EXPECT_EQ(read_file(d + "/p2.txt"), read_file(e2e + "/tinyq_test.pred"));
+}
+
 // VW's own e2e oracle: train with -f, then -t -i on other data; lepus's test predictions equal VW's.
 TEST(Model, TrainThenTestMatchesVwOracle) {
   const std::string d = scratch_dir("tiny");

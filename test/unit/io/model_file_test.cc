@@ -77,9 +77,9 @@ TEST(ModelFile, SaysWhatIsWrong) {
 }
 
 TEST(ModelFile, OtherFormatVersionIsNamed) {
-  // A well-formed file of format version 2 (checksum recomputed), as a future lepus would write it.
+  // A well-formed file of format version 3 (checksum recomputed), as a future lepus would write it.
   auto bytes = model_bytes(some_options(), some_state());
-  bytes[8] = 2;
+  bytes[8] = 3;
   bytes.resize(bytes.size() - 4);
   // Recompute the trailing CRC-32 the way the format defines it (zlib's crc32).
   uint32_t crc = 0xFFFFFFFFu;
@@ -90,7 +90,81 @@ TEST(ModelFile, OtherFormatVersionIsNamed) {
   crc ^= 0xFFFFFFFFu;
   const auto* c = reinterpret_cast<const uint8_t*>(&crc);
   bytes.insert(bytes.end(), c, c + 4);
-  EXPECT_NE(message_of(bytes).find("format version 2"), std::string::npos) << message_of(bytes);
+  EXPECT_NE(message_of(bytes).find("format version 3"), std::string::npos) << message_of(bytes);
+}
+
+// zlib's CRC-32, as the format defines the trailer.
+uint32_t crc32_of(const std::vector<uint8_t>& bytes) {
+  uint32_t crc = 0xFFFFFFFFu;
+  for (uint8_t byte : bytes) {
+    crc ^= byte;
+    for (int k = 0; k < 8; ++k) crc = (crc >> 1) ^ (0xEDB88320u & (0u - (crc & 1u)));
+  }
+  return crc ^ 0xFFFFFFFFu;
+}
+template <class T>
+void put(std::vector<uint8_t>& b, T v) {
+  const auto* p = reinterpret_cast<const uint8_t*>(&v);
+  b.insert(b.end(), p, p + sizeof v);
+}
+void put_string(std::vector<uint8_t>& b, const std::string& s) {
+  put<uint64_t>(b, s.size());
+  b.insert(b.end(), s.begin(), s.end());
+}
+std::vector<uint8_t> with_crc(std::vector<uint8_t> b) {
+  put<uint32_t>(b, crc32_of(b));
+  return b;
+}
+// The header every version shares: magic, version, lepus version, one option.
+std::vector<uint8_t> header(uint32_t version) {
+  std::vector<uint8_t> b = {'L', 'E', 'P', 'U', 'S', 'M', 'D', 'L'};
+  put<uint32_t>(b, version);
+  put_string(b, "0.1.0");
+  put<uint64_t>(b, 1);
+  put_string(b, "learner");
+  put_string(b, "sgd");
+  put<uint8_t>(b, 0);
+  return b;
+}
+
+// Version 1 (before sections): one u64-sized state. Still loads.
+TEST(ModelFile, VersionOneStillLoads) {
+  auto b = header(1);
+  const auto state = some_state();
+  put<uint64_t>(b, state.size());
+  b.insert(b.end(), state.begin(), state.end());
+  const ModelFile m = parse_model_bytes(with_crc(b), "v1");
+  EXPECT_EQ(m.format_version, 1u);
+  EXPECT_EQ(m.state, some_state());
+}
+
+// Version 2: sections in order, concatenated into the state; unknown, out-of-order, newer or overlong sections
+// are refused naming the problem.
+TEST(ModelFile, SectionsAreCheckedAndConcatenated) {
+  auto section = [](std::vector<uint8_t>& b, uint32_t tag, uint32_t version, const std::vector<uint8_t>& body,
+                    uint64_t length) {
+    put<uint32_t>(b, tag);
+    put<uint32_t>(b, version);
+    put<uint64_t>(b, length);
+    b.insert(b.end(), body.begin(), body.end());
+  };
+  const std::vector<uint8_t> fs = {1, 2, 3}, lr = {4, 5};
+  auto good = header(2);
+  section(good, kSectionFeatureSpace, 1, fs, 3);
+  section(good, kSectionLearner, 1, lr, 2);
+  put<uint32_t>(good, 0);
+  EXPECT_EQ(parse_model_bytes(with_crc(good), "ok").state, (std::vector<uint8_t>{1, 2, 3, 4, 5}));
+  auto error = [&](uint32_t tag1, uint32_t tag2, uint32_t version, uint64_t length2) {
+    auto b = header(2);
+    section(b, tag1, 1, fs, 3);
+    section(b, tag2, version, lr, length2);
+    put<uint32_t>(b, 0);
+    return message_of(with_crc(b));
+  };
+  EXPECT_NE(error(kSectionFeatureSpace, 0x4E4B4E55, 1, 2).find("unknown model section"), std::string::npos);
+  EXPECT_NE(error(kSectionLearner, kSectionFeatureSpace, 1, 2).find("out of order"), std::string::npos);
+  EXPECT_NE(error(kSectionFeatureSpace, kSectionLearner, 2, 2).find("section version 2"), std::string::npos);
+  EXPECT_NE(error(kSectionFeatureSpace, kSectionLearner, 1, 1u << 30).find("past the end"), std::string::npos);
 }
 
 TEST(ModelFile, RecognisesVwModels) {
