@@ -180,7 +180,7 @@ void run_model(const std::vector<uint8_t>& bytes) {
     if (fuzz::verbose()) std::fprintf(stderr, "  %s\n", e.what());
     return;
   }
-  FUZZ_CHECK(m.format_version == kModelFormatVersion);
+  FUZZ_CHECK(m.format_version == 1 || m.format_version == kModelFormatVersion);
   const Shape s = shape_of(m);
   for (const auto& row : learner_registry()) {
     // The model's own learner with its saved options when they make a learner, else the defaults.
