@@ -9,21 +9,29 @@
 //   in the Q_{1:t}-norm,
 // with data-adaptive regularisation increments Q_t >= 0 chosen from the observed gradients:
 //   ftprl-diag   Q_{1:t} = diag(2/D_i sqrt(G_i)), G_i = sum g_i^2, box [-R, R]^d (D_i = 2R).
-//                Algorithm 1, Corollary 2, Theorem 3; the sign of u corrected (card erratum F1).
+//                Section 3.2: Algorithm 1, Corollary 2, Theorem 3. Algorithm 1 prints u = (g_{1:t} - q)/lbar;
+//                lepus uses u = (q - g_{1:t})/lbar, the minimiser of the objective (eq. (9), Lemma 2): the
+//                printed sign moves w along the gradient.
 //   ftprl-const  Q_{1:t} = (2/D) sqrt(G) I, G = sum ||g||^2, on the ball ||w|| <= R (D = 2R) or on the box
-//                (D = 2R sqrt(2^b)). Corollary 1, Theorem 6.
+//                (D = 2R sqrt(2^b)). Section 3.1, Corollary 1; Section 3.4, Theorem 6.
 //   ftprl-scale  ftprl-const in the coordinates w^_i = w_i / a_i on the ball ||w^|| <= R, i.e. on
 //                F = {||A w|| <= R}, A = diag(1/a_i), a_i a per-namespace prior scale.
-//                Algorithm 2, Theorems 5-6 (card errata F2, F3).
+//                Section 3.4: Algorithm 2, Theorems 5-6. Algorithm 2 prints q_t = alpha_t x_t and
+//                u^ = (q_{1:t} - g_{1:t})/abar; Theorem 5's change of variables needs the transformed point
+//                w^_t and gradient sum g^_{1:t}, which lepus uses. g^ = A^-T g (Algorithm 2) equals
+//                Theorem 5's A^-1 g for the symmetric A.
 // Paper: H. B. McMahan and M. Streeter, "Adaptive Bound Optimization for Online Convex Optimization",
-// COLT 2010. Card: ../shared/algorithms/ftprl.md (sections 2, 3, 4; the hashed mapping of section 7).
+// COLT 2010 (Section 1.1, eq. (2); Section 1.4, eq. (5); Section 2: Theorem 2, Lemma 2, eq. (7)-(9);
+// Section 3: the three schedules). The paper's algorithms are dense on R^n; the hashed, sparse forms below
+// are lepus's own, exact rewritings.
 //
 // Sparse and exact: each learner touches only the slots of the example's features and reproduces the dense
 // algorithm on the 2^b hashed coordinates. ftprl-diag needs nothing more (absent coordinates do not move);
 // ftprl-const on the box keeps (u, abar) at each slot's last update and catches up on touch; the ball
-// learners keep u = sigma v with a global sigma and ||u||^2 (card section 7). A slot occurring twice in one
-// example (a hash collision inside it) is one coordinate whose gradient is dloss times the sum of its values,
-// so such examples are merged by slot first (rare; detected with a bitset while scoring).
+// learners keep u = sigma v with a global sigma and ||u||^2 (ftprl_const_box.cc, ftprl_ball.cc). A slot
+// occurring twice in one example (a hash collision inside it) is one coordinate whose gradient is dloss
+// times the sum of its values, so such examples are merged by slot first (rare; detected with a bitset
+// while scoring).
 // State is double: gradients of features from 1e-30 to 1e30 have squares from 1e-60 to 1e60, beyond float.
 #pragma once
 #include <array>
@@ -122,8 +130,8 @@ class FtprlBase : public Learner {
   // diag's and box's score: sum clip(u_i, -R, R) x_i over the features, for slots whose first member is u.
   template <class Slot>
   double clipped_score(const std::vector<Slot>& slots, const Example& x, Marks* m) const;
-  // One round with gradient dloss * x; skips dloss = 0 (l' = 0: no state change at all, card 3.7) and counts a
-  // non-finite dloss as a safeguard. m says whether x must go through merge_by_slot.
+  // One round with gradient dloss * x; skips dloss = 0 (then g_t = 0: no state change at all) and counts
+  // a non-finite dloss as a safeguard. m says whether x must go through merge_by_slot.
   void update_marked(const Example& x, double dloss, const Marks& m);
   // The learner's round, dloss finite and nonzero.
   virtual void apply_round(const Example& x, double dloss, const Marks& m) = 0;
@@ -171,7 +179,7 @@ class FtprlDiagLearner final : public FtprlBase {
   std::vector<Slot> slots_;
 };
 
-// ftprl-const on the box [-R, R]^d, d = 2^b (D = 2R sqrt(d)): the exact lazy scheme of card section 7.
+// ftprl-const on the box [-R, R]^d, d = 2^b (D = 2R sqrt(d)), exact with lazy updates (ftprl_const_box.cc).
 class FtprlConstBoxLearner final : public FtprlBase {
  public:
   struct Slot {
@@ -207,7 +215,7 @@ class FtprlConstBoxLearner final : public FtprlBase {
 
 // ftprl-const on the ball ||w|| <= R (kScaled = false), and ftprl-scale (kScaled = true): ftprl-const on the
 // ball ||w^|| <= R in the coordinates w^_i = w_i / a_i, gradients g^_i = a_i g_i, w_i = a_i w^_i.
-// u^ = sigma v with a global scale sigma and N = ||u^||^2 kept exactly (card section 7, "scaled-vector").
+// u^ = sigma v with a global scale sigma and N = ||u^||^2 kept exactly (ftprl_ball.cc).
 template <bool kScaled>
 class FtprlBallLearner final : public FtprlBase {
  public:

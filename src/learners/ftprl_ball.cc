@@ -1,13 +1,15 @@
-// ftprl-const on the L2 ball ||w|| <= R (McMahan & Streeter 2010, Corollary 1, Theorem 6; card section 2),
-// and ftprl-scale, FTPRL-Scale for the ellipsoid {sum_i (w_i/a_i)^2 <= R^2} (Algorithm 2, Theorems 5-6;
-// card section 4 with errata F2/F3: q uses the transformed point, u the transformed gradient sum).
+// ftprl-const on the L2 ball ||w|| <= R (McMahan & Streeter, "Adaptive Bound Optimization for Online Convex
+// Optimization", COLT 2010, Section 3.1, Corollary 1; Section 3.4, Theorem 6), and ftprl-scale, FTPRL-Scale
+// for the ellipsoid {sum_i (w_i/a_i)^2 <= R^2} (Section 3.4, Algorithm 2, Theorems 5-6). Algorithm 2 prints
+// q_t = alpha_t x_t and u^ from g_{1:t}; Theorem 5's change of variables needs the transformed point w^_t
+// and gradient sum g^_{1:t}, which are used here.
 //
 // Both run ftprl-const on a ball of radius R (D = 2R); ftprl-scale in the coordinates w^_i = w_i/a_i, with
 // gradients g^_i = a_i g_i (A = diag(1/a_i), so A^-T g = a g) and playing w_i = a_i w^_i (Theorem 5):
 //   G += ||g^_t||^2,  abar_t = sqrt(G)/R,  alpha_t = abar_t - abar_{t-1},
 //   u^_{t+1} = (abar_{t-1} u^_t + alpha_t w^_t - g^_t)/abar_t,  w^_{t+1} = u^_{t+1} min(1, R/||u^_{t+1}||).
 // With w^_t = c_t u^_t this is u^_{t+1} = rho u^_t - g^_t/abar_t, rho = (abar_{t-1} + alpha_t c_t)/abar_t:
-// a global contraction (rho <= 1) plus a sparse step. The exact sparse scheme (card section 7) stores
+// a global contraction (rho <= 1) plus a sparse step. lepus's exact sparse form of it stores
 // u^ = sigma v with a global sigma and keeps N = ||u^||^2 up to date per touched slot; the score is
 // c sigma (v . x^) with c = min(1, R/sqrt(N)). sigma only decreases: v is renormalised (v <- sigma v,
 // sigma = 1) below 1e-150, and N is recomputed from the table every max(2^16, 2^b/8) updates so rounding

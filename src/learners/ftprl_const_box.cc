@@ -1,14 +1,17 @@
 // ftprl-const on the box F = [-R, R]^d, d = 2^b: coordinate-constant adaptive regularization (McMahan &
-// Streeter 2010, Corollary 1; card section 2) with the exact lazy scheme of card section 7.
+// Streeter, "Adaptive Bound Optimization for Online Convex Optimization", COLT 2010, Section 3.1,
+// Corollary 1), run sparsely by an exact lazy rewriting of lepus's own (the paper's update is dense).
 //
-// Dense update (card 2.3), D = 2R sqrt(d) the box's L2 diameter (erratum F9):
+// Dense update: Corollary 1's schedule in eq. (9) written as a recurrence. Corollary 1's D is the L2
+// diameter of F, so on the box it grows with the dimension: D = 2R sqrt(d).
 //   G += ||g_t||^2,  abar_t = 2 sqrt(G)/D,  alpha_t = abar_t - abar_{t-1},
 //   u_{t+1} = (abar_{t-1} u_t + alpha_t w_t - g_t)/abar_t,  w_{t+1} = clip(u_{t+1}, -R, R).
 // Lazy form: for a coordinate without gradient, u - clip(u) shrinks by abar_{t-1}/abar_t each round and
 // never crosses the boundary, so the played clip(u) is constant and the slot stores (u, abar) at its last
 // update; on its next update u_t = c + (u_last - c) abar_last/abar_{t-1} with c = clip(u_last), then the
-// recurrence above. D/2 = R sqrt(2^b) makes the steps huge: the card recommends ftprl-diag or the ball for
-// hashed features; the box is here because the issue asks for both sets.
+// recurrence above. D/2 = R sqrt(2^b) makes the steps huge, so ftprl-diag or the ball suit hashed features
+// better (the box is the worst FTPRL learner in docs/learning_report.md); it is here because the issue asks
+// for both sets.
 #include <cfloat>
 #include <cmath>
 #include <ostream>

@@ -1,15 +1,18 @@
-// ftprl-diag: FTPRL-Diag on the box [-R, R]^d (McMahan & Streeter 2010, Algorithm 1, Corollary 2;
-// card section 3).
+// ftprl-diag: FTPRL-Diag on the box [-R, R]^d (McMahan & Streeter, "Adaptive Bound Optimization for Online
+// Convex Optimization", COLT 2010, Section 3.2: Algorithm 1, Corollary 2).
 //
-// Per coordinate, with D_i = 2R (card 3.4; the sign of u corrected as erratum F1):
+// Per coordinate, with D_i = 2R (Corollary 2's schedule). Algorithm 1 prints u = (g_{1:t} - q)/lbar, which
+// moves w along the gradient; eq. (9) and Lemma 2 give u = (q - g_{1:t})/lbar, the minimiser, used here:
 //   G_i += g_i^2,  lbar_i = (2/D_i) sqrt(G_i) = sqrt(G_i)/R,
 //   u_i <- (lbar_old u_i + (lbar_new - lbar_old) w_i - g_i) / lbar_new,  w_i = clip(u_i, -R, R),
 // the recurrence form of u = (q - z)/lbar with q_i = sum lambda_i w_i and z_i = sum g_i. Times R/R:
 //   u_i <- (s_old u_i + (s_new - s_old) w_i - R g_i) / s_new,  s = sqrt(G_i),
 // and the slot keeps s itself (s_new = sqrt(s_old^2 + g_i^2)), so an update takes one square root.
 // Coordinates without a gradient do not move (their lambda_t is 0): the sparse update is exact with no
-// catch-up. A coordinate that never had a nonzero gradient keeps w_i = 0 (card 3.7, erratum F6: no
-// hallucinated first gradient).
+// catch-up. A coordinate that never had a nonzero gradient keeps w_i = 0: the objective is constant in w_i
+// and 0 minimises it on the box. Section 3 instead assumes g_{1,i} > 0 (Theorem 2 needs Q_1 positive
+// definite) by hallucinating a tiny first gradient; lepus does not, as any such gradient would move w_i to
+// +-R at once.
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
@@ -61,7 +64,7 @@ void FtprlDiagLearner::apply(const Source& src, double dloss) {
     }
     const double w = clip(u, r);  // the point played this round
     // lambda_t = (s_new - s_old)/R >= 0 (Q_t >= 0, Theorem 2): when g^2 vanishes next to G, rounding could
-    // make it a negative ulp; clamp it (card 3.7).
+    // make it a negative ulp; clamp it.
     const double s_new = std::max(std::sqrt(big_g), s_old);
     s.u = (s_old * u + (s_new - s_old) * w - r * g) / s_new;
     s.s = s_new;

@@ -1,5 +1,5 @@
-// scinol-coord: Kotłowski (2017), Algorithm 1, on the hashed table; see scinol.h for the problem, the update
-// and the mapping, and ../shared/algorithms/scale-invariant.md §1 and §3 for the card.
+// scinol-coord: Algorithm 1 of W. Kotłowski, "Scale-Invariant Unconstrained Online Learning" (ALT 2017,
+// Section 3.2), on the hashed table; see scinol.h for the problem, the update (eq. (5)) and the mapping.
 #include "learners/scinol.h"
 
 #include <algorithm>
@@ -98,8 +98,8 @@ double ScinolLearner::dimension() const {
   return std::ldexp(1.0, bits_);
 }
 
-// Sums the example's features into one x per distinct slot (card §3: colliding features are one coordinate)
-// and drops zero values (a coordinate with x = 0 is absent: its state and its clock do not move). First-
+// Sums the example's features into one x per distinct slot (colliding features are one coordinate) and
+// drops zero values (a coordinate with x = 0 is absent: its state and its clock do not move). First-
 // appearance order, so the sums below add up in the example's order.
 const ScinolLearner::Coord* ScinolLearner::gather(const Example& ex, size_t& n_out) const {
   const size_t n = ex.features.size();
@@ -145,9 +145,9 @@ const ScinolLearner::Coord* ScinolLearner::gather(const Example& ex, size_t& n_o
 
 namespace {
 
-// One coordinate's term exp(e) h x / s2 of the sum (card §1.5), from the old h, the new s2 = s2_old + x^2 and
-// x: the exponent uses the paper's x^2 correction. Shared by every path so that they add up bit for bit
-// alike.
+// One coordinate's term exp(e) h x / s2 of the sum (eq. (5) times x), from the old h, the new
+// s2 = s2_old + x^2 and x: the exponent uses the paper's x^2 correction. Shared by every path so that
+// they add up bit for bit alike.
 inline double coordinate_term(double h, double s2, double x, double inv_2alpha, uint64_t& capped) {
   const double r = 1.0 / s2;
   double e = (h * h + x * x) * r * inv_2alpha;
@@ -160,7 +160,7 @@ inline double coordinate_term(double h, double s2, double x, double inv_2alpha, 
 
 // The sum over distinct coordinates of their terms (divided by n_i with the per-slot clock); the common
 // factor 1/(α t d) is applied by the caller because d ("seen") is known only after the loop. With kLearn the
-// new s2 (and n) are stored; otherwise nothing is written (predict-only rounds use temporaries, card §1.6).
+// new s2 (and n) are stored; otherwise nothing is written (predict-only rounds use temporaries).
 // `fresh` counts slots with s2 = 0 before this round.
 template <ScinolDimension kDim, bool kLearn>
 double sum_terms(double* const table, const ScinolCoord* c, size_t n, double alpha, uint64_t& fresh,
@@ -192,7 +192,7 @@ double sum_terms(double* const table, const ScinolCoord* c, size_t n, double alp
 // The learning round's fast path: the example's features straight from its list, no gathering. A slot's s2 is
 // stored negated (s2 > 0 once touched) until the h pass, which marks it as taken in this round; meeting a
 // marked slot means the example holds that slot twice (a collision or a repeated feature), which must be ONE
-// coordinate (card §3): the slots are restored exactly from old_s2 and the caller takes the gathering path.
+// coordinate: the slots are restored exactly from old_s2 and the caller takes the gathering path.
 // Returns false then, true otherwise.
 template <ScinolDimension kDim>
 bool sum_terms_direct(double* const table, uint64_t mask, const Feature* fs, size_t n, double alpha,
@@ -307,8 +307,9 @@ double ScinolLearner::predict_score(const Example& x) const {
 
 Prediction ScinolLearner::predict(const Example& x) const { return finish(predict_score(x)); }
 
-// One learning round (card §1.6): t += 1 and s2 += x^2, predict, g from the loss (or the given linear
-// gradient), scaled by the importance weight, clipped to [-L, L] and divided by L, then h -= g x.
+// One learning round, in Algorithm 1's order: t += 1 and s2 += x^2, predict, g from the loss (or the
+// given linear gradient), scaled by the importance weight, clipped to [-L, L] and divided by L, then
+// h -= g x.
 double ScinolLearner::round(const Example& x, bool use_loss, double g_linear) {
   const Feature* fs = x.features.data();
   const size_t n = x.features.size();
@@ -361,7 +362,7 @@ double ScinolLearner::round(const Example& x, bool use_loss, double g_linear) {
 }
 
 double ScinolLearner::learn_score(const Example& x) {
-  if (!x.labeled) return predict_score(x);  // unlabelled: predict only, no state change (card §1.6)
+  if (!x.labeled) return predict_score(x);  // unlabelled: predict only, no state change
   if (!frozen_range_) {
     range_.lo = std::min(range_.lo, x.label);
     range_.hi = std::max(range_.hi, x.label);
@@ -386,7 +387,7 @@ ScinolLearner::SlotState ScinolLearner::slot(uint64_t i) const {
 double ScinolLearner::eta(uint64_t i, double x) const {
   const SlotState s = slot(i);
   const double s2 = s.s2 + x * x;
-  if (!(s2 > 0.0)) return 0.0;  // a slot never non-zero: w = 0 (card §1.8)
+  if (!(s2 > 0.0)) return 0.0;  // a slot never non-zero: w = 0 (Algorithm 1's s2 = 0 branch)
   const bool present = x != 0.0;
   double clock = t_ + 1.0;
   double d = std::ldexp(1.0, bits_);
@@ -421,7 +422,7 @@ void ScinolLearner::write_readable(std::ostream& out) const {
   o << "seen_slots " << seen_ << "\n";
   o << "min_label " << range_.lo << "\n";
   o << "max_label " << range_.hi << "\n";
-  // Per slot: the indicative weight at round t+1 with x = 0 (card §1.8), then the state h, s2 [, n].
+  // Per slot: the indicative weight at round t+1 with x = 0 (w depends on x), then the state h, s2 [, n].
   const size_t st = stride();
   const bool clock = opt_.dimension == ScinolDimension::kClock;
   for (uint64_t i = 0; i <= mask_; ++i) {

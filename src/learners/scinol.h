@@ -1,6 +1,9 @@
-// scinol-coord: the coordinate-wise scale-invariant online learner, Algorithm 1 of W. Kotłowski (2017),
-// "Scale-Invariant Unconstrained Online Learning" (card: ../shared/algorithms/scale-invariant.md §1, §3, §5,
-// §6; errata E10-E13 apply).
+// scinol-coord: the coordinate-wise scale-invariant online learner of W. Kotłowski, "Scale-Invariant
+// Unconstrained Online Learning" (ALT 2017): Section 3.2, Algorithm 1 ("coordinate-wise scale invariant
+// algorithm"), eq. (5), Lemma 3.3 and Theorem 3.4. Section 3 states the invariance for factors a_i > 0;
+// it holds for any a_i != 0 (h_i -> a_i h_i and s2_i -> a_i^2 s2_i leave the exponent unchanged). The
+// paper gives no default α, no meaning of d for hashed features and no floating-point treatment: those
+// below are lepus's.
 //
 // Problem: online linear prediction ŷ_t = <w_t, x_t> with a convex loss whose derivative g_t = dℓ/dŷ lies in
 // [-1, 1], against ANY comparator u: no domain bound, no bound on x, no learning rate, and predictions that
@@ -16,35 +19,42 @@
 // Regret (Thm 3.4): sum_i |u_i| s_{T,i} sqrt(α ln(1 + α d^2 T^2 u_i^2 s_{T,i}^2)) + κ(α)(1 + ln T), where
 // κ(α) = exp(1 / (2(α - 9/8))) and α > 9/8.
 //
-// Hashed mapping (card §3): one coordinate per slot. Features of one example that share a slot (collisions,
-// repeated features) are summed into one x_{t,i}, so the algorithm sees exactly the slot; a coordinate whose
-// x is 0 is absent. Only present slots are touched: absent ones need no catch-up because t enters only
-// through the formula. Per-slot state is (h, s2) in double, interleaved (with the per-slot clock n_i for
-// --scinol_d clock); the weight is not state. The paper's constant d becomes (--scinol_d):
-//     bits  : d = 2^b, global t (the paper's algorithm on the table; the card's faithful choice);
-//     seen  : d_t = number of distinct slots with s2 > 0, this round included; global t (the default);
-//     clock : d = 2^b, and t replaced by n_i, the number of rounds in which slot i was non-zero.
-// Rounds: every learned (labelled, importance > 0) example is one round, in every pass; predict-only examples
-// (test, holdout, unlabelled) and importance 0 use temporaries and change nothing. The importance weight
-// scales g before the clip (card §1.8). Predictions are clipped to the label range, widened by each label
-// before its prediction as VW's gd does; g is taken at the clipped prediction (for squared loss: VW's linear
-// extrapolation).
+// Hashed mapping (lepus's; the paper's instances are dense in R^d): one coordinate per slot. Features of
+// one example that share a slot (collisions, repeated features) are summed into one x_{t,i}, so the
+// algorithm sees exactly the slot; a coordinate whose x is 0 is absent. Only present slots are touched:
+// absent ones need no catch-up because t enters only through the formula. Per-slot state is (h, s2) in
+// double, interleaved (with the per-slot clock n_i for --scinol_d clock); the weight is not state. The
+// paper's constant d becomes (--scinol_d):
+//     bits  : d = 2^b, global t (Algorithm 1 as printed, on the whole table);
+//     seen  : d_t = number of distinct slots with s2 > 0, this round included; global t (the default).
+//             Not in the paper, but valid: d_t never decreases, so Lemma 3.3 still holds, and exactly d_t
+//             coordinates are active, so the slack terms κ(α)/(t d_t) still sum to κ(α)(1 + ln T);
+//     clock : d = 2^b, and t replaced by n_i, the number of rounds in which slot i was non-zero (also not
+//             in the paper: a round with x_{t,i} = 0 adds nothing to coordinate i's one-dimensional problem).
+// Rounds: every learned (labelled, importance > 0) example is one round, in every pass; predict-only
+// examples (test, holdout, unlabelled) and importance 0 use temporaries and change nothing. The importance
+// weight scales g before the clip (the paper has no importance weights; this keeps |g| <= 1). Predictions
+// are clipped to the label range, widened by each label before its prediction as VW's gd does; g is taken
+// at the clipped prediction (for squared loss: VW's linear extrapolation).
 //
 // Defaults, measured (progressive loss, one pass, scinol-coord untuned):
 //   - d = seen: best of the three on every set tried (a9a 0.421 vs bits 0.440 / clock 0.436; w8a 0.067 vs
 //     0.079; mushrooms 0.228 vs 0.274; abalone 6.08 vs 8.20; housing 73.0 vs 105.9; cpusmall 257 vs 319;
 //     cal_housing 2.879e9 vs 2.954e9); it also makes ŷ independent of -b when nothing collides.
-//   - L = 1: the exact Lipschitz constant of the logistic, hinge and quantile losses (any L > 1 only shrinks
-//   g:
-//     L = 10 leaves logistic a9a at 0.693, learning nothing). For squared loss L = 1 is a Huber-like clip at
-//     |ŷ - y| = 1/2; it already beats sgd on abalone, housing, cpusmall and cal_housing, and no single larger
-//     L is better everywhere (L = 10 helps abalone and housing, L = 100 helps cpusmall but hurts abalone 7x).
-//   - α = 1.5, the card's default (1.2 is slightly better on the classification sets, 2 slightly worse).
-// Numerics (card §1.8): the exponent is scale-free and at most n_i / (2α). exp() runs in double with its
-// argument capped at kMaxExponent, each cap counted in safeguard_count(); a |ŷ| beyond float range is
-// reported as ±FLT_MAX, also counted. Both lie outside the paper's analysis. State in double keeps s2 and h
-// finite for every float feature value (|x| <= 3.4e38 or >= 1.4e-45), so the card's over/underflow range for
-// s2 is never reached.
+//   - L = 1: the exact Lipschitz constant of the logistic, hinge and quantile losses (any L > 1 only
+//     shrinks g: L = 10 leaves logistic a9a at 0.693, learning nothing). For squared loss L = 1 is a
+//     Huber-like clip at |ŷ - y| = 1/2; it already beats sgd on abalone, housing, cpusmall and
+//     cal_housing, and no single larger L is better everywhere (L = 10 helps abalone and housing, L = 100
+//     helps cpusmall but hurts abalone 7x).
+//   - α = 1.5 (the paper gives none): Theorem 3.4's constant κ(α) = exp(1/(2(α - 9/8))) explodes near
+//     9/8 (κ(1.2) ≈ 786, κ(1.5) ≈ 3.8) while its leading term grows like sqrt(α). Measured, 1.2 is
+//     slightly better on the classification sets and 2 slightly worse.
+// Numerics (not in the paper): with |g| <= 1, Cauchy-Schwarz gives (h_i^2 + x_i^2) / s2_i <= n_i, so the
+// exponent is scale-free and at most n_i / (2α). exp() runs in double with its argument capped at
+// kMaxExponent, each cap counted in safeguard_count(); a |ŷ| beyond float range is reported as ±FLT_MAX, also
+// counted. Both lie outside the paper's analysis. State in double keeps s2 and h finite for every float
+// feature value (|x| <= 3.4e38 or >= 1.4e-45), so s2 never reaches the range where a double would over- or
+// underflow (|x| beyond about 1e154 or below about 1e-162).
 #pragma once
 #include <cstdint>
 #include <cstdlib>
@@ -65,10 +75,10 @@ struct ScinolCoord {
 };
 
 struct ScinolOptions {
-  double alpha = 1.5;      // α > 9/8 (card §1.3, [design] default 1.5)
+  double alpha = 1.5;      // α > 9/8 (Algorithm 1's condition); the default 1.5 is lepus's (above)
   double lipschitz = 1.0;  // L: g is clipped to [-L, L] and divided by L
   ScinolDimension dimension =
-      ScinolDimension::kSeen;  // measured best (scinol.h); the card's faithful d is kBits
+      ScinolDimension::kSeen;  // measured best (above); Algorithm 1 as printed is kBits
 
   static ScinolOptions from(const OptionValues& values);  // throws ConfigError
 };
@@ -107,7 +117,7 @@ class ScinolLearner final : public Learner {
   SlotState slot(uint64_t i) const;
   // The step η and the weight η h / s2 that slot i would use in the next round if its value were x and no
   // other new slot appeared (exponent capped, not counted). With x = 0 the weight is the indicative one the
-  // readable model prints (card §1.8).
+  // readable model prints (w_t depends on x_t in Algorithm 1, so the model stores (h, s2), not weights).
   double eta(uint64_t i, double x) const;
   double weight(uint64_t i, double x) const;
   double rounds() const { return t_; }         // t: learning rounds so far
