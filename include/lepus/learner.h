@@ -53,14 +53,33 @@ struct LearnerContext {
   uint64_t random_seed = 0;  // --random_seed: seeds every random choice the learner makes
 };
 
+// A learner's static facts, read by the command line and the registry-wide tests (neither names learners).
+struct LearnerTraits {
+  std::vector<std::string> losses;   // the losses it accepts, the first the default; empty: every loss
+  bool passes = true;                // may run more than one pass over the data
+  bool state_grows = false;          // its state grows with the examples it learns (kernel learners)
+  uint64_t warmup_examples = 0;      // examples it looks at before its first prediction (a kernel's bandwidth)
+  bool random = false;               // makes random choices, seeded by --random_seed
+  std::vector<std::string> matrix_modes;  // --matrix values it accepts, the first the default; empty: none
+  // Whether the feature space must compute VW's per-group sum of x^2 (Example::invariant_norm) for these options.
+  std::function<bool(const OptionValues&)> needs_invariant_norm;
+};
+
 struct LearnerRow {
   std::string name;
   std::string help;                  // one line for `--learner help`
   std::vector<OptionSpec> options;   // its own options (prefixed with its name where they could collide)
   std::function<std::unique_ptr<Learner>(const LearnerContext&)> make;
+  LearnerTraits traits;
   // The most examples the registry-wide numerics test feeds this learner (0: no cap), for a learner whose cost
   // or memory grows with every example.
   uint64_t numerics_test_cap = 0;
+  bool accepts_loss(const std::string& loss) const {
+    if (traits.losses.empty()) return true;
+    for (const auto& l : traits.losses)
+      if (l == loss) return true;
+    return false;
+  }
 };
 
 const std::vector<LearnerRow>& learner_registry();

@@ -681,6 +681,15 @@ Config parse_command_line(int argc, const char* const argv[]) {
 
   // Loss and link.
   c.loss.name = text("loss_function");
+  // The learner's losses (its row's traits): the default when none is given, anything else refused.
+  if (!row->traits.losses.empty() && !given("loss_function") && !row->accepts_loss(c.loss.name))
+    c.loss.name = row->traits.losses.front();
+  if (!row->accepts_loss(c.loss.name)) {
+    std::string allowed;
+    for (const auto& l : row->traits.losses) allowed += (allowed.empty() ? "" : ", ") + l;
+    throw ConfigError("--learner " + row->name + " learns with the " + allowed + " loss only, not --loss_function " +
+                      c.loss.name);
+  }
   c.loss.quantile_tau = to_number<float>("quantile_tau", text("quantile_tau"));
   c.driver.link = parse_link(text("link"));
   c.driver.binary = flag("binary");
@@ -713,6 +722,8 @@ Config parse_command_line(int argc, const char* const argv[]) {
   // Passes, cache, holdout, threads.
   c.driver.passes = to_number<int>("passes", text("passes"));
   if (c.driver.passes < 1) throw ConfigError("--passes must be at least 1");
+  if (c.driver.passes > 1 && !row->traits.passes)
+    throw ConfigError("--learner " + row->name + " learns in one pass over the data; leave out --passes");
   if (!text("cache_file").empty()) {
     c.driver.cache_file = text("cache_file");
   } else if (flag("cache")) {

@@ -54,12 +54,10 @@ int run(int argc, const char* const argv[]) {
   std::ostream* log = c.quiet ? nullptr : &std::cerr;
   if (log)
     for (const auto& w : c.warnings) *log << w << "\n";
-  // Plain --invariant (without adaptive/normalized) needs VW's per-group sum of x^2 from the feature space.
-  c.space.invariant_norm = c.learner == "sgd" && c.learner_options.given("invariant") &&
-                           !c.learner_options.given("adaptive") && !c.learner_options.given("normalized");
-
-  const std::unique_ptr<Loss> loss = make_loss(c.loss);
   const LearnerRow* row = find_learner(c.learner);
+  // Some update rules need VW's per-group sum of x^2 from the feature space (sgd's plain --invariant).
+  c.space.invariant_norm = row->traits.needs_invariant_norm && row->traits.needs_invariant_norm(c.learner_options);
+  const std::unique_ptr<Loss> loss = make_loss(c.loss);
   LearnerContext ctx{c.learner_options, *loss, c.bits, c.driver.test_only, c.random_seed};
   const std::unique_ptr<Learner> learner = row->make(ctx);
   FeatureSpace space(c.space);

@@ -6,6 +6,7 @@
 #include "learners/gd.h"
 #include "learners/scinol.h"
 #include "learners/ftprl.h"
+#include "learners/nlms.h"
 
 namespace lepus {
 namespace {
@@ -35,11 +36,19 @@ std::vector<LearnerRow> build_registry() {
       },
       [](const LearnerContext& c) {
         return std::make_unique<GdLearner>(GdOptions::from(c.options), c.loss, c.bits, c.test_only);
-      }});
+      },
+      LearnerTraits{
+          {},  // every loss
+          true, false, 0, false, {},
+          // Plain --invariant (without adaptive or normalized) scales by VW's per-group sum of x^2.
+          [](const OptionValues& o) {
+            return o.given("invariant") && !o.given("adaptive") && !o.given("normalized");
+          }}});
   rows.push_back(scinol_row());
   rows.push_back(ftprl_diag_row());
   rows.push_back(ftprl_const_row());
   rows.push_back(ftprl_scale_row());
+  rows.push_back(nlms_row());
   return rows;
 }
 

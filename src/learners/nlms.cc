@@ -1,0 +1,159 @@
+#include "learners/nlms.h"
+
+#include <cfloat>
+#include <cmath>
+#include <ostream>
+#include <sstream>
+
+#include "lepus/errors.h"
+
+namespace lepus {
+namespace {
+
+constexpr uint32_t kStateVersion = 1;
+constexpr double kDefaultEpsFactor = 1e-6;
+
+std::string num(double v) {
+  std::ostringstream s;
+  s.precision(17);
+  s << v;
+  return s.str();
+}
+
+}  // namespace
+
+NlmsOptions NlmsOptions::from(const OptionValues& v) {
+  NlmsOptions o;
+  if (v.has("nlms_mu")) o.mu = v.number("nlms_mu");
+  if (!(o.mu > 0.0 && o.mu < 2.0)) throw ConfigError("--nlms_mu must be in (0, 2), got " + num(o.mu));
+  if (v.has("nlms_eps")) {
+    o.eps = v.number("nlms_eps");
+    if (!(*o.eps >= 0.0) || !std::isfinite(*o.eps)) throw ConfigError("--nlms_eps must be a finite number >= 0");
+  }
+  return o;
+}
+
+NlmsLearner::NlmsLearner(const NlmsOptions& options, int bits)
+    : opt_(options), bits_(bits), w_(size_t{1} << bits, 0.0), builder_(bits) {}
+
+double NlmsLearner::epsilon() const {
+  if (opt_.eps) return *opt_.eps;
+  return learned_ > 0.0 ? kDefaultEpsFactor * norm2_sum_ / learned_ : 0.0;
+}
+
+double NlmsLearner::score(const SparseVector& v) const {
+  double p = 0.0;
+  for (size_t i = 0; i < v.size(); ++i) p += w_[v.slots[i]] * v.values[i];
+  return p;
+}
+
+Prediction NlmsLearner::output(double p) const {
+  if (!(std::fabs(p) <= FLT_MAX)) {  // beyond float range (or NaN): reported at the range's edge, counted
+    ++safeguards_;
+    p = std::isnan(p) ? 0.0 : std::copysign(static_cast<double>(FLT_MAX), p);
+  }
+  const float f = static_cast<float>(p);
+  return Prediction{f, f};
+}
+
+Prediction NlmsLearner::predict(const Example& x) const {
+  return output(score(builder_.build(x)) + x.initial);
+}
+
+Prediction NlmsLearner::learn(const Example& x) {
+  const SparseVector& v = builder_.build(x);
+  const double p = score(v) + x.initial;
+  const Prediction out = output(p);
+  if (!x.labeled || !(x.weight > 0.0f) || v.size() == 0) return out;
+  norm2_sum_ += v.norm2;
+  learned_ += 1.0;
+  // Importance weight k as k repetitions (exact for ε = 0): the residual shrinks by (1 - μ)^k.
+  const double mu = x.weight == 1.0f ? opt_.mu : 1.0 - std::pow(1.0 - opt_.mu, static_cast<double>(x.weight));
+  const double step = mu * (static_cast<double>(x.label) - p) / (epsilon() + v.norm2);
+  if (!std::isfinite(step)) {
+    ++safeguards_;
+    return out;
+  }
+  for (size_t i = 0; i < v.size(); ++i) w_[v.slots[i]] += step * v.values[i];
+  return out;
+}
+
+void NlmsLearner::save(ModelWriter& out) const {
+  out.put_u32(kStateVersion);
+  out.put_f64(opt_.mu);
+  out.put_u8(opt_.eps ? 1 : 0);
+  out.put_f64(opt_.eps.value_or(0.0));
+  out.put_f64(norm2_sum_);
+  out.put_f64(learned_);
+  out.put_u64(w_.size());
+  uint64_t nonzero = 0;
+  for (double w : w_) nonzero += w != 0.0;
+  out.put_u64(nonzero);
+  for (uint64_t i = 0; i < w_.size(); ++i) {
+    if (w_[i] == 0.0) continue;
+    out.put_u64(i);
+    out.put_f64(w_[i]);
+  }
+}
+
+void NlmsLearner::load(ModelReader& in) {
+  auto bad = [&](const std::string& what) { return ModelFormatError(in.source() + ": nlms state: " + what); };
+  if (in.get_u32("nlms state version") != kStateVersion) throw bad("unknown state version");
+  const double mu = in.get_f64("nlms mu");
+  const bool eps_given = in.get_u8("nlms eps flag") != 0;
+  const double eps = in.get_f64("nlms eps");
+  const double norm2_sum = in.get_f64("nlms norm sum");
+  const double learned = in.get_f64("nlms count");
+  if (!(mu > 0.0 && mu < 2.0) || !(eps >= 0.0) || !std::isfinite(eps) || !(norm2_sum >= 0.0) ||
+      !std::isfinite(norm2_sum) || !(learned >= 0.0) || !std::isfinite(learned))
+    throw bad("a hyper-parameter or counter out of range");
+  const uint64_t size = in.get_u64("nlms table size");
+  if (size != w_.size())
+    throw bad("table of " + std::to_string(size) + " slots, this run has " + std::to_string(w_.size()));
+  const uint64_t nonzero = in.get_u64("nlms slot count");
+  if (nonzero > size || nonzero * 16 > in.remaining()) throw bad("slot count does not fit the file");
+  std::vector<double> w(w_.size(), 0.0);
+  for (uint64_t k = 0; k < nonzero; ++k) {
+    const uint64_t i = in.get_u64("nlms slot index");
+    const double x = in.get_f64("nlms weight");
+    if (i >= size || !std::isfinite(x)) throw bad("slot index out of range or non-finite weight");
+    w[i] = x;
+  }
+  opt_.mu = mu;
+  opt_.eps = eps_given ? std::optional<double>(eps) : std::nullopt;
+  norm2_sum_ = norm2_sum;
+  learned_ = learned;
+  w_.swap(w);
+}
+
+std::vector<std::string> NlmsLearner::describe() const {
+  return {"nlms mu = " + num(opt_.mu),
+          opt_.eps ? "nlms eps = " + num(*opt_.eps) : std::string("nlms eps = 1e-6 x average ||x||^2 (online)")};
+}
+
+void NlmsLearner::write_readable(std::ostream& out) const {
+  out << "mu " << num(opt_.mu) << "\n";
+  out << "eps " << num(epsilon()) << (opt_.eps ? "" : " (1e-6 x average ||x||^2)") << "\n";
+  out << "examples " << num(learned_) << "\n";
+  for (uint64_t i = 0; i < w_.size(); ++i)
+    if (w_[i] != 0.0) out << i << ":" << num(w_[i]) << "\n";
+}
+
+LearnerRow nlms_row() {
+  using Kind = OptionSpec::Kind;
+  LearnerRow row{
+      "nlms",
+      "normalized least mean squares: the simplest first-order regression learner, each step fitting the example "
+      "a fraction --nlms_mu of the way; a baseline for drifting streams (squared loss only)",
+      {
+          {"nlms_mu", "", Kind::kNumber, "1", "step size in (0, 2): 1 fits each example exactly, less averages"},
+          {"nlms_eps", "", Kind::kNumber, "",
+           "regularizer of the step's normalization (default: 1e-6 x the average squared norm of the examples, "
+           "estimated online)"},
+      },
+      [](const LearnerContext& c) { return std::make_unique<NlmsLearner>(NlmsOptions::from(c.options), c.bits); }};
+  row.traits.losses = {"squared"};
+  return row;
+}
+
+}  // namespace lepus
