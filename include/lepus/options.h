@@ -1,6 +1,8 @@
 // Options declared by registry rows (learners), independent of any command-line library: src/cli turns
 // OptionSpecs into Boost.Program_options descriptions and hands the parsed values back as OptionValues.
 #pragma once
+#include <cmath>
+#include <limits>
 #include <map>
 #include <set>
 #include <string>
@@ -10,12 +12,26 @@ namespace lepus {
 
 struct OptionSpec {
   enum class Kind { kFlag, kNumber, kText };
+  // The numbers a kNumber option accepts: finite, within [lo, hi], an end excluded when open.
+  struct Range {
+    double lo = -std::numeric_limits<double>::infinity();
+    double hi = std::numeric_limits<double>::infinity();
+    bool lo_open = false, hi_open = false;
+    bool contains(double v) const {
+      return std::isfinite(v) && (lo_open ? v > lo : v >= lo) && (hi_open ? v < hi : v <= hi);
+    }
+    std::string text() const;  // "(0, 2)", "> 0", "[1e-30, 1e+30]"
+  };
   std::string name;        // long name without dashes: "learning_rate"
   std::string short_name;  // one letter or empty: "l"
   Kind kind = Kind::kFlag;
   std::string default_value;  // text; empty for flags and for "no default"
   std::string help;
+  Range range;                       // kNumber: declared once, checked by check_option_values, shown in --help
+  std::vector<std::string> choices;  // kText: the values it accepts (empty: free text)
 };
+
+
 
 class OptionValues {
  public:
@@ -34,5 +50,9 @@ class OptionValues {
   std::map<std::string, std::string> values_;
   std::set<std::string> given_;
 };
+
+// Throws ConfigError naming the option unless every value in `values` of the options in `specs` is a finite
+// number within its range (kNumber) or one of its choices (kText with choices). Run before any data is read.
+void check_option_values(const std::vector<OptionSpec>& specs, const OptionValues& values);
 
 }  // namespace lepus

@@ -425,6 +425,15 @@ Config parse_command_line(int argc, const char* const argv[]) {
       if (!declared.insert(s.name).second) continue;
       const std::string n = s.short_name.empty() ? s.name : s.name + "," + s.short_name;
       std::string help = s.help;
+      if (s.kind == OptionSpec::Kind::kNumber &&
+          (std::isfinite(s.range.lo) || std::isfinite(s.range.hi)))  // the declared range, as checked
+        help += std::string(" (") + (std::isfinite(s.range.lo) && std::isfinite(s.range.hi) ? "in " : "") +
+                s.range.text() + ")";
+      if (!s.choices.empty()) {
+        help += " (one of:";
+        for (const auto& ch : s.choices) help += " " + ch;
+        help += ")";
+      }
       if (option_rows[s.name].size() > 1) {
         help += " (learners:";
         for (const auto& r : option_rows[s.name]) help += " " + r;
@@ -557,6 +566,8 @@ Config parse_command_line(int argc, const char* const argv[]) {
       c.learner_options.set(spec.name, spec.default_value, false);
     }
   }
+  check_option_values(row->options, c.learner_options);  // each option's declared range or choices
+
 
   // Input: -d or the bare words, never both; "-" alone is stdin.
   if (given("data")) c.driver.data.push_back(text("data"));

@@ -1,6 +1,7 @@
 #include "lepus/options.h"
 
 #include <cstdlib>
+#include <sstream>
 
 #include "lepus/errors.h"
 
@@ -19,6 +20,46 @@ double OptionValues::number(const std::string& name) const {
   if (s.empty() || end != s.c_str() + s.size())
     throw ConfigError("option --" + name + " expects a number, got '" + s + "'");
   return v;
+}
+
+namespace {
+std::string number_text(double v) {
+  std::ostringstream s;
+  s << v;
+  return s.str();
+}
+}  // namespace
+
+std::string OptionSpec::Range::text() const {
+  const bool low = std::isfinite(lo), high = std::isfinite(hi);
+  if (low && high)
+    return std::string(lo_open ? "(" : "[") + number_text(lo) + ", " + number_text(hi) + (hi_open ? ")" : "]");
+  if (low) return (lo_open ? "> " : ">= ") + number_text(lo);
+  if (high) return (hi_open ? "< " : "<= ") + number_text(hi);
+  return "any finite number";
+}
+
+void check_option_values(const std::vector<OptionSpec>& specs, const OptionValues& values) {
+  for (const auto& spec : specs) {
+    if (!values.has(spec.name)) continue;
+    const std::string& text = values.text(spec.name);
+    if (spec.kind == OptionSpec::Kind::kNumber) {
+      char* end = nullptr;
+      const double v = std::strtod(text.c_str(), &end);
+      if (text.empty() || *end != '\0' || !spec.range.contains(v))
+        throw ConfigError("--" + spec.name + " must be a number " +
+                          (std::isfinite(spec.range.lo) && std::isfinite(spec.range.hi) ? "in " : "") +
+                          spec.range.text() + ", got '" + text + "'");
+    } else if (spec.kind == OptionSpec::Kind::kText && !spec.choices.empty()) {
+      bool known = false;
+      std::string list;
+      for (const auto& c : spec.choices) {
+        known = known || c == text;
+        list += (list.empty() ? "" : ", ") + c;
+      }
+      if (!known) throw ConfigError("unknown --" + spec.name + " '" + text + "' (choose " + list + ")");
+    }
+  }
 }
 
 }  // namespace lepus

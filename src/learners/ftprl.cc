@@ -86,17 +86,10 @@ double FtprlScaleSpec::of_feature(const Example& x, size_t i) const {
 
 FtprlOptions FtprlOptions::from(const OptionValues& v) {
   FtprlOptions o;
-  if (v.has("ftprl_radius")) o.radius = parse_positive(v.text("ftprl_radius"), "--ftprl_radius");
-  if (v.has("ftprl_set")) {
-    const std::string& s = v.text("ftprl_set");
-    if (s == "box") {
-      o.set = Set::kBox;
-    } else if (s == "ball") {
-      o.set = Set::kBall;
-    } else {
-      throw ConfigError("--ftprl_set must be box or ball, got '" + s + "'");
-    }
-  }
+  // Ranges and choices are declared once in the rows' specs (every row has --ftprl_radius; ftprl-const --ftprl_set).
+  check_option_values(ftprl_const_row().options, v);
+  if (v.has("ftprl_radius")) o.radius = v.number("ftprl_radius");
+  if (v.has("ftprl_set")) o.set = v.text("ftprl_set") == "box" ? Set::kBox : Set::kBall;
   if (v.has("ftprl_scale")) {
     o.scale_text = v.text("ftprl_scale");
     o.scale = FtprlScaleSpec::parse(o.scale_text);
@@ -265,8 +258,9 @@ using Kind = OptionSpec::Kind;
 OptionSpec radius_spec() {
   return OptionSpec{
       "ftprl_radius", "", Kind::kNumber, "1",
-      "bound on the weights, in [1e-30, 1e30]: each weight (ftprl-diag, ftprl-const box), the weight vector's "
-      "length (ftprl-const ball), or its length scaled by --ftprl_scale (ftprl-scale)"};
+      "bound on the weights: each weight (ftprl-diag, ftprl-const box), the weight vector's "
+      "length (ftprl-const ball), or its length scaled by --ftprl_scale (ftprl-scale)",
+      {1e-30, 1e30, false, false}};
 }
 
 }  // namespace
@@ -289,7 +283,9 @@ LearnerRow ftprl_const_row() {
                     {radius_spec(),
                      {"ftprl_set", "", Kind::kText, "ball",
                       "ftprl-const's weight set: ball (the weight vector's length at most R) or box (each "
-                      "weight at most R)"}},
+                      "weight at most R)",
+                      {},
+                      {"ball", "box"}}},
                     [](const LearnerContext& c) -> std::unique_ptr<Learner> {
                       const FtprlOptions o = FtprlOptions::from(c.options);
                       if (o.set == FtprlOptions::Set::kBox)

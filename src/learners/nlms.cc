@@ -24,12 +24,9 @@ std::string num(double v) {
 
 NlmsOptions NlmsOptions::from(const OptionValues& v) {
   NlmsOptions o;
+  check_option_values(nlms_row().options, v);  // ranges declared once in the row
   if (v.has("nlms_mu")) o.mu = v.number("nlms_mu");
-  if (!(o.mu > 0.0 && o.mu < 2.0)) throw ConfigError("--nlms_mu must be in (0, 2), got " + num(o.mu));
-  if (v.has("nlms_eps")) {
-    o.eps = v.number("nlms_eps");
-    if (!(*o.eps >= 0.0) || !std::isfinite(*o.eps)) throw ConfigError("--nlms_eps must be a finite number >= 0");
-  }
+  if (v.has("nlms_eps")) o.eps = v.number("nlms_eps");
   return o;
 }
 
@@ -146,10 +143,12 @@ LearnerRow nlms_row() {
       "normalized least mean squares: the simplest first-order regression learner, each step fitting the example "
       "a fraction --nlms_mu of the way; a baseline for drifting streams (squared loss only)",
       {
-          {"nlms_mu", "", Kind::kNumber, "1", "step size in (0, 2): 1 fits each example exactly, less averages"},
+          {"nlms_mu", "", Kind::kNumber, "1", "step size: 1 fits each example exactly, less averages",
+           {0.0, 2.0, true, true}},
           {"nlms_eps", "", Kind::kNumber, "",
            "regularizer of the step's normalization (default: 1e-6 x the average squared norm of the examples, "
-           "estimated online)"},
+           "estimated online)",
+           {0.0, std::numeric_limits<double>::infinity(), false, false}},
       },
       [](const LearnerContext& c) { return std::make_unique<NlmsLearner>(NlmsOptions::from(c.options), c.bits); }};
   row.traits.losses = {"squared"};

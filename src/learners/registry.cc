@@ -1,5 +1,6 @@
 // THE learner table: one row per learner, with its one-line help and its own options.
 #include <algorithm>
+#include <limits>
 
 #include "lepus/errors.h"
 #include "lepus/learner.h"
@@ -12,6 +13,7 @@ namespace lepus {
 namespace {
 
 using Kind = OptionSpec::Kind;
+constexpr double kInf = std::numeric_limits<double>::infinity();
 
 std::vector<LearnerRow> build_registry() {
   std::vector<LearnerRow> rows;
@@ -28,8 +30,8 @@ std::vector<LearnerRow> build_registry() {
            "learning rate (10 when adaptive and normalized are not both on and -l is not given)"},
           {"power_t", "", Kind::kNumber, "0.5", "t-decay exponent of the learning rate"},
           {"initial_t", "", Kind::kNumber, "0", "initial t (1 for plain sgd)"},
-          {"l1", "", Kind::kNumber, "0", "L1 regularization (truncated gradient)"},
-          {"l2", "", Kind::kNumber, "0", "L2 regularization (weight decay)"},
+          {"l1", "", Kind::kNumber, "0", "L1 regularization (truncated gradient)", {0.0, kInf, false, false}},
+          {"l2", "", Kind::kNumber, "0", "L2 regularization (weight decay)", {0.0, kInf, false, false}},
           {"min_prediction", "", Kind::kNumber, "", "smallest prediction (fixes the clipping range's low end)"},
           {"max_prediction", "", Kind::kNumber, "", "largest prediction (fixes the clipping range's high end)"},
           {"decay_learning_rate", "", Kind::kNumber, "1", "multiply the learning rate by this after each pass"},

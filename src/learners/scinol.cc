@@ -50,24 +50,12 @@ inline size_t probe_start(uint64_t slot, int shift) {
 
 ScinolOptions ScinolOptions::from(const OptionValues& v) {
   ScinolOptions o;
+  check_option_values(scinol_row().options, v);  // ranges and choices, declared once in the row
   if (v.has("scinol_alpha")) o.alpha = v.number("scinol_alpha");
   if (v.has("scinol_L")) o.lipschitz = v.number("scinol_L");
-  if (!(o.alpha > kAlphaMin) || !std::isfinite(o.alpha))
-    throw ConfigError("--scinol_alpha must be a finite number > 9/8 = 1.125 (the paper's condition), got " +
-                      num(o.alpha));
-  if (!(o.lipschitz > 0.0) || !std::isfinite(o.lipschitz))
-    throw ConfigError("--scinol_L must be a finite number > 0, got " + num(o.lipschitz));
   if (v.has("scinol_d")) {
     const std::string& d = v.text("scinol_d");
-    if (d == "bits") {
-      o.dimension = ScinolDimension::kBits;
-    } else if (d == "seen") {
-      o.dimension = ScinolDimension::kSeen;
-    } else if (d == "clock") {
-      o.dimension = ScinolDimension::kClock;
-    } else {
-      throw ConfigError("unknown --scinol_d '" + d + "' (choose bits, seen or clock)");
-    }
+    o.dimension = d == "bits" ? ScinolDimension::kBits : d == "clock" ? ScinolDimension::kClock : ScinolDimension::kSeen;
   }
   return o;
 }
@@ -522,13 +510,17 @@ LearnerRow scinol_row() {
       "(counts, prices); starts slowly, so give it long streams or several passes (Kotlowski 2017)",
       {
           {"scinol_alpha", "", Kind::kNumber, "1.5",
-           "how cautiously scinol-coord bets at first (above 1.125; larger is more cautious)"},
+           "how cautiously scinol-coord bets at first (larger is more cautious)",
+           {9.0 / 8.0, std::numeric_limits<double>::infinity(), true, false}},
           {"scinol_L", "", Kind::kNumber, "1",
            "bound on importance times the loss's slope: larger values are clipped to it (1 fits the logistic, "
-           "hinge and quantile losses)"},
+           "hinge and quantile losses)",
+           {0.0, std::numeric_limits<double>::infinity(), true, false}},
           {"scinol_d", "", Kind::kText, "seen",
            "how the prior counts features: seen (distinct features so far), bits (all 2^b slots) or clock (2^b "
-           "slots, each with its own update count)"},
+           "slots, each with its own update count)",
+           {},
+           {"seen", "bits", "clock"}},
       },
       [](const LearnerContext& c) {
         return std::make_unique<ScinolLearner>(ScinolOptions::from(c.options), c.loss, c.bits, c.test_only);

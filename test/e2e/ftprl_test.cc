@@ -128,7 +128,7 @@ TEST(Ftprl, OptionsAreChecked) {
   const Case cases[] = {
       {"--learner sgd --ftprl_set box", "is an option of --learner ftprl-const"},
       {"--learner ftprl-diag --ftprl_set box", "is an option of --learner ftprl-const"},
-      {"--learner ftprl-const --ftprl_set sphere", "--ftprl_set must be box or ball"},
+      {"--learner ftprl-const --ftprl_set sphere", "unknown --ftprl_set 'sphere' (choose ball, box)"},
       {"--learner ftprl-scale --ftprl_scale features:2", "first character"},
       {"--learner ftprl-const --ftprl_scale f:2", "is an option of --learner ftprl-scale"},
   };

@@ -186,6 +186,28 @@ TEST(CommandLine, VwCsvFlags) {
   EXPECT_TRUE(contains(error_of({"--csv_ns_value", "a:2"}), "not in lepus"));
 }
 
+// Learner options' ranges and choices are declared once in their registry rows, checked before any data is
+// read and shown in --help.
+TEST(CommandLine, LearnerOptionRangesAreDeclaredOnce) {
+  EXPECT_EQ(error_of({"--learner", "scinol-coord", "--scinol_alpha", "1"}),
+            "--scinol_alpha must be a number > 1.125, got '1'");
+  EXPECT_EQ(error_of({"--learner", "nlms", "--nlms_mu", "2"}), "--nlms_mu must be a number in (0, 2), got '2'");
+  EXPECT_EQ(error_of({"--learner", "scinol-coord", "--scinol_d", "rows"}),
+            "unknown --scinol_d 'rows' (choose seen, bits, clock)");
+  EXPECT_TRUE(contains(error_of({"--learning_rate", "nan"}), "--learning_rate must be a number"));
+  EXPECT_TRUE(contains(error_of({"--l1", "-1"}), "--l1 must be a number >= 0"));
+  EXPECT_EQ(error_of({"--learner", "nlms", "--nlms_mu", "0.5"}), "");
+  EXPECT_TRUE(contains(parse({"--help"}).help_text, "(in (0, 2))"));
+  EXPECT_TRUE(contains(parse({"--help"}).help_text, "(one of: seen bits"));
+}
+
+// A learner's losses come from its row: its default when none is given, anything else refused.
+TEST(CommandLine, LearnerLossesComeFromTheRegistry) {
+  EXPECT_EQ(parse({"--learner", "nlms"}).loss.name, "squared");
+  EXPECT_TRUE(contains(error_of({"--learner", "nlms", "--loss_function", "hinge"}), "squared loss only"));
+  EXPECT_EQ(parse({"--loss_function", "hinge"}).loss.name, "hinge");  // sgd takes every loss
+}
+
 TEST(CommandLine, HelpOpensWithUsageAndExamples) {
   const Config c = parse({"--help"});
   ASSERT_TRUE(c.show_help);
