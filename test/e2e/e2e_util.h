@@ -45,6 +45,17 @@ inline int run_lepus(const std::string& args) {
   return WIFEXITED(rc) ? WEXITSTATUS(rc) : 128;
 }
 
+// Runs `lepus ARGS` inside `dir` (relative paths as a user types them) with the shell: "cd DIR || exit;
+// lepus ARGS", so an ARGS with '&' or ';' runs entirely inside DIR. Returns the exit status (128 + the signal
+// for a run a signal ended).
+inline int run_in(const std::string& dir, const std::string& args) {
+  const std::string cmd = "cd '" + dir + "' || exit 99; " + std::string(LEPUS_BINARY) + " " + args;
+  const int rc = std::system(cmd.c_str());
+  return WIFEXITED(rc) ? WEXITSTATUS(rc) : 128 + (WIFSIGNALED(rc) ? WTERMSIG(rc) : 0);
+}
+
+inline bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
 inline std::string read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   std::stringstream ss;

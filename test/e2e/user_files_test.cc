@@ -15,14 +15,6 @@ namespace {
 
 const std::string kRcv1 = std::string(LEPUS_TEST_DATA) + "/vw/inputs/rcv1_small.vw.gz";
 
-int run_in(const std::string& dir, const std::string& args) {
-  // "cd DIR || exit; lepus ARGS": an ARGS with '&' or ';' then runs entirely inside DIR.
-  const std::string cmd = "cd '" + dir + "' || exit 99; " + std::string(LEPUS_BINARY) + " " + args;
-  const int rc = std::system(cmd.c_str());
-  return WIFEXITED(rc) ? WEXITSTATUS(rc) : 128 + (WIFSIGNALED(rc) ? WTERMSIG(rc) : 0);
-}
-
-bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 // Files whose names start with `prefix` in `dir`.
 size_t count_prefixed(const std::string& dir, const std::string& prefix) {

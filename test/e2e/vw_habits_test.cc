@@ -12,13 +12,6 @@ const std::string kData = LEPUS_TEST_DATA;
 const std::string kTutorial = kData + "/tutorial";
 const std::string kRcv1 = kData + "/vw/inputs/rcv1_small.vw.gz";
 
-// Runs `lepus ARGS` inside `dir` (relative paths as a user types them); returns the exit status.
-int run_in(const std::string& dir, const std::string& args) {
-  // "cd DIR || exit; lepus ARGS": an ARGS with '&' or ';' then runs entirely inside DIR.
-  const std::string cmd = "cd '" + dir + "' || exit 99; " + std::string(LEPUS_BINARY) + " " + args;
-  const int rc = std::system(cmd.c_str());
-  return WIFEXITED(rc) ? WEXITSTATUS(rc) : 128;
-}
 
 std::string copy_tutorial_data(const std::string& name) {
   const std::string d = scratch_dir(name);
@@ -27,8 +20,6 @@ std::string copy_tutorial_data(const std::string& name) {
             0);
   return d;
 }
-
-bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 // VW docs, "Command Line Basics": vw -d train.txt -f model.vw; vw -d test.txt -i model.vw -p predictions.txt.
 TEST(VwTutorial, CommandLineBasics) {

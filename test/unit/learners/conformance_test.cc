@@ -15,34 +15,16 @@
 #include "lepus/errors.h"
 #include "lepus/learner.h"
 #include "lepus/loss.h"
+#include "registry_cases.h"
 
 namespace lepus {
 namespace {
 
-class Quiet final : public WarningSink {
- public:
-  void warn(const std::string&) override {}
-};
+using registry_test::Case;
+using registry_test::defaults_of;
+using registry_test::Quiet;
 
-OptionValues defaults_of(const LearnerRow& row) {
-  OptionValues v;
-  for (const auto& s : row.options)
-    if (s.kind != OptionSpec::Kind::kFlag && !s.default_value.empty()) v.set(s.name, s.default_value, false);
-  return v;
-}
-
-struct Case {
-  std::string learner, loss;
-};
-void PrintTo(const Case& c, std::ostream* os) { *os << c.learner << "/" << c.loss; }
-
-std::vector<Case> cases() {
-  std::vector<Case> out;
-  for (const auto& row : learner_registry())
-    for (const char* loss : {"squared", "logistic"})
-      if (row.accepts_loss(loss)) out.push_back({row.name, loss});
-  return out;
-}
+std::vector<Case> cases() { return registry_test::cases({"squared", "logistic"}); }
 
 // A small stream with three namespaces, collisions at -b 8, values of mixed scale, labels +-1 (and some unlabeled
 // or weighted lines), made by a fixed LCG.
@@ -185,12 +167,8 @@ TEST_P(Conformance, PredictOnlySavePredictsAsTheFullOne) {
   for (size_t i = 100; i < 150; ++i) ASSERT_EQ(l->predict(data[i]).value, m->predict(data[i]).value) << i;
 }
 
-INSTANTIATE_TEST_SUITE_P(AllLearners, Conformance, ::testing::ValuesIn(cases()), [](const auto& info) {
-  std::string n = info.param.learner + "_" + info.param.loss;
-  for (char& c : n)
-    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-  return n;
-});
+INSTANTIATE_TEST_SUITE_P(AllLearners, Conformance, ::testing::ValuesIn(cases()),
+                         [](const auto& info) { return registry_test::case_name(info.param); });
 
 }  // namespace
 }  // namespace lepus

@@ -9,35 +9,16 @@
 #include "formats/vw_text.h"
 #include "lepus/learner.h"
 #include "lepus/loss.h"
+#include "registry_cases.h"
 
 namespace lepus {
 namespace {
 
-class Quiet final : public WarningSink {
- public:
-  void warn(const std::string&) override {}
-};
+using registry_test::Case;
+using registry_test::defaults_of;
+using registry_test::Quiet;
 
-// The options a learner gets when the command line names none of them: its declared defaults.
-OptionValues defaults_of(const LearnerRow& row) {
-  OptionValues v;
-  for (const auto& s : row.options)
-    if (s.kind != OptionSpec::Kind::kFlag && !s.default_value.empty()) v.set(s.name, s.default_value, false);
-  return v;
-}
-
-struct Case {
-  std::string learner, loss;
-};
-void PrintTo(const Case& c, std::ostream* os) { *os << c.learner << "/" << c.loss; }
-
-std::vector<Case> cases() {
-  std::vector<Case> out;
-  for (const auto& row : learner_registry())
-    for (const char* loss : {"squared", "logistic", "hinge", "quantile"})
-      if (row.accepts_loss(loss)) out.push_back({row.name, loss});
-  return out;
-}
+std::vector<Case> cases() { return registry_test::cases({"squared", "logistic", "hinge", "quantile"}); }
 
 void expect_finite_state(const Learner& l, const std::string& what) {
   std::ostringstream out;
@@ -100,12 +81,8 @@ TEST_P(RegistryNumerics, ManyIdenticalExamplesStayFinite) {
   expect_finite_state(*learner, GetParam().learner);
 }
 
-INSTANTIATE_TEST_SUITE_P(AllLearners, RegistryNumerics, ::testing::ValuesIn(cases()), [](const auto& info) {
-  std::string n = info.param.learner + "_" + info.param.loss;
-  for (char& c : n)
-    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-  return n;
-});
+INSTANTIATE_TEST_SUITE_P(AllLearners, RegistryNumerics, ::testing::ValuesIn(cases()),
+                         [](const auto& info) { return registry_test::case_name(info.param); });
 
 }  // namespace
 }  // namespace lepus
