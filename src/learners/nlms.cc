@@ -40,7 +40,7 @@ double NlmsLearner::epsilon() const {
 
 double NlmsLearner::score(const SparseVector& v) const {
   double p = 0.0;
-  for (size_t i = 0; i < v.size(); ++i) p += w_[v.slots[i]] * v.values[i];
+  for (const Coord& c : v) p += w_[c.slot] * c.x;
   return p;
 }
 
@@ -62,16 +62,16 @@ Prediction NlmsLearner::learn(const Example& x) {
   const double p = score(v) + x.initial;
   const Prediction out = output(p);
   if (!x.labeled || !(x.weight > 0.0f) || v.size() == 0) return out;
-  norm2_sum_ += v.norm2;
+  norm2_sum_ += v.norm2();
   learned_ += 1.0;
   // Importance weight k as k repetitions (exact for ε = 0): the residual shrinks by (1 - μ)^k.
   const double mu = x.weight == 1.0f ? opt_.mu : 1.0 - std::pow(1.0 - opt_.mu, static_cast<double>(x.weight));
-  const double step = mu * (static_cast<double>(x.label) - p) / (epsilon() + v.norm2);
+  const double step = mu * (static_cast<double>(x.label) - p) / (epsilon() + v.norm2());
   if (!std::isfinite(step)) {
     ++safeguards_;
     return out;
   }
-  for (size_t i = 0; i < v.size(); ++i) w_[v.slots[i]] += step * v.values[i];
+  for (const Coord& c : v) w_[c.slot] += step * c.x;
   return out;
 }
 

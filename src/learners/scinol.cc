@@ -41,10 +41,6 @@ std::string num(double v) {
   return s.str();
 }
 
-// The multiplicative hash of the per-example slot set (Knuth's golden-ratio constant).
-inline size_t probe_start(uint64_t slot, int shift) {
-  return static_cast<size_t>((slot * 0x9E3779B97F4A7C15ull) >> shift);
-}
 
 }  // namespace
 
@@ -66,7 +62,8 @@ ScinolLearner::ScinolLearner(const ScinolOptions& options, const Loss& loss, int
       bits_(bits),
       mask_((uint64_t{1} << bits) - 1),
       frozen_range_(test_only),
-      range_(loss.initial_range()) {
+      range_(loss.initial_range()),
+      builder_(bits) {
   allocate();
 }
 
@@ -86,49 +83,13 @@ double ScinolLearner::dimension() const {
   return std::ldexp(1.0, bits_);
 }
 
-// Sums the example's features into one x per distinct slot (colliding features are one coordinate) and
-// drops zero values (a coordinate with x = 0 is absent: its state and its clock do not move). First-
-// appearance order, so the sums below add up in the example's order.
+// The example's distinct slots with their summed values (core/coords.h: colliding features are one
+// coordinate, a coordinate with x = 0 is absent so its state and clock do not move), in first-appearance order,
+// so the sums below add up in the example's order.
 const ScinolLearner::Coord* ScinolLearner::gather(const Example& ex, size_t& n_out) const {
-  const size_t n = ex.features.size();
-  if (coords_.size() < n) coords_.resize(n);
-  size_t cap = 64;
-  while (cap < 2 * n) cap *= 2;
-  if (probe_.size() < cap) probe_.resize(cap);
-  const int shift = 64 - std::countr_zero(cap);
-  const size_t cmask = cap - 1;
-  Coord* const coords = coords_.data();
-  uint32_t* const probe = probe_.data();
-  const Feature* fs = ex.features.data();
-  uint32_t m = 0;
-  bool merged = false;
-  for (size_t i = 0; i < n; ++i) {
-    const float v = fs[i].value;
-    if (v == 0.0f) continue;
-    const uint64_t slot = fs[i].index & mask_;
-    size_t p = probe_start(slot, shift);
-    for (;;) {
-      const uint32_t e = probe[p];
-      if (e == 0) {
-        probe[p] = ++m;
-        coords[m - 1] = Coord{slot, v};
-        break;
-      }
-      if (coords[e - 1].slot == slot) [[unlikely]] {
-        coords[e - 1].x += v;
-        merged = true;
-        break;
-      }
-      p = (p + 1) & cmask;
-    }
-  }
-  std::memset(probe, 0, cap * sizeof(uint32_t));
-  if (merged) [[unlikely]] {  // a sum may cancel to 0: that coordinate is absent this round
-    m = static_cast<uint32_t>(std::remove_if(coords, coords + m, [](const Coord& c) { return c.x == 0.0; }) -
-                              coords);
-  }
-  n_out = m;
-  return coords;
+  const SparseVector& v = builder_.build(ex);
+  n_out = v.size();
+  return v.data;
 }
 
 namespace {

@@ -62,17 +62,14 @@
 #include <string>
 #include <vector>
 
+#include "core/coords.h"
 #include "lepus/learner.h"
 
 namespace lepus {
 
 enum class ScinolDimension : uint8_t { kBits = 0, kSeen = 1, kClock = 2 };
 
-// One coordinate of an example: a slot and the sum of the example's values that hash to it.
-struct ScinolCoord {
-  uint64_t slot;
-  double x;
-};
+using ScinolCoord = Coord;  // one coordinate of an example (core/coords.h)
 
 struct ScinolOptions {
   double alpha = 1.5;      // α > 9/8 (Algorithm 1's condition); the default 1.5 is lepus's (above)
@@ -154,9 +151,8 @@ class ScinolLearner final : public Learner {
   std::unique_ptr<void, FreeDeleter> block_;
   double* table_ = nullptr;
   mutable uint64_t caps_ = 0;  // a metric of this run, not model state (not saved)
-  // Scratch for one example's distinct slots (not state): predict() is const but reuses them.
-  mutable std::vector<Coord> coords_;
-  mutable std::vector<uint32_t> probe_;  // open addressing: 0 = empty, else 1 + position in coords_
+  // Scratch for one example's distinct slots (not state): predict() is const but reuses it.
+  mutable VectorBuilder builder_;
   std::vector<double> old_s2_;           // the learning fast path's undo record
 };
 

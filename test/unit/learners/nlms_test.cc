@@ -112,13 +112,16 @@ TEST(VectorBuilder, MergesMasksAndDrops) {
   const SparseVector& v = b.build(ex);
   // 3 and 19 share slot 3; 6 and 22 share slot 6 and cancel; 5 is zero; 7 is NaN.
   ASSERT_EQ(v.size(), 2u);
-  EXPECT_EQ(v.slots[0], 3u);
-  EXPECT_EQ(v.values[0], 3.0);
-  EXPECT_EQ(v.slots[1], 9u);
-  EXPECT_EQ(v.norm2, 9.0 + 16.0);
+  EXPECT_EQ(v[0].slot, 3u);
+  EXPECT_EQ(v[0].x, 3.0);
+  EXPECT_EQ(v[1].slot, 9u);
+  EXPECT_EQ(v.norm2(), 9.0 + 16.0);
   EXPECT_EQ(v.dropped, 1u);
   const SparseVector& s = b.build(example({{9, 1.0f}, {2, 1.0f}, {5, 1.0f}}, 0.0f), VectorBuilder::Order::kSlot);
-  EXPECT_EQ(s.slots, (std::vector<uint64_t>{2, 5, 9}));
+  ASSERT_EQ(s.size(), 3u);
+  EXPECT_EQ(s[0].slot, 2u);
+  EXPECT_EQ(s[1].slot, 5u);
+  EXPECT_EQ(s[2].slot, 9u);
 }
 
 }  // namespace
