@@ -1,4 +1,4 @@
-// VW 9.11.2's parse_float (vw/core/parse_primitives.h) restated: see float_reader.h and vw-compat.md (a).
+// VW 9.11.2's parse_float (vw/core/parse_primitives.h) restated: see float_reader.h.
 #include "formats/float_reader.h"
 
 #include <algorithm>

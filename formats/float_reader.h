@@ -1,4 +1,4 @@
-// VW's number reader (vw-compat.md (a) "Float reader"), reproduced bit for bit: labels, feature values and
+// VW 9.11.2's number reader, reproduced bit for bit: labels, feature values and
 // namespace weights all go through it, and its single-precision accumulation can differ from a correctly
 // rounded strtof by an ulp, so a faster or "better" reader would break parity with VW.
 #pragma once

@@ -1,4 +1,4 @@
-// VW text format reader: one line to one Example, exactly as VW 9.11.2 reads it (vw-compat.md (a)).
+// VW text format reader: one line to one Example, exactly as VW 9.11.2 reads it.
 //
 // Grammar notes (the parts a casual reader of VW data would not guess):
 //   line          := [BOM] label_section ['|' feature_section]      one trailing '\r' is dropped

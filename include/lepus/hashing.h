@@ -1,4 +1,4 @@
-// VW-compatible feature hashing (vw-compat.md (b)): murmur3 x86_32 and the "strings" hasher with its
+// VW-compatible feature hashing (VW 9.11.2's): murmur3 x86_32 and the "strings" hasher with its
 // all-digits rule. Interaction indices combine parse indices with the FNV prime, in u64, masked at use.
 #pragma once
 #include <cstdint>

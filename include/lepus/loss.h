@@ -1,4 +1,4 @@
-// Loss functions in VW's parametrisation (vw-compat.md (c.5)): value, squared gradient, the importance-
+// Loss functions in VW 9.11.2's parametrisation: value, squared gradient, the importance-
 // invariant update of Karampatziakis & Langford (2011) "Online importance weight aware updates", and the
 // plain ("unsafe") gradient step. Arithmetic is f32 unless noted, in VW's order, for bit-level parity.
 #pragma once

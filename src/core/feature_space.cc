@@ -1,4 +1,4 @@
-// Interaction generation and ordering as VW 9.11.2 does it (vw-compat.md (b)).
+// Interaction generation and ordering as VW 9.11.2 does it.
 #include "core/feature_space.h"
 
 #include <algorithm>

@@ -1,6 +1,6 @@
 // The feature space: what the learner sees of a parsed example. Adds the constant (bias) feature and
 // expands -q / --cubic / --interactions (with the ':' wildcard) into interaction features, exactly in VW's
-// generation order (vw-compat.md (b)): linear features by group, the constant, then each interaction in list
+// generation order (VW 9.11.2's): linear features by group, the constant, then each interaction in list
 // order, nested loops in term order, self-pairs included for adjacent equal terms.
 #pragma once
 #include <array>

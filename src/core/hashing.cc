@@ -1,4 +1,4 @@
-// murmur3 x86_32 and VW's "strings" hasher (vw-compat.md (b)).
+// murmur3 x86_32 and VW 9.11.2's "strings" hasher.
 #include "lepus/hashing.h"
 
 #include <cstring>

@@ -1,4 +1,4 @@
-// VW 9.11.2 "gd", restated from vw-compat.md (c); see gd.h for the papers.
+// VW 9.11.2's "gd" learner, restated; see gd.h for the papers.
 #include "learners/gd.h"
 
 #include <algorithm>

@@ -1,7 +1,7 @@
 // sgd: Vowpal Wabbit's default linear learner "gd", reproduced to VW 9.11.2's arithmetic.
 //
 // Problem: online minimisation of sum_t w_t loss(<w, x_t>, y_t) over linear predictors w.
-// Update (vw-compat.md (c)): the default combines
+// Update (VW 9.11.2's gd): the default combines
 //   - adaptive per-coordinate rates (AdaGrad; Duchi, Hazan & Singer 2011, eq. for diag(G)^-1/2),
 //   - normalisation by the largest |x_i| seen, with the weight rescaled when it grows, and a global
 //     multiplier sqrt(T/S) (Ross, Mineiro & Langford 2013, "Normalized online learning", Alg. 1 NAG),

@@ -1,4 +1,4 @@
-// VW 9.11.2 loss functions, restated from vw-compat.md (c.5). All arithmetic is f32 in VW's order unless a
+// VW 9.11.2's loss functions, restated. All arithmetic is f32 in VW's order unless a
 // comment says f64, because the parity tests compare predictions to 1e-3 over thousands of steps.
 #include "losses/losses.h"
 

@@ -1,4 +1,4 @@
-// The four VW losses (vw-compat.md (c.5)). Each is one small class; loss_table.cc is the only table.
+// The four VW 9.11.2 losses. Each is one small class; loss_table.cc is the only table.
 #pragma once
 #include "lepus/loss.h"
 

@@ -45,7 +45,7 @@ struct DriverOptions {
   size_t max_line_bytes = size_t{256} << 20;  // --max_line_bytes
   size_t block_size = size_t{1} << 18;  // 256 KiB: memory stays at VW's level, speed as with 1 MiB
 
-  // Passes, cache and holdout (VW's semantics, vw-compat.md (c.8)).
+  // Passes, cache and holdout (VW 9.11.2's semantics).
   int passes = 1;
   std::string cache_file;  // "" = no cache
   bool kill_cache = false;

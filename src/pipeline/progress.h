@@ -1,4 +1,4 @@
-// VW's progressive-validation table and run summary, character for character (vw-compat.md (d)).
+// VW's progressive-validation table and run summary, character for character as VW 9.11.2 prints them.
 #pragma once
 #include <cstdint>
 #include <optional>

@@ -1,4 +1,4 @@
-// read_vw_float against vw-compat.md (a) and against a literal transcription of VW 9.11.2's parse_float.
+// read_vw_float against a literal transcription of VW 9.11.2's parse_float.
 #include "formats/float_reader.h"
 
 #include <gtest/gtest.h>

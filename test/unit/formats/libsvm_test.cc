@@ -106,7 +106,7 @@ TEST(Libsvm, BasicLine) {
   EXPECT_EQ(p.ex.label, 1.0f);
   EXPECT_EQ(p.ex.weight, 1.0f);
   EXPECT_EQ(raw(p.ex), (Pairs{{f_index("1"), 0.5f}, {f_index("3"), 1.0f}, {f_index("10"), -2.0f}}));
-  EXPECT_EQ(p.ex.features[0].index & kMask18, 34876u);  // f^1 in vw-compat.md (b)
+  EXPECT_EQ(p.ex.features[0].index & kMask18, 34876u);  // f^1, VW 9.11.2's index
   ASSERT_EQ(p.ex.groups.size(), 1u);
   EXPECT_EQ(p.ex.groups[0].ns, 'f');
   EXPECT_EQ(p.ex.groups[0].begin, 0u);

@@ -1,4 +1,4 @@
-// parse_vw_line against vw-compat.md (a)/(b) and the VW 9.11.2 oracles in oracles/vw/hashes/.
+// parse_vw_line against VW 9.11.2's reading and its hash oracles (test/data/hashes/).
 #include "formats/vw_text.h"
 
 #include <gtest/gtest.h>

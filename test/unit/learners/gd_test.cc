@@ -1,4 +1,4 @@
-// The sgd learner against the hand-computed VW examples of vw-compat.md (c.9).
+// The sgd learner against VW 9.11.2's update computed by hand on small examples.
 #include "learners/gd.h"
 
 #include <gtest/gtest.h>
