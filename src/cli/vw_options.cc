@@ -63,9 +63,15 @@ std::string group_phrase(const char* group) {
   if (first.size() > kOptions.size() && first.compare(first.size() - kOptions.size(), kOptions.size(), kOptions) == 0)
     first.resize(first.size() - kOptions.size());
   static const std::string kReduction = "[Reduction] ", kSearch = "[Search] ";
-  if (first.rfind(kReduction, 0) == 0)
-    return "an option of VW's " + lower(first.substr(kReduction.size())) + " reduction";
-  if (first.rfind(kSearch, 0) == 0) return "one of VW's search " + lower(first.substr(kSearch.size())) + " options";
+  if (first.rfind(kReduction, 0) == 0) {
+    const std::string name = lower(first.substr(kReduction.size()));
+    const bool named = name.size() >= 10 && name.compare(name.size() - 10, 10, " reduction") == 0;
+    return "an option of VW's " + name + (named ? "" : " reduction");
+  }
+  if (first.rfind(kSearch, 0) == 0) {
+    const std::string name = lower(first.substr(kSearch.size()));
+    return "one of VW's " + (name.rfind("search ", 0) == 0 ? name : "search " + name) + " options";
+  }
   return "one of VW's " + lower(first) + " options";
 }
 
