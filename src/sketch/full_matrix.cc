@@ -1,0 +1,186 @@
+#include "sketch/full_matrix.h"
+
+#include <cmath>
+#include <string>
+
+#include "lepus/errors.h"
+
+namespace lepus {
+namespace {
+constexpr uint64_t kMaxCap = 65536;  // 32 GiB of inverse at the cap
+constexpr size_t kMinCapacity = 16;
+}  // namespace
+
+FullMatrix::FullMatrix(double lambda, uint64_t cap) : lambda_(lambda), cap_(cap), prior_(lambda) {
+  matrix_detail::check_lambda(lambda, "full matrix");
+  if (cap < 1 || cap > kMaxCap)
+    throw ConfigError("full matrix: the cap on distinct features must be between 1 and " +
+                      std::to_string(kMaxCap) + ", got " + std::to_string(cap));
+}
+
+void FullMatrix::gather(std::span<const Coord> x, double& outside) const {
+  seen_.clear();
+  outside = 0.0;
+  for (const Coord& c : x) {
+    if (c.x == 0.0) continue;
+    const uint32_t p = index_.find(c.slot);
+    if (p == CompactIndex::kNone)
+      outside += c.x * c.x;
+    else
+      seen_.push_back({p, c.x});
+  }
+}
+
+double FullMatrix::quad(std::span<const Coord> x) const {
+  double outside;
+  gather(x, outside);
+  double q = 0.0;  // x_Sᵀ C_SS x_S over the held slots S of x: O(nnz²)
+  for (const Seen& b : seen_) {
+    double column = 0.0;
+    for (const Seen& a : seen_) column += inv_(a.position, b.position) * a.x;
+    q += column * b.x;
+  }
+  return (q + outside / prior_) / scale_;
+}
+
+double FullMatrix::solve(std::span<const Coord> x, std::vector<Coord>& out) const {
+  double outside;
+  gather(x, outside);
+  const Eigen::Index n = static_cast<Eigen::Index>(size());
+  u_.setZero(n);  // u = C x: nnz columns of C
+  for (const Seen& a : seen_) u_.noalias() += a.x * inv_.col(a.position).head(n);
+  double q = 0.0;
+  for (const Seen& a : seen_) q += a.x * u_(a.position);
+  out.clear();
+  out.reserve(static_cast<size_t>(n) + x.size() - seen_.size());
+  for (Eigen::Index i = 0; i < n; ++i) out.push_back({index_.slot(static_cast<uint32_t>(i)), u_(i) / scale_});
+  if (outside > 0.0) {  // slots not held: A is prior · s there
+    const double d = prior_ * scale_;
+    for (const Coord& c : x)
+      if (c.x != 0.0 && index_.find(c.slot) == CompactIndex::kNone) out.push_back({c.slot, c.x / d});
+  }
+  return (q + outside / prior_) / scale_;
+}
+
+void FullMatrix::reserve(size_t n) {
+  const size_t capacity = static_cast<size_t>(inv_.rows());
+  if (n <= capacity) return;
+  size_t c = std::max(kMinCapacity, capacity);
+  while (c < n) c *= 2;
+  c = std::min<size_t>(c, cap_);
+  const Eigen::Index k = static_cast<Eigen::Index>(size());
+  Eigen::MatrixXd grown(c, c);  // beyond the held block it is written when a position is given
+  grown.topLeftCorner(k, k) = inv_.topLeftCorner(k, k);
+  inv_.swap(grown);
+}
+
+void FullMatrix::rank_one_update(std::span<const Coord> x, double weight) {
+  matrix_detail::check_update(x, weight, "full matrix");
+  if (weight == 0.0) return;
+  size_t fresh = 0;
+  for (const Coord& c : x) fresh += c.x != 0.0 && index_.find(c.slot) == CompactIndex::kNone;
+  if (size() + fresh > cap_)
+    throw ConfigError(
+        "full matrix: this example would bring the distinct features to " + std::to_string(size() + fresh) +
+        ", past the cap of " + std::to_string(cap_) +
+        " (memory 8 cap^2 bytes); raise the cap, use fewer bits (-b) or use --matrix diag or sketch");
+  if (fresh > 0) {
+    reserve(size() + fresh);
+    for (const Coord& c : x) {
+      if (c.x == 0.0 || index_.find(c.slot) != CompactIndex::kNone) continue;
+      const uint32_t p =
+          index_.insert(c.slot);  // enters with the fixed-d prior: Â_pp = prior, nothing coupled
+      inv_.col(p).head(p + 1).setZero();
+      inv_.row(p).head(p + 1).setZero();
+      inv_(p, p) = 1.0 / prior_;
+    }
+  }
+  double outside;
+  gather(x, outside);
+  const Eigen::Index n = static_cast<Eigen::Index>(size());
+  u_.setZero(n);
+  for (const Seen& a : seen_) u_.noalias() += a.x * inv_.col(a.position).head(n);
+  double q = 0.0;
+  for (const Seen& a : seen_) q += a.x * u_(a.position);
+  const double gamma = weight / scale_;  // Â += γ x xᵀ
+  u_ *= std::sqrt(gamma / (1.0 + gamma * q));
+  inv_.topLeftCorner(n, n).noalias() -= u_ * u_.transpose();  // exactly symmetric: v_i v_j == v_j v_i
+}
+
+void FullMatrix::scale(double r) {
+  matrix_detail::check_scale(r, "full matrix");
+  scale_ *= r;
+  if (scale_ < matrix_detail::kMinScale) renormalize();
+}
+
+void FullMatrix::renormalize() {  // Â <- s Â (so C <- C / s), s <- 1
+  const Eigen::Index n = static_cast<Eigen::Index>(size());
+  inv_.topLeftCorner(n, n) /= scale_;
+  prior_ *= scale_;
+  scale_ = 1.0;
+}
+
+void FullMatrix::reset() {
+  index_.clear();
+  scale_ = 1.0;
+  prior_ = lambda_;
+}
+
+void FullMatrix::save(ModelWriter& out) const {
+  matrix_detail::put_header(out, kind());
+  out.put_f64(lambda_);
+  out.put_f64(scale_);
+  out.put_f64(prior_);
+  const uint64_t n = size();
+  out.put_u64(n);
+  out.put_values(index_.slots().data(), n);
+  for (uint64_t j = 0; j < n; ++j)
+    out.put_values(inv_.col(static_cast<Eigen::Index>(j)).data(), j + 1);  // upper
+}
+
+void FullMatrix::load(ModelReader& in) {
+  auto bad = [&](const std::string& what) {
+    return ModelFormatError(in.source() + ": full matrix state: " + what);
+  };
+  matrix_detail::get_header(in, kind());
+  const double lambda = in.get_f64("full matrix lambda");
+  const double scale = in.get_f64("full matrix scale");
+  const double prior = in.get_f64("full matrix prior");
+  if (lambda != lambda_)
+    throw bad("saved with lambda " + std::to_string(lambda) + ", this run has " + std::to_string(lambda_));
+  if (!(scale > 0.0 && scale <= 1.0) || !(prior > 0.0 && prior <= lambda))
+    throw bad("scale or prior out of range");
+  const uint64_t n = in.get_u64("full matrix size");
+  if (n > cap_)
+    throw bad("holds " + std::to_string(n) + " slots, past this run's cap of " + std::to_string(cap_));
+  if (n * 8 + n * (n + 1) / 2 * 8 > in.remaining())
+    throw bad("slot count does not fit the file");  // n <= 2^16
+  CompactIndex index;
+  for (uint64_t i = 0; i < n; ++i)
+    if (index.insert(in.get_u64("full matrix slot")) != i) throw bad("a slot listed twice");
+  Eigen::MatrixXd inv(std::max<Eigen::Index>(static_cast<Eigen::Index>(n), 1), std::max<Eigen::Index>(n, 1));
+  for (uint64_t j = 0; j < n; ++j) {
+    const auto c = static_cast<Eigen::Index>(j);
+    in.get_raw(inv.col(c).data(), (j + 1) * sizeof(double), "full matrix inverse");
+    for (Eigen::Index i = 0; i <= c; ++i) {
+      if (!std::isfinite(inv(i, c))) throw bad("a non-finite entry");
+      inv(c, i) = inv(i, c);
+    }
+    if (!(inv(c, c) > 0.0)) throw bad("a diagonal entry of the inverse <= 0");
+  }
+  scale_ = scale;
+  prior_ = prior;
+  index_ = std::move(index);
+  inv_.swap(inv);
+}
+
+void FullMatrix::visit(MatrixVisitor& v) const {
+  v.scalar("lambda", lambda_);
+  v.scalar("prior", prior_ * scale_);
+  v.scalar("slots", static_cast<double>(size()));
+  const uint32_t n = static_cast<uint32_t>(size());
+  for (uint32_t j = 0; j < n; ++j)
+    for (uint32_t i = 0; i <= j; ++i) v.entry("inverse", index_.slot(i), index_.slot(j), inv_(i, j) / scale_);
+}
+
+}  // namespace lepus

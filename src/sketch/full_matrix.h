@@ -1,0 +1,72 @@
+// full: A exactly, over the slots seen so far, with A⁻¹ kept current by Sherman–Morrison.
+//
+// A slot gets a dense position (CompactIndex) the first time a rank-one update carries it, up to a cap. A new
+// position enters with the prior the fixed d x d matrix has there: A_ii = λ (times the forgetting since),
+// zero off the diagonal, i.e. (A⁻¹)_ii = 1 / A_ii. Slots never updated are never stored; A is λ I on them and
+// block-diagonal to the rest, so quad and solve treat them exactly without taking them in.
+//
+// Update (J. Sherman and W. J. Morrison, "Adjustment of an inverse matrix corresponding to a change in one
+// element of a given matrix", Ann. Math. Statist. 21(1), 1950; the rank-one form every full-matrix algorithm
+// of E. Moroshko, "New Min-Max Algorithms and Analysis for Online Regression", Technion 2013, Chapters 3 and
+// 5, uses):
+//     u = A⁻¹x,  q = xᵀu,  A⁻¹ <- A⁻¹ − v vᵀ  with  v = u · sqrt(w / (1 + w q))
+// O(n·nnz) for u, O(n²) for the update (n = slots held). Writing the change as v vᵀ keeps the stored inverse
+// exactly symmetric (v_i v_j == v_j v_i in floating point), so no drift needs mirroring. quad needs only the
+// nnz x nnz block of A⁻¹: O(nnz²); solve reads nnz columns: O(n·nnz).
+//
+// Forgetting: A = s Â with the global factor s; the class stores C = Â⁻¹ (so A⁻¹ = C / s) and updates Â with
+// weight w / s. scale(r) is then O(1); the stored numbers are multiplied out when s < 2^-100.
+// Memory: 8 n_cap² bytes once n reaches the capacity (grown by doubling up to the cap).
+#pragma once
+#include <Eigen/Dense>
+#include <cstdint>
+#include <vector>
+
+#include "sketch/compact_index.h"
+#include "sketch/matrix.h"
+
+namespace lepus {
+
+class FullMatrix final : public Matrix {
+ public:
+  static constexpr uint64_t kDefaultCap = 4096;
+  // lambda > 0 and 1 <= cap <= 65536 (ConfigError).
+  explicit FullMatrix(double lambda, uint64_t cap = kDefaultCap);
+
+  MatrixKind kind() const override { return MatrixKind::kFull; }
+  double quad(std::span<const Coord> x) const override;
+  double solve(std::span<const Coord> x, std::vector<Coord>& out) const override;
+  void rank_one_update(std::span<const Coord> x, double weight = 1.0) override;
+  void scale(double r) override;
+  void reset() override;
+  void save(ModelWriter& out) const override;
+  void load(ModelReader& in) override;
+  void visit(MatrixVisitor& v) const override;
+
+  double lambda() const { return lambda_; }
+  uint64_t cap() const { return cap_; }
+  size_t size() const { return index_.size(); }  // slots held
+  const CompactIndex& index() const { return index_; }
+  // (A⁻¹)_ij for held positions i, j.
+  double inverse(uint32_t i, uint32_t j) const { return inv_(i, j) / scale_; }
+
+ private:
+  void gather(std::span<const Coord> x, double& outside) const;  // seen_ <- (position, value); outside: Σ x²
+  void reserve(size_t n);                                        // capacity for n positions
+  void renormalize();
+
+  double lambda_;
+  uint64_t cap_;
+  double scale_ = 1.0;  // s: A = s Â
+  double prior_;        // Â_ii of a slot not held (λ until the first renormalization)
+  CompactIndex index_;
+  Eigen::MatrixXd inv_;  // C = Â⁻¹ in the top-left size() x size() block; inv_.rows() is the capacity
+  struct Seen {
+    uint32_t position;
+    double x;
+  };
+  mutable std::vector<Seen> seen_;  // scratch
+  mutable Eigen::VectorXd u_;       // scratch
+};
+
+}  // namespace lepus

@@ -1,0 +1,168 @@
+#include "sketch/sketch_matrix.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "lepus/errors.h"
+
+namespace lepus {
+
+SketchMatrix::SketchMatrix(double lambda, uint32_t rank, uint64_t cap)
+    : lambda_(lambda), prior_(lambda), sketch_(rank, cap) {
+  matrix_detail::check_lambda(lambda, "sketch matrix");
+  l_.setZero(2 * Eigen::Index{rank}, 2 * Eigen::Index{rank});
+}
+
+double SketchMatrix::core(std::span<const Coord> x) const {
+  double norm2 = 0.0;
+  for (const Coord& c : x) norm2 += c.x * c.x;
+  sketch_.multiply(x, p_);
+  const Eigen::MatrixXd& g = sketch_.gram();
+  const Eigen::Index m1 = sketch_.orthogonal_rows(), j = sketch_.rows() - m1;
+  const double d = delta();
+  z_.resize(m1);
+  double q = norm2;  // level 1, direction by direction
+  for (Eigen::Index k = 0; k < m1; ++k) {
+    z_(k) = p_(k) / (d + g(k, k));
+    q -= p_(k) * z_(k);
+  }
+  y_.noalias() =
+      p_.segment(m1, j) - g.block(0, m1, m1, j).transpose() * z_;  // level 2: w = B₂A₁⁻¹x, then L⁻¹w
+  y_ /= d;
+  l_.topLeftCorner(j, j).triangularView<Eigen::Lower>().solveInPlace(y_);
+  return q / d - y_.squaredNorm();
+}
+
+double SketchMatrix::quad(std::span<const Coord> x) const {
+  return std::max(core(x), 0.0) / scale_;  // >= 0 exactly; rounding may cross it for x deep in B's span
+}
+
+double SketchMatrix::solve(std::span<const Coord> x, std::vector<Coord>& out) const {
+  const double q = std::max(core(x), 0.0) / scale_;
+  const Eigen::MatrixXd& g = sketch_.gram();
+  const Eigen::Index m1 = sketch_.orthogonal_rows(), j = sketch_.rows() - m1;
+  const double d = delta();
+  l_.topLeftCorner(j, j).triangularView<Eigen::Lower>().transpose().solveInPlace(y_);  // t = N⁻¹w
+  c_.resize(m1 + j);
+  c_.head(m1).noalias() = g.block(0, m1, m1, j) * y_;
+  for (Eigen::Index k = 0; k < m1; ++k) c_(k) = z_(k) - c_(k) / (d + g(k, k));
+  c_.tail(j) = y_;
+  const double ds = d * scale_;
+  const uint32_t n = static_cast<uint32_t>(sketch_.columns()), r = sketch_.rows();
+  out.clear();
+  out.reserve(n + x.size());
+  for (uint32_t pos = 0; pos < n; ++pos)  // −Bᵀc / δ
+    out.push_back(
+        {sketch_.index().slot(pos), -Eigen::Map<const Eigen::VectorXd>(sketch_.column(pos), r).dot(c_) / ds});
+  for (const Coord& e : x) {  // + x / δ
+    if (e.x == 0.0) continue;
+    const uint32_t pos = sketch_.index().find(e.slot);
+    if (pos == CompactIndex::kNone)
+      out.push_back({e.slot, e.x / ds});
+    else
+      out[pos].x += e.x / ds;
+  }
+  return q;
+}
+
+void SketchMatrix::border(uint32_t row) {
+  const Eigen::MatrixXd& g = sketch_.gram();
+  const Eigen::Index m1 = sketch_.orthogonal_rows(), jj = row - m1;
+  const double d = delta();
+  z_.resize(m1);  // diag(1/(δ+g)) B₁b
+  for (Eigen::Index k = 0; k < m1; ++k) z_(k) = g(k, row) / (d + g(k, k));
+  // N's new column: B₂A₁⁻¹b over the earlier B₂ rows, and 1 + bᵀA₁⁻¹b.
+  y_.noalias() = g.col(row).segment(m1, jj) - g.block(0, m1, m1, jj).transpose() * z_;
+  y_ /= d;
+  const double diagonal = 1.0 + (g(row, row) - g.col(row).head(m1).dot(z_)) / d;
+  l_.topLeftCorner(jj, jj).triangularView<Eigen::Lower>().solveInPlace(y_);
+  l_.row(jj).head(jj) = y_.transpose();
+  l_(jj, jj) = std::sqrt(std::max(diagonal - y_.squaredNorm(), 1.0));  // Schur complement 1 + bᵀA_old⁻¹b >= 1
+}
+
+void SketchMatrix::rank_one_update(std::span<const Coord> x, double weight) {
+  matrix_detail::check_update(x, weight, "sketch matrix");
+  if (weight == 0.0) return;
+  const uint32_t rows = sketch_.rows();
+  const bool shrank =
+      sketch_.append(x, std::sqrt(weight / scale_));  // the row √(w/s) x; ConfigError past the cap
+  if (shrank) {  // δ and B₁ changed: N afresh, for the rows after the orthogonal ones
+    for (uint32_t r = sketch_.orthogonal_rows(); r < sketch_.rows(); ++r) border(r);
+  } else if (sketch_.rows() == rows + 1) {
+    border(rows);
+  }
+}
+
+void SketchMatrix::scale(double r) {
+  matrix_detail::check_scale(r, "sketch matrix");
+  scale_ *= r;
+  if (scale_ < matrix_detail::kMinScale) renormalize();
+}
+
+void SketchMatrix::renormalize() {  // Â <- s Â (B <- √s B; G, Δ and the prior <- s ·; N unchanged), s <- 1
+  sketch_.scale(scale_);
+  prior_ *= scale_;
+  scale_ = 1.0;
+}
+
+void SketchMatrix::reset() {
+  sketch_.clear();
+  l_.setZero();
+  scale_ = 1.0;
+  prior_ = lambda_;
+}
+
+void SketchMatrix::save(ModelWriter& out) const {
+  matrix_detail::put_header(out, kind());
+  out.put_f64(lambda_);
+  out.put_f64(scale_);
+  out.put_f64(prior_);
+  sketch_.save(out);
+  const uint32_t j = sketch_.rows() - sketch_.orthogonal_rows();
+  for (uint32_t k = 0; k < j; ++k) out.put_values(l_.col(k).data() + k, j - k);  // lower triangle
+}
+
+void SketchMatrix::load(ModelReader& in) {
+  auto bad = [&](const std::string& what) {
+    return ModelFormatError(in.source() + ": sketch matrix state: " + what);
+  };
+  matrix_detail::get_header(in, kind());
+  const double lambda = in.get_f64("sketch matrix lambda");
+  const double scale = in.get_f64("sketch matrix scale");
+  const double prior = in.get_f64("sketch matrix prior");
+  if (lambda != lambda_)
+    throw bad("saved with lambda " + std::to_string(lambda) + ", this run has " + std::to_string(lambda_));
+  if (!(scale > 0.0 && scale <= 1.0) || !(prior > 0.0 && prior <= lambda))
+    throw bad("scale or prior out of range");
+  FrequentDirections sketch(sketch_.rank(), sketch_.cap());
+  sketch.load(in);
+  const uint32_t j = sketch.rows() - sketch.orthogonal_rows();
+  Eigen::MatrixXd l = Eigen::MatrixXd::Zero(l_.rows(), l_.cols());
+  for (uint32_t k = 0; k < j; ++k) {
+    in.get_raw(l.col(k).data() + k, (j - k) * sizeof(double), "sketch matrix factor");
+    if (!(l(k, k) > 0.0)) throw bad("a factor diagonal entry <= 0");
+    for (uint32_t i = k; i < j; ++i)
+      if (!std::isfinite(l(i, k))) throw bad("a non-finite factor entry");
+  }
+  scale_ = scale;
+  prior_ = prior;
+  sketch_ = std::move(sketch);
+  l_.swap(l);
+}
+
+void SketchMatrix::visit(MatrixVisitor& v) const {
+  v.scalar("lambda", lambda_);
+  v.scalar("prior", prior_ * scale_);
+  v.scalar("shrinkage", shrinkage());
+  v.scalar("rows", sketch_.rows());
+  v.scalar("slots", static_cast<double>(sketch_.columns()));
+  const double root = std::sqrt(scale_);
+  for (uint32_t pos = 0; pos < sketch_.columns(); ++pos)
+    for (uint32_t row = 0; row < sketch_.rows(); ++row) {
+      const double b = sketch_.value(row, pos);
+      if (b != 0.0) v.entry("sketch", row, sketch_.index().slot(pos), b * root);
+    }
+}
+
+}  // namespace lepus
