@@ -20,7 +20,7 @@ struct OptionSpec {
     bool contains(double v) const {
       return std::isfinite(v) && (lo_open ? v > lo : v >= lo) && (hi_open ? v < hi : v <= hi);
     }
-    std::string text() const;  // "(0, 2)", "> 0", "[1e-30, 1e+30]"
+    std::string text() const;  // "in (0, 2)", "> 0", "in [1e-30, 1e+30]"
   };
   std::string name;        // long name without dashes: "learning_rate"
   std::string short_name;  // one letter or empty: "l"

@@ -22,6 +22,8 @@ namespace po = boost::program_options;
 namespace lepus::cli {
 namespace {
 
+constexpr int kMaxBits = 30;  // -b: 2^30 slots at most
+
 // The hidden option that collects bare words (data files); dashes keep it apart from every VW name.
 constexpr char kDataWords[] = "bare-data-file";
 
@@ -190,7 +192,7 @@ void check_model_options(const std::map<std::string, Entry>& saved, const Learne
     try {
       if (name == "bit_precision") {
         const int b = to_number<int>(name, v);
-        if (b < 1 || b > 30) bad(name, "is " + v + ", outside 1..30");
+        if (b < 1 || b > kMaxBits) bad(name, "is " + v + ", outside 1.." + std::to_string(kMaxBits));
       } else if (name == "hash" && v != "strings" && v != "all") {
         bad(name, "is '" + v + "', not strings or all");
       } else if (name == "hash_seed") {
@@ -427,8 +429,7 @@ Config parse_command_line(int argc, const char* const argv[]) {
       std::string help = s.help;
       if (s.kind == OptionSpec::Kind::kNumber &&
           (std::isfinite(s.range.lo) || std::isfinite(s.range.hi)))  // the declared range, as checked
-        help += std::string(" (") + (std::isfinite(s.range.lo) && std::isfinite(s.range.hi) ? "in " : "") +
-                s.range.text() + ")";
+        help += " (" + s.range.text() + ")";
       if (!s.choices.empty()) {
         help += " (one of:";
         for (const auto& ch : s.choices) help += " " + ch;
@@ -663,7 +664,8 @@ Config parse_command_line(int argc, const char* const argv[]) {
 
   // Feature space.
   c.bits = to_number<int>("bit_precision", text("bit_precision"));
-  if (c.bits < 1 || c.bits > 30) throw ConfigError("-b must be between 1 and 30, got " + std::to_string(c.bits));
+  if (c.bits < 1 || c.bits > kMaxBits)
+    throw ConfigError("-b must be between 1 and " + std::to_string(kMaxBits) + ", got " + std::to_string(c.bits));
   const std::string hash = text("hash");
   if (hash == "strings") {
     c.driver.parse.hash_mode = HashMode::kStrings;

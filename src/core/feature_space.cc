@@ -75,13 +75,12 @@ FeatureSpace::FeatureSpace(const FeatureSpaceOptions& options) : opt_(options) {
       throw ConfigError("interaction '" + spec + "' has " + std::to_string(spec.size()) + " namespaces; lepus " +
                         "supports at most " + std::to_string(kMaxInteractionOrder));
   explicit_ = normalize(explicit_, options.leave_duplicates);
-  active_ = explicit_;
   for (bool b : options.ignore_linear) any_ignore_linear_ |= b;
 }
 
 std::vector<std::string> FeatureSpace::describe() const {
   std::string pairs, triples;
-  for (const auto& s : active_) {
+  for (const auto& s : explicit_) {
     if (s.size() == 2) pairs += (pairs.empty() ? "" : " ") + s;
     if (s.size() == 3) triples += (triples.empty() ? "" : " ") + s;
   }
@@ -116,13 +115,15 @@ void FeatureSpace::load(ModelReader& in) {
 }
 
 void FeatureSpace::refresh_wildcards(const Example& ex) {
+  bool changed = false;
   for (const auto& g : ex.groups) {
     if (g.ns >= 0x20 && g.ns <= 0x7E && !seen_[g.ns]) {
       seen_[g.ns] = true;
       seen_list_.push_back(g.ns);
+      changed = true;
     }
   }
-  std::sort(seen_list_.begin(), seen_list_.end());
+  if (changed) std::sort(seen_list_.begin(), seen_list_.end());
 }
 
 // With wildcards, VW's list is every explicit interaction and every wildcard filled in from the namespaces seen
@@ -289,7 +290,6 @@ void FeatureSpace::expand(Example& ex) {
   if (!wildcards_.empty()) {
     refresh_wildcards(ex);
     list_ = &interactions_for(ex);
-    active_ = *list_;
   } else {
     list_ = &explicit_;
   }

@@ -39,13 +39,15 @@ inline constexpr size_t kMaxInteractionOrder = 16;
 class FeatureSpace {
  public:
   explicit FeatureSpace(const FeatureSpaceOptions& options);  // throws ConfigError on a bad spec
+  FeatureSpace(const FeatureSpace&) = delete;  // list_ points into this object
+  FeatureSpace& operator=(const FeatureSpace&) = delete;
 
   // Turns a parsed example (linear features only) into the learner's full feature list.
   void expand(Example& ex);
 
   // The interaction list in generation order: with wildcards, the one the last expanded example used (VW's list
   // over the namespaces seen so far, restricted to those the example has, which is all that generates).
-  const std::vector<std::string>& interactions() const { return active_; }
+  const std::vector<std::string>& interactions() const { return *list_; }
   bool has_wildcards() const { return !wildcards_.empty(); }
   // The state a model keeps: the namespaces the ':' wildcard has seen, so a resumed run expands alike.
   void save(ModelWriter& out) const;
@@ -68,7 +70,6 @@ class FeatureSpace {
   FeatureSpaceOptions opt_;
   std::vector<std::string> explicit_;   // normalised, without wildcards
   std::vector<std::string> wildcards_;  // specs containing ':'
-  std::vector<std::string> active_;
   std::array<bool, 256> seen_{};
   std::vector<unsigned char> seen_list_;
   std::array<int, 256> group_of_{};  // byte -> index into ex.groups (+1), 0 = absent; reset after use

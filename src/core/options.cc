@@ -33,7 +33,7 @@ std::string number_text(double v) {
 std::string OptionSpec::Range::text() const {
   const bool low = std::isfinite(lo), high = std::isfinite(hi);
   if (low && high)
-    return std::string(lo_open ? "(" : "[") + number_text(lo) + ", " + number_text(hi) + (hi_open ? ")" : "]");
+    return std::string(lo_open ? "in (" : "in [") + number_text(lo) + ", " + number_text(hi) + (hi_open ? ")" : "]");
   if (low) return (lo_open ? "> " : ">= ") + number_text(lo);
   if (high) return (hi_open ? "< " : "<= ") + number_text(hi);
   return "any finite number";
@@ -47,9 +47,7 @@ void check_option_values(const std::vector<OptionSpec>& specs, const OptionValue
       char* end = nullptr;
       const double v = std::strtod(text.c_str(), &end);
       if (text.empty() || *end != '\0' || !spec.range.contains(v))
-        throw ConfigError("--" + spec.name + " must be a number " +
-                          (std::isfinite(spec.range.lo) && std::isfinite(spec.range.hi) ? "in " : "") +
-                          spec.range.text() + ", got '" + text + "'");
+        throw ConfigError("--" + spec.name + " must be a number " + spec.range.text() + ", got '" + text + "'");
     } else if (spec.kind == OptionSpec::Kind::kText && !spec.choices.empty()) {
       bool known = false;
       std::string list;

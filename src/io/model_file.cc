@@ -71,11 +71,6 @@ void put_header(ModelWriter& w, const std::vector<SavedOption>& options) {
   }
 }
 
-std::string folder_of(const std::string& path) {
-  const size_t slash = path.rfind('/');
-  return slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
-}
-
 }  // namespace
 
 std::vector<uint8_t> model_bytes(const std::vector<SavedOption>& options, const std::vector<uint8_t>& state) {

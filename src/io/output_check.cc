@@ -8,6 +8,7 @@
 #include <cstring>
 #include <vector>
 
+#include "io/safe_files.h"
 #include "lepus/errors.h"
 
 namespace lepus {
@@ -19,9 +20,7 @@ void check_writable(const std::string& path, const std::string& what) {
   const bool exists = ::stat(path.c_str(), &st) == 0;
   if (exists && S_ISDIR(st.st_mode)) fail("it is a directory");
   if (exists && !S_ISREG(st.st_mode)) return;  // a device, FIFO or socket is written through as it is
-  const size_t slash = path.rfind('/');
-  const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
-  std::string probe = dir + "/.lepus-probe-XXXXXX";
+  std::string probe = folder_of(path) + "/.lepus-probe-XXXXXX";
   std::vector<char> name(probe.begin(), probe.end());
   name.push_back('\0');
   const int fd = ::mkstemp(name.data());

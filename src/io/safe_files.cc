@@ -16,10 +16,6 @@
 namespace lepus {
 namespace {
 
-std::string folder_of(const std::string& path) {
-  const size_t slash = path.rfind('/');
-  return slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
-}
 std::string name_of(const std::string& path) {
   const size_t slash = path.rfind('/');
   return slash == std::string::npos ? path : path.substr(slash + 1);
@@ -35,6 +31,11 @@ std::array<Slot, kSlots> g_slots;
 std::mutex g_slots_mutex;  // writers only; the handler reads `used` and the path
 
 }  // namespace
+
+std::string folder_of(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  return slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+}
 
 bool FileIdentity::same_as(const FileIdentity& o) const {
   if (exists && o.exists) return dev == o.dev && ino == o.ino;

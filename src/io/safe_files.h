@@ -7,6 +7,9 @@
 
 namespace lepus {
 
+// The folder a path names a file in ("." for a bare name).
+std::string folder_of(const std::string& path);
+
 // A path's identity: device and inode when it exists (links resolved); otherwise its canonical spelling (the
 // real path of its folder, then its name), so "out.txt" and "./out.txt" are one file before either exists.
 struct FileIdentity {

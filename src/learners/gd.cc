@@ -261,31 +261,25 @@ void GdLearner::write_readable(std::ostream& out) const {
   }
 }
 
-void GdLearner::save(ModelWriter& out) const {
+void GdLearner::save(ModelWriter& out) const { save_slots(out, false); }
+// Predict-only: the scalars (the clipping range among them) and each nonzero weight, without G, N and r.
+void GdLearner::save_predict_only(ModelWriter& out) const { save_slots(out, true); }
+
+// The scalars, the table size, the count of slots kept, then (index, slot or weight) for each.
+void GdLearner::save_slots(ModelWriter& out, bool weights_only) const {
   save_scalars(out);
+  auto kept = [weights_only](const Slot& s) {
+    return s.w != 0.0f || (!weights_only && (s.g != 0.0f || s.n != 0.0f || s.r != 0.0f));
+  };
   out.put_u64(slots_.size());
   uint64_t nonzero = 0;
-  for (const auto& s : slots_) nonzero += (s.w != 0.0f || s.g != 0.0f || s.n != 0.0f || s.r != 0.0f);
+  for (const auto& s : slots_) nonzero += kept(s);
   out.put_u64(nonzero);
   for (uint64_t i = 0; i < slots_.size(); ++i) {
     const Slot& s = slots_[i];
-    if (s.w == 0.0f && s.g == 0.0f && s.n == 0.0f && s.r == 0.0f) continue;
+    if (!kept(s)) continue;
     out.put_u64(i);
-    out.put_values(&s.w, sizeof s / sizeof(float));  // w, g, n, r
-  }
-}
-
-// Predict-only: the scalars (the clipping range among them) and each nonzero weight, without G, N and r.
-void GdLearner::save_predict_only(ModelWriter& out) const {
-  save_scalars(out);
-  out.put_u64(slots_.size());
-  uint64_t nonzero = 0;
-  for (const auto& s : slots_) nonzero += s.w != 0.0f;
-  out.put_u64(nonzero);
-  for (uint64_t i = 0; i < slots_.size(); ++i) {
-    if (slots_[i].w == 0.0f) continue;
-    out.put_u64(i);
-    out.put_f32(slots_[i].w);
+    out.put_values(&s.w, weights_only ? 1 : sizeof s / sizeof(float));  // w, or w, g, n, r
   }
 }
 

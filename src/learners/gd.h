@@ -59,6 +59,7 @@ class GdLearner final : public Learner {
 
  private:
   void save_scalars(ModelWriter& out) const;
+  void save_slots(ModelWriter& out, bool weights_only) const;  // weights_only: a predict-only model
   void load_slots(ModelReader& in, bool weights_only);  // weights_only: a predict-only model
   float raw_score(const Example& x) const;
   float finalize(float raw) const;

@@ -268,9 +268,9 @@ std::unique_ptr<BlockSource> Driver::open_text() const {
                                       opt_.no_input);
 }
 
-std::string Driver::where(const PassState& ps, uint64_t stream_line) const {
-  if (ps.file != SIZE_MAX) return names_[ps.file] + ":" + std::to_string(stream_line - ps.file_start);
-  return (names_.size() == 1 ? names_[0] : opt_.cache_file) + ":" + std::to_string(stream_line);
+Driver::Location Driver::locate(const PassState& ps, uint64_t stream_line) const {
+  if (ps.file != SIZE_MAX) return {names_[ps.file], stream_line - ps.file_start};
+  return {names_.size() == 1 ? names_[0] : opt_.cache_file, stream_line};
 }
 
 std::string Driver::cache_status() const {
@@ -380,23 +380,22 @@ void Driver::consume(Example& ex, RunStats& st, PassState& ps) {
       st.holdout_on && (opt_.holdout_after > 0 ? c > opt_.holdout_after : c % opt_.holdout_period == 0);
   if (cache_out_) cache_out_->append(ex);
   if (ex.labeled && !label_warned_ && log_ && loss_.binary_labels() && ex.label != 1.0f && ex.label != -1.0f) {
-    *log_ << "[warning] " << where(ps, ex.line) << ": label " << ex.label << " is not -1 or 1; the "
+    const Location at = locate(ps, ex.line);
+    *log_ << "[warning] " << at.source << ":" << at.line << ": label " << ex.label << " is not -1 or 1; the "
           << loss_.name() << " loss expects -1/1 labels (use --positive_label to map them). Warned once.\n";
     label_warned_ = true;
   }
   // Interactions are expanded here, in the serial stage, into one reused buffer: the batch keeps only linear
   // features, so memory stays flat however many features -q generates (rcv1 -q ff: ~3,000 per example).
   work_ = ex;
-  try {
+  try {  // an example past --max_features, or past memory, is an error naming its line
     space_.expand(work_);
   } catch (const FeatureLimitError& e) {
-    const std::string at = where(ps, ex.line);
-    const size_t colon = at.rfind(':');
-    throw ParseError(at.substr(0, colon), std::stoull(at.substr(colon + 1)), e.what());
+    const Location at = locate(ps, ex.line);
+    throw ParseError(at.source, at.line, e.what());
   } catch (const std::bad_alloc&) {
-    const std::string at = where(ps, ex.line);
-    const size_t colon = at.rfind(':');
-    throw ParseError(at.substr(0, colon), std::stoull(at.substr(colon + 1)),
+    const Location at = locate(ps, ex.line);
+    throw ParseError(at.source, at.line,
                      "out of memory expanding this example's interactions (" + std::to_string(ex.features.size()) +
                          " features before them); lower --max_features or drop an interaction");
   }

@@ -101,7 +101,11 @@ class Driver {
   void consume_batch(Batch& b, RunStats& st, PassState& ps);
   void consume(Example& ex, RunStats& st, PassState& ps);
   std::unique_ptr<BlockSource> open_text() const;
-  std::string where(const PassState& ps, uint64_t stream_line) const;  // "file:line" for a warning
+  struct Location {
+    std::string source;
+    uint64_t line;
+  };
+  Location locate(const PassState& ps, uint64_t stream_line) const;  // a stream line's file and line in it
 
   DriverOptions opt_;
   Learner& learner_;
