@@ -105,13 +105,8 @@ FtprlBase::FtprlBase(double radius, const Loss& loss, int bits, bool test_only)
       mask_((uint64_t{1} << bits) - 1),
       radius_(radius),
       frozen_range_(test_only),
-      range_(loss.initial_range()) {
-  // The duplicate filter is exact up to 2^22 slots (512 KiB) and a filter beyond: a false alarm only sends
-  // the example through the exact merged path.
-  const int filter_bits = std::min(bits, 22);
-  seen_mask_ = (uint64_t{1} << filter_bits) - 1;
-  seen_.assign(std::max<size_t>(1, (size_t{1} << filter_bits) / 64), 0);
-}
+      range_(loss.initial_range()),
+      builder_(bits) {}
 
 float FtprlBase::to_float_score(double s) const {
   if (s > FLT_MAX || s < -FLT_MAX) {
@@ -159,83 +154,24 @@ double FtprlBase::loss_derivative(const Example& x, float p) {
   return d;
 }
 
-void FtprlBase::unmark(const Example& x) const {
-  const uint64_t m = mask_ & seen_mask_;
-  uint64_t* seen = seen_.data();
-  for (const Feature& f : x.features) seen[(f.index & m) >> 6] = 0;
-}
-
-FtprlBase::Marks FtprlBase::needs_merge(const Example& x) const {
-  Marks m;
-  for (const Feature& f : x.features) mark(f.index, f.value, m);
-  unmark(x);
-  return m;
-}
-
 Prediction FtprlBase::learn(const Example& x) {
   see_label(x);
-  Marks m;
-  const Prediction p = finish(score(x, &m));
-  unmark(x);
-  const double d = loss_derivative(x, p.raw);
-  if (d != 0.0) update_marked(x, d, m);
+  const Prediction p = finish(score(x));
+  update(x, loss_derivative(x, p.raw));
   return p;
 }
 
-void FtprlBase::update_marked(const Example& x, double dloss, const Marks& m) {
+void FtprlBase::update(const Example& x, double dloss) {
   if (dloss == 0.0) return;
   if (!std::isfinite(dloss)) {
     ++safeguards_;
     return;
   }
-  apply_round(x, dloss, m);
-}
-
-// Orders merged_ by (slot, first). merged_ is built in first order, so any stable sort by slot gives it. Up to
-// kRadixFrom entries a comparison sort; above, an LSD radix sort on the slot's bits, 11 per pass (2 passes at -b 18):
-// with -q ff on rcv1 (~4,600 features, a few slots repeating in nearly every example) std::sort took 42% of
-// ftprl-diag's time.
-void FtprlBase::sort_merged_by_slot() {
-  constexpr size_t kRadixFrom = 256;
-  constexpr int kDigitBits = 11;
-  constexpr uint64_t kDigitMask = (uint64_t{1} << kDigitBits) - 1;
-  if (merged_.size() < kRadixFrom) {
-    std::sort(merged_.begin(), merged_.end(), [](const SlotFeature& a, const SlotFeature& b) {
-      return a.slot != b.slot ? a.slot < b.slot : a.first < b.first;
-    });
-    return;
-  }
-  radix_scratch_.resize(merged_.size());
-  for (int shift = 0; shift < bits_; shift += kDigitBits) {
-    uint32_t start[kDigitMask + 2] = {};
-    for (const SlotFeature& f : merged_) ++start[((f.slot >> shift) & kDigitMask) + 1];
-    for (uint64_t d = 0; d <= kDigitMask; ++d) start[d + 1] += start[d];
-    for (const SlotFeature& f : merged_) radix_scratch_[start[(f.slot >> shift) & kDigitMask]++] = f;
-    merged_.swap(radix_scratch_);
-  }
-}
-
-void FtprlBase::merge_by_slot(const Example& x) {
-  merged_.clear();
-  const size_t n = x.features.size();
-  for (size_t i = 0; i < n; ++i) {
-    const float v = x.features[i].value;
-    if (!std::isfinite(v)) {
-      ++safeguards_;
-      continue;
-    }
-    merged_.push_back(SlotFeature{x.features[i].index & mask_, v, static_cast<uint32_t>(i)});
-  }
-  sort_merged_by_slot();
-  size_t out = 0;
-  for (size_t k = 0; k < merged_.size(); ++k) {
-    if (out > 0 && merged_[out - 1].slot == merged_[k].slot) {
-      merged_[out - 1].x += merged_[k].x;
-    } else {
-      merged_[out++] = merged_[k];
-    }
-  }
-  merged_.resize(out);
+  // The ball's and the box's sums of squares depend on the order in the last bit; an example that needed
+  // merging is updated in slot order.
+  const SparseVector& v = builder_.build(x, VectorBuilder::Order::kSlotWhenMerged);
+  safeguards_ += v.dropped;  // non-finite feature values (an overflowing interaction), treated as absent
+  apply_round(x, v, dloss);
 }
 
 namespace ftprl {

@@ -30,8 +30,8 @@
 // ftprl-const on the box keeps (u, abar) at each slot's last update and catches up on touch; the ball
 // learners keep u = sigma v with a global sigma and ||u||^2 (ftprl_const_box.cc, ftprl_ball.cc). A slot
 // occurring twice in one example (a hash collision inside it) is one coordinate whose gradient is dloss
-// times the sum of its values, so such examples are merged by slot first (rare; detected with a bitset
-// while scoring).
+// times the sum of its values: the update runs over the example's vector (core/coords.h), in the example's
+// order, or in slot order when some slot repeated. The score sums w_i x_i per feature in the example's order.
 // State is double: gradients of features from 1e-30 to 1e30 have squares from 1e-60 to 1e60, beyond float.
 #pragma once
 #include <array>
@@ -40,6 +40,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "core/coords.h"
 #include "lepus/learner.h"
 
 namespace lepus {
@@ -73,7 +74,7 @@ struct FtprlOptions {
   static FtprlOptions from(const OptionValues& values);  // throws ConfigError
 };
 
-// Shared by the three learners: the loss, the table mask, safeguard counts and the per-example slot merging.
+// Shared by the three learners: the loss, the label range, safeguard counts and the example's vector.
 class FtprlBase : public Learner {
  public:
   uint64_t safeguard_count() const override { return safeguards_; }
@@ -81,18 +82,11 @@ class FtprlBase : public Learner {
   // (frozen under -t). Predictions are clipped to it; the gradient is the loss's at the unclipped score.
   LabelRange label_range() const override { return range_; }
   double radius() const { return radius_; }
-  Prediction predict(const Example& x) const final { return finish(score(x, nullptr)); }
-  // predict, then update with the score pass's marks (one pass over the slots fewer than predict + update).
+  Prediction predict(const Example& x) const final { return finish(score(x)); }
   Prediction learn(const Example& x) final;
-  // One round with gradient g = dloss * x (importance weight included). learn() is predict + this.
-  void update(const Example& x, double dloss) { update_marked(x, dloss, needs_merge(x)); }
-
-  // A feature merged by slot: slot index, summed value, position of the first occurrence.
-  struct SlotFeature {
-    uint64_t slot;
-    double x;
-    uint32_t first;
-  };
+  // One round with gradient g = dloss * x (importance weight included). learn() is predict + this. Skips
+  // dloss = 0 (then g_t = 0: no state change at all) and counts a non-finite dloss as a safeguard.
+  void update(const Example& x, double dloss);
 
  protected:
   FtprlBase(double radius, const Loss& loss, int bits, bool test_only);
@@ -106,38 +100,13 @@ class FtprlBase : public Learner {
   double loss_derivative(const Example& x, float p);
   void save_range(ModelWriter& out) const;
   void load_range(ModelReader& in);
-  // What the duplicate filter learned about an example: whether two features share a slot or a value is not
-  // finite (both go through merge_by_slot), and sum x^2 over the features (||x||^2 when no slot repeats).
-  struct Marks {
-    bool merge = false;
-    double sum_x2 = 0.0;
-  };
-  // Marks one feature's slot; learn() calls it from the score loop, whose slot reads hide its latency.
-  void mark(uint64_t index, float value, Marks& m) const {
-    const double v = value;
-    m.merge |= !(v - v == 0.0);  // inf or NaN
-    m.sum_x2 += v * v;
-    const uint64_t h = index & mask_ & seen_mask_;
-    const uint64_t bit = uint64_t{1} << (h & 63);
-    uint64_t& word = seen_[h >> 6];
-    m.merge |= (word & bit) != 0;
-    word |= bit;
-  }
-  void unmark(const Example& x) const;
-  Marks needs_merge(const Example& x) const;  // mark + unmark
-  // The learner's score x.initial + <w, x>; with m, the loop also marks every feature's slot (mark()).
-  virtual double score(const Example& x, Marks* m) const = 0;
+  // The learner's score x.initial + <w, x>.
+  virtual double score(const Example& x) const = 0;
   // diag's and box's score: sum clip(u_i, -R, R) x_i over the features, for slots whose first member is u.
   template <class Slot>
-  double clipped_score(const std::vector<Slot>& slots, const Example& x, Marks* m) const;
-  // One round with gradient dloss * x; skips dloss = 0 (then g_t = 0: no state change at all) and counts
-  // a non-finite dloss as a safeguard. m says whether x must go through merge_by_slot.
-  void update_marked(const Example& x, double dloss, const Marks& m);
-  // The learner's round, dloss finite and nonzero.
-  virtual void apply_round(const Example& x, double dloss, const Marks& m) = 0;
-  // x merged by slot into merged_: sorted by slot, values summed in double, non-finite ones dropped.
-  void merge_by_slot(const Example& x);
-  void sort_merged_by_slot();
+  double clipped_score(const std::vector<Slot>& slots, const Example& x) const;
+  // The learner's round on x's vector v, dloss finite and nonzero.
+  virtual void apply_round(const Example& x, const SparseVector& v, double dloss) = 0;
 
   const Loss& loss_;
   int bits_;
@@ -146,10 +115,7 @@ class FtprlBase : public Learner {
   bool frozen_range_;
   LabelRange range_;
   mutable uint64_t safeguards_ = 0;
-  mutable std::vector<uint64_t> seen_;  // bitset of slot & seen_mask_: scratch, cleared after each example
-  uint64_t seen_mask_;
-  std::vector<SlotFeature> merged_;
-  std::vector<SlotFeature> radix_scratch_;  // sort_merged_by_slot's second buffer
+  VectorBuilder builder_;
 };
 
 // ftprl-diag: per slot (u_i, sqrt(G_i)); w_i = clip(u_i, -R, R).
@@ -171,10 +137,8 @@ class FtprlDiagLearner final : public FtprlBase {
   double weight(uint64_t slot) const;  // the point played next, w_i
 
  private:
-  template <class Source>
-  void apply(const Source& src, double dloss);
-  double score(const Example& x, Marks* m) const override;
-  void apply_round(const Example& x, double dloss, const Marks& m) override;
+  double score(const Example& x) const override;
+  void apply_round(const Example& x, const SparseVector& v, double dloss) override;
 
   std::vector<Slot> slots_;
 };
@@ -202,10 +166,8 @@ class FtprlConstBoxLearner final : public FtprlBase {
   double diameter() const { return 2.0 * half_diameter_; }
 
  private:
-  template <class Source>
-  void apply(const Source& src, double dloss, double sum_x2);
-  double score(const Example& x, Marks* m) const override;
-  void apply_round(const Example& x, double dloss, const Marks& m) override;
+  double score(const Example& x) const override;
+  void apply_round(const Example& x, const SparseVector& v, double dloss) override;
 
   double half_diameter_;  // D/2 = R sqrt(2^b)
   double g_sum_ = 0.0;    // G = sum ||g_t||^2
@@ -246,10 +208,8 @@ class FtprlBallLearner final : public FtprlBase {
   double projection_factor() const;  // c = min(1, R / ||u^||)
 
  private:
-  template <class Source>
-  void apply(const Example& x, const Source& src, double dloss, double sum_x2);
-  double score(const Example& x, Marks* m) const override;
-  void apply_round(const Example& x, double dloss, const Marks& m) override;
+  double score(const Example& x) const override;
+  void apply_round(const Example& x, const SparseVector& v, double dloss) override;
   double scale_of(const Slot& s) const;
   void recompute_norm();
   void renormalize();

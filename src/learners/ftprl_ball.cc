@@ -73,7 +73,7 @@ double FtprlBallLearner<kScaled>::weight(uint64_t slot) const {
 }
 
 template <bool kScaled>
-double FtprlBallLearner<kScaled>::score(const Example& x, Marks* m) const {
+double FtprlBallLearner<kScaled>::score(const Example& x) const {
   const Slot* slots = slots_.data();
   const Feature* fs = x.features.data();
   const size_t n = x.features.size();
@@ -86,36 +86,24 @@ double FtprlBallLearner<kScaled>::score(const Example& x, Marks* m) const {
     } else {
       t += s.v * ftprl::usable(fs[i].value);
     }
-    if (m) mark(fs[i].index, fs[i].value, *m);
   }
   return x.initial + projection_factor() * sigma_ * t;
 }
 
 template <bool kScaled>
-void FtprlBallLearner<kScaled>::apply_round(const Example& x, double dloss, const Marks& m) {
-  if (!m.merge) {
-    apply(x, ftprl::ExampleSource{x.features.data(), x.features.size(), mask_}, dloss, m.sum_x2);
-  } else {
-    merge_by_slot(x);
-    double sum_x2 = 0.0;
-    for (const SlotFeature& f : merged_) sum_x2 += f.x * f.x;
-    apply(x, ftprl::MergedSource{merged_.data(), merged_.size()}, dloss, sum_x2);
-  }
-}
-
-template <bool kScaled>
-template <class Source>
-void FtprlBallLearner<kScaled>::apply(const Example& x, const Source& src, double dloss, double sum_x2) {
+void FtprlBallLearner<kScaled>::apply_round(const Example& x, const SparseVector& v, double dloss) {
   Slot* const slots = slots_.data();
-  const size_t n = src.size();
+  const size_t n = v.size();
+  double sum_x2 = 0.0;
   if constexpr (kScaled) {
     // ||x^||^2 with x^_i = a_i x_i; a slot updated for the first time takes its namespace's scale.
-    sum_x2 = 0.0;
     for (size_t k = 0; k < n; ++k) {
-      const double a0 = slots[src.slot(k)].a;
-      const double xs = (a0 != 0.0 ? a0 : spec_.of_feature(x, src.first(k))) * src.value(k);
+      const double a0 = slots[v[k].slot].a;
+      const double xs = (a0 != 0.0 ? a0 : spec_.of_feature(x, v[k].first)) * v[k].x;
       sum_x2 += xs * xs;
     }
+  } else {
+    sum_x2 = v.norm2();
   }
   if (sum_x2 == 0.0) return;  // g^_t = 0
   const double big_g = g_sum_ + dloss * dloss * sum_x2;
@@ -133,11 +121,11 @@ void FtprlBallLearner<kScaled>::apply(const Example& x, const Source& src, doubl
   double norm2 = norm2_ * rho * rho;
   const double step = -dloss / a_new;  // delta_i = -g^_i / abar_t = step * x^_i
   for (size_t k = 0; k < n; ++k) {
-    if (k + kPrefetch < n) __builtin_prefetch(&slots[src.slot(k + kPrefetch)], 1);
-    Slot& s = slots[src.slot(k)];
-    double xs = src.value(k);
+    if (k + kPrefetch < n) __builtin_prefetch(&slots[v[k + kPrefetch].slot], 1);
+    Slot& s = slots[v[k].slot];
+    double xs = v[k].x;
     if constexpr (kScaled) {
-      if (s.a == 0.0) s.a = spec_.of_feature(x, src.first(k));
+      if (s.a == 0.0) s.a = spec_.of_feature(x, v[k].first);
       xs *= s.a;
     }
     const double delta = step * xs;

@@ -40,21 +40,10 @@ double FtprlConstBoxLearner::u(uint64_t slot) const {
   return c + (s.u - c) * (s.abar / abar_);
 }
 
-double FtprlConstBoxLearner::score(const Example& x, Marks* m) const { return clipped_score(slots_, x, m); }
+double FtprlConstBoxLearner::score(const Example& x) const { return clipped_score(slots_, x); }
 
-void FtprlConstBoxLearner::apply_round(const Example& x, double dloss, const Marks& m) {
-  if (!m.merge) {
-    apply(ftprl::ExampleSource{x.features.data(), x.features.size(), mask_}, dloss, m.sum_x2);
-  } else {
-    merge_by_slot(x);
-    double sum_x2 = 0.0;
-    for (const SlotFeature& f : merged_) sum_x2 += f.x * f.x;
-    apply(ftprl::MergedSource{merged_.data(), merged_.size()}, dloss, sum_x2);
-  }
-}
-
-template <class Source>
-void FtprlConstBoxLearner::apply(const Source& src, double dloss, double sum_x2) {
+void FtprlConstBoxLearner::apply_round(const Example&, const SparseVector& v, double dloss) {
+  const double sum_x2 = v.norm2();
   if (sum_x2 == 0.0) return;  // g_t = 0
   const double big_g = g_sum_ + dloss * dloss * sum_x2;
   // ||g||^2 underflowing to 0 or G overflowing (only via update() with extreme dloss): skipped, counted.
@@ -67,13 +56,13 @@ void FtprlConstBoxLearner::apply(const Source& src, double dloss, double sum_x2)
   const double alpha = std::max(0.0, a_new - a_old);
   Slot* const slots = slots_.data();
   const double r = radius_;
-  const size_t n = src.size();
+  const size_t n = v.size();
   for (size_t k = 0; k < n; ++k) {
-    if (k + kPrefetch < n) __builtin_prefetch(&slots[src.slot(k + kPrefetch)], 1);
-    Slot& s = slots[src.slot(k)];
+    if (k + kPrefetch < n) __builtin_prefetch(&slots[v[k + kPrefetch].slot], 1);
+    Slot& s = slots[v[k].slot];
     const double c = clip(s.u, r);  // the point played this round
     const double u = s.abar > 0.0 ? c + (s.u - c) * (s.abar / a_old) : s.u;
-    s.u = (a_old * u + alpha * c - dloss * src.value(k)) / a_new;
+    s.u = (a_old * u + alpha * c - dloss * v[k].x) / a_new;
     s.abar = a_new;
   }
   g_sum_ = big_g;

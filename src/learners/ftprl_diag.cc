@@ -32,27 +32,17 @@ FtprlDiagLearner::FtprlDiagLearner(const FtprlOptions& options, const Loss& loss
 
 double FtprlDiagLearner::weight(uint64_t slot) const { return clip(slots_[slot & mask_].u, radius_); }
 
-double FtprlDiagLearner::score(const Example& x, Marks* m) const { return clipped_score(slots_, x, m); }
+double FtprlDiagLearner::score(const Example& x) const { return clipped_score(slots_, x); }
 
-void FtprlDiagLearner::apply_round(const Example& x, double dloss, const Marks& m) {
-  if (!m.merge) {
-    apply(ftprl::ExampleSource{x.features.data(), x.features.size(), mask_}, dloss);
-  } else {
-    merge_by_slot(x);
-    apply(ftprl::MergedSource{merged_.data(), merged_.size()}, dloss);
-  }
-}
-
-template <class Source>
-void FtprlDiagLearner::apply(const Source& src, double dloss) {
+void FtprlDiagLearner::apply_round(const Example&, const SparseVector& v, double dloss) {
   Slot* const slots = slots_.data();
   const double r = radius_;
-  const size_t n = src.size();
+  const size_t n = v.size();
   for (size_t k = 0; k < n; ++k) {
-    if (k + kPrefetch < n) __builtin_prefetch(&slots[src.slot(k + kPrefetch)], 1);
-    const double g = dloss * src.value(k);
-    if (g == 0.0) continue;
-    Slot& s = slots[src.slot(k)];
+    if (k + kPrefetch < n) __builtin_prefetch(&slots[v[k + kPrefetch].slot], 1);
+    const double g = dloss * v[k].x;
+    if (g == 0.0) continue;  // dloss * x underflowing
+    Slot& s = slots[v[k].slot];
     const double u = s.u;
     const double s_old = s.s;
     const double big_g = s_old * s_old + g * g;

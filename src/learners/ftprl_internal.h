@@ -1,5 +1,5 @@
-// Internals shared by the FTPRL learners' .cc files (not a contract): the two views of an example's gradient
-// support the update kernels are compiled for, and the hot-loop constants.
+// Internals shared by the FTPRL learners' .cc files (not a contract): the score loop, the hot-loop constants
+// and the slot table's save/load.
 #pragma once
 #include <algorithm>
 #include <cmath>
@@ -18,31 +18,9 @@ namespace lepus::ftprl {
 // src/learners/gd.cc).
 inline constexpr size_t kPrefetch = 12;
 
-// A feature value the score and the update can use: non-finite values (an interaction of two huge values
-// overflowing float) are treated as absent, as sgd does.
+// A feature value the score can use: non-finite values (an interaction of two huge values overflowing float)
+// are treated as absent, as sgd does.
 inline double usable(float v) { return std::isfinite(v) ? static_cast<double>(v) : 0.0; }
-
-// The example's features as they are: the fast path, taken when no slot occurs twice and every value is
-// finite.
-struct ExampleSource {
-  const Feature* f;
-  size_t n;
-  uint64_t mask;
-  size_t size() const { return n; }
-  uint64_t slot(size_t k) const { return f[k].index & mask; }
-  double value(size_t k) const { return f[k].value; }
-  size_t first(size_t k) const { return k; }
-};
-
-// The example merged by slot (FtprlBase::merge_by_slot): one entry per coordinate of the gradient.
-struct MergedSource {
-  const FtprlBase::SlotFeature* m;
-  size_t n;
-  size_t size() const { return n; }
-  uint64_t slot(size_t k) const { return m[k].slot; }
-  double value(size_t k) const { return m[k].x; }
-  size_t first(size_t k) const { return m[k].first; }
-};
 
 // Branch-free (minsd/maxsd): whether u lies outside the box is data-dependent and a branch would mispredict.
 inline double clip(double u, double r) { return std::min(std::max(u, -r), r); }
@@ -52,7 +30,7 @@ inline double clip(double u, double r) { return std::min(std::max(u, -r), r); }
 namespace lepus {
 
 template <class Slot>
-double FtprlBase::clipped_score(const std::vector<Slot>& table, const Example& x, Marks* m) const {
+double FtprlBase::clipped_score(const std::vector<Slot>& table, const Example& x) const {
   const Slot* slots = table.data();
   const Feature* fs = x.features.data();
   const size_t n = x.features.size();
@@ -61,7 +39,6 @@ double FtprlBase::clipped_score(const std::vector<Slot>& table, const Example& x
   for (size_t i = 0; i < n; ++i) {
     if (i + ftprl::kPrefetch < n) __builtin_prefetch(&slots[fs[i + ftprl::kPrefetch].index & mask_]);
     s += ftprl::clip(slots[fs[i].index & mask_].u, r) * ftprl::usable(fs[i].value);
-    if (m) mark(fs[i].index, fs[i].value, *m);
   }
   return s;
 }

@@ -7,7 +7,6 @@
 
 #include <cmath>
 
-#include "core/coords.h"
 #include "lepus/errors.h"
 
 namespace lepus {
@@ -103,25 +102,6 @@ TEST(Nlms, OptionsAreChecked) {
   OptionValues v;
   v.set("nlms_eps", "-1", true);
   EXPECT_THROW(NlmsOptions::from(v), ConfigError);
-}
-
-// The vector builder nlms learns from: slots masked, repeats summed, zero and non-finite values dropped.
-TEST(VectorBuilder, MergesMasksAndDrops) {
-  VectorBuilder b(4);
-  Example ex = example({{3, 1.0f}, {19, 2.0f}, {5, 0.0f}, {7, NAN}, {6, 1.5f}, {22, -1.5f}, {9, 4.0f}}, 0.0f);
-  const SparseVector& v = b.build(ex);
-  // 3 and 19 share slot 3; 6 and 22 share slot 6 and cancel; 5 is zero; 7 is NaN.
-  ASSERT_EQ(v.size(), 2u);
-  EXPECT_EQ(v[0].slot, 3u);
-  EXPECT_EQ(v[0].x, 3.0);
-  EXPECT_EQ(v[1].slot, 9u);
-  EXPECT_EQ(v.norm2(), 9.0 + 16.0);
-  EXPECT_EQ(v.dropped, 1u);
-  const SparseVector& s = b.build(example({{9, 1.0f}, {2, 1.0f}, {5, 1.0f}}, 0.0f), VectorBuilder::Order::kSlot);
-  ASSERT_EQ(s.size(), 3u);
-  EXPECT_EQ(s[0].slot, 2u);
-  EXPECT_EQ(s[1].slot, 5u);
-  EXPECT_EQ(s[2].slot, 9u);
 }
 
 }  // namespace
