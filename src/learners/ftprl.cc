@@ -2,7 +2,6 @@
 #include "learners/ftprl.h"
 
 #include <algorithm>
-#include <cfloat>
 #include <cmath>
 #include <memory>
 
@@ -104,48 +103,11 @@ FtprlBase::FtprlBase(double radius, const Loss& loss, int bits, bool test_only)
       bits_(bits),
       mask_((uint64_t{1} << bits) - 1),
       radius_(radius),
-      frozen_range_(test_only),
-      range_(loss.initial_range()),
+      clip_(loss.initial_range(), test_only),
       builder_(bits) {}
 
-float FtprlBase::to_float_score(double s) const {
-  if (s > FLT_MAX || s < -FLT_MAX) {
-    ++safeguards_;
-    return s > 0.0 ? FLT_MAX : -FLT_MAX;
-  }
-  if (std::isnan(s)) {
-    ++safeguards_;
-    return 0.0f;
-  }
-  return static_cast<float>(s);
-}
-
-Prediction FtprlBase::finish(double score) const {
-  const float f = to_float_score(score);
-  return Prediction{f, std::min(std::max(f, range_.lo), range_.hi)};
-}
-
-void FtprlBase::see_label(const Example& x) {
-  if (!x.labeled || frozen_range_) return;
-  range_.lo = std::min(range_.lo, x.label);
-  range_.hi = std::max(range_.hi, x.label);
-}
-
-void FtprlBase::save_range(ModelWriter& out) const {
-  out.put_f32(range_.lo);
-  out.put_f32(range_.hi);
-}
-
-void FtprlBase::load_range(ModelReader& in) {
-  const float lo = in.get_f32("ftprl min label");
-  const float hi = in.get_f32("ftprl max label");
-  if (std::isnan(lo) || std::isnan(hi) || lo > hi)
-    throw ModelFormatError(in.source() + ": ftprl label range is not valid");
-  range_ = LabelRange{lo, hi};
-}
-
 double FtprlBase::loss_derivative(const Example& x, float p) {
-  if (!x.labeled || !(x.weight > 0.0f)) return 0.0;
+  if (!common::teaches(x)) return 0.0;
   const double d = loss_.first_derivative(p, x.label, label_range()) * static_cast<double>(x.weight);
   if (!std::isfinite(d)) {
     ++safeguards_;
@@ -155,7 +117,7 @@ double FtprlBase::loss_derivative(const Example& x, float p) {
 }
 
 Prediction FtprlBase::learn(const Example& x) {
-  see_label(x);
+  clip_.see(x);
   const Prediction p = finish(score(x));
   update(x, loss_derivative(x, p.raw));
   return p;

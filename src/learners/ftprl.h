@@ -41,6 +41,7 @@
 #include <vector>
 
 #include "core/coords.h"
+#include "learners/common/plumbing.h"
 #include "lepus/learner.h"
 
 namespace lepus {
@@ -80,7 +81,7 @@ class FtprlBase : public Learner {
   uint64_t safeguard_count() const override { return safeguards_; }
   // VW's clipping range, as sgd keeps it: the loss's initial range widened by every label learned from
   // (frozen under -t). Predictions are clipped to it; the gradient is the loss's at the unclipped score.
-  LabelRange label_range() const override { return range_; }
+  LabelRange label_range() const override { return clip_.range(); }
   double radius() const { return radius_; }
   Prediction predict(const Example& x) const final { return finish(score(x)); }
   Prediction learn(const Example& x) final;
@@ -90,16 +91,10 @@ class FtprlBase : public Learner {
 
  protected:
   FtprlBase(double radius, const Loss& loss, int bits, bool test_only);
-  // The score as the float the loss and the driver see: +-FLT_MAX (counted) when it overflows float.
-  float to_float_score(double score) const;
-  // The raw score and the prediction clipped to the label range.
-  Prediction finish(double score) const;
-  // Widens the label range with x's label (before predicting, as sgd does).
-  void see_label(const Example& x);
+  // The raw score as a float (common::to_float) and the prediction clipped to the label range.
+  Prediction finish(double score) const { return clip_.of(common::to_float(score, safeguards_)); }
   // k dloss/dp at the unclipped score p, or 0 if there is nothing to learn (unlabeled, weight <= 0, l' = 0).
   double loss_derivative(const Example& x, float p);
-  void save_range(ModelWriter& out) const;
-  void load_range(ModelReader& in);
   // The learner's score x.initial + <w, x>.
   virtual double score(const Example& x) const = 0;
   // diag's and box's score: sum clip(u_i, -R, R) x_i over the features, for slots whose first member is u.
@@ -112,8 +107,7 @@ class FtprlBase : public Learner {
   int bits_;
   uint64_t mask_;
   double radius_;
-  bool frozen_range_;
-  LabelRange range_;
+  common::LabelClip clip_;
   mutable uint64_t safeguards_ = 0;
   VectorBuilder builder_;
 };

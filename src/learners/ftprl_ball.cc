@@ -179,8 +179,7 @@ std::vector<std::string> FtprlBallLearner<kScaled>::describe() const {
 template <bool kScaled>
 void FtprlBallLearner<kScaled>::write_readable(std::ostream& out) const {
   out << "ftprl_radius " << radius_ << "\n";
-  out << "min_label " << range_.lo << "\n";
-  out << "max_label " << range_.hi << "\n";
+  clip_.write_readable(out);
   if constexpr (kScaled) {
     out << "ftprl_scale " << spec_text_ << "\n";
   } else {
@@ -192,7 +191,7 @@ void FtprlBallLearner<kScaled>::write_readable(std::ostream& out) const {
   const double c = projection_factor();
   for (size_t i = 0; i < slots_.size(); ++i) {
     const Slot& s = slots_[i];
-    if (ftprl::is_zero(s)) continue;
+    if (common::all_zero(s)) continue;
     const double u = sigma_ * s.v;
     out << i << ":" << c * u * scale_of(s) << " " << u;
     if constexpr (kScaled) out << " " << s.a;
@@ -204,14 +203,14 @@ template <bool kScaled>
 void FtprlBallLearner<kScaled>::save(ModelWriter& out) const {
   out.put_string(kScaled ? "ftprl-scale" : "ftprl-const-ball");
   out.put_f64(radius_);
-  save_range(out);
+  clip_.save(out);
   if constexpr (kScaled) out.put_string(spec_text_);
   out.put_f64(g_sum_);
   out.put_f64(abar_);
   out.put_f64(sigma_);
   out.put_f64(norm2_);
   out.put_u64(updates_);
-  ftprl::save_slots(out, slots_);
+  common::save_slots(out, slots_);
 }
 
 template <bool kScaled>
@@ -220,7 +219,7 @@ void FtprlBallLearner<kScaled>::load(ModelReader& in) {
   if (in.get_string("ftprl learner") != tag)
     throw ModelFormatError(in.source() + ": not an " + tag + " model state");
   radius_ = ftprl::checked(in.get_f64("ftprl radius"), in, "radius", true);
-  load_range(in);
+  clip_.load(in, "ftprl");
   if constexpr (kScaled) {
     spec_text_ = in.get_string("ftprl scale spec");
     try {
@@ -236,7 +235,7 @@ void FtprlBallLearner<kScaled>::load(ModelReader& in) {
   if (g_sum_ < 0.0 || abar_ < 0.0 || norm2_ < 0.0)
     throw ModelFormatError(in.source() + ": ftprl G, abar or norm is negative");
   updates_ = in.get_u64("ftprl update count");
-  ftprl::load_slots(in, slots_, kScaled ? "ftprl-scale" : "ftprl-const");
+  common::load_slots(in, slots_, kScaled ? "ftprl-scale" : "ftprl-const");
   if constexpr (kScaled) {
     for (const Slot& s : slots_)
       if (s.a < 0.0 || (s.a == 0.0 && s.v != 0.0))

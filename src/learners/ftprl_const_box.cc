@@ -77,8 +77,7 @@ std::vector<std::string> FtprlConstBoxLearner::describe() const {
 
 void FtprlConstBoxLearner::write_readable(std::ostream& out) const {
   out << "ftprl_radius " << radius_ << "\n";
-  out << "min_label " << range_.lo << "\n";
-  out << "max_label " << range_.hi << "\n";
+  clip_.write_readable(out);
   out << "ftprl_set box\n";
   out << "G " << g_sum_ << "\n";
   out << "abar " << abar_ << "\n";
@@ -92,22 +91,22 @@ void FtprlConstBoxLearner::write_readable(std::ostream& out) const {
 void FtprlConstBoxLearner::save(ModelWriter& out) const {
   out.put_string("ftprl-const-box");
   out.put_f64(radius_);
-  save_range(out);
+  clip_.save(out);
   out.put_f64(g_sum_);
   out.put_f64(abar_);
-  ftprl::save_slots(out, slots_);
+  common::save_slots(out, slots_);
 }
 
 void FtprlConstBoxLearner::load(ModelReader& in) {
   if (in.get_string("ftprl learner") != "ftprl-const-box")
     throw ModelFormatError(in.source() + ": not an ftprl-const --ftprl_set box model state");
   radius_ = ftprl::checked(in.get_f64("ftprl radius"), in, "radius", true);
-  load_range(in);
+  clip_.load(in, "ftprl");
   half_diameter_ = radius_ * std::sqrt(static_cast<double>(slots_.size()));
   g_sum_ = ftprl::checked(in.get_f64("ftprl G"), in, "G");
   abar_ = ftprl::checked(in.get_f64("ftprl abar"), in, "abar");
   if (g_sum_ < 0.0 || abar_ < 0.0) throw ModelFormatError(in.source() + ": ftprl G or abar is negative");
-  ftprl::load_slots(in, slots_, "ftprl-const");
+  common::load_slots(in, slots_, "ftprl-const");
 }
 
 }  // namespace lepus

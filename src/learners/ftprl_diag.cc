@@ -67,8 +67,7 @@ std::vector<std::string> FtprlDiagLearner::describe() const {
 
 void FtprlDiagLearner::write_readable(std::ostream& out) const {
   out << "ftprl_radius " << radius_ << "\n";
-  out << "min_label " << range_.lo << "\n";
-  out << "max_label " << range_.hi << "\n";
+  clip_.write_readable(out);
   for (size_t i = 0; i < slots_.size(); ++i) {
     const Slot& s = slots_[i];
     if (s.u == 0.0 && s.s == 0.0) continue;
@@ -79,16 +78,16 @@ void FtprlDiagLearner::write_readable(std::ostream& out) const {
 void FtprlDiagLearner::save(ModelWriter& out) const {
   out.put_string("ftprl-diag");
   out.put_f64(radius_);
-  save_range(out);
-  ftprl::save_slots(out, slots_);
+  clip_.save(out);
+  common::save_slots(out, slots_);
 }
 
 void FtprlDiagLearner::load(ModelReader& in) {
   if (in.get_string("ftprl learner") != "ftprl-diag")
     throw ModelFormatError(in.source() + ": not an ftprl-diag model state");
   radius_ = ftprl::checked(in.get_f64("ftprl radius"), in, "radius", true);
-  load_range(in);
-  ftprl::load_slots(in, slots_, "ftprl-diag");
+  clip_.load(in, "ftprl");
+  common::load_slots(in, slots_, "ftprl-diag");
 }
 
 }  // namespace lepus

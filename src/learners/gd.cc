@@ -16,10 +16,15 @@ using gd_kernel::kPrefetch;
 // 12 to 64 took the 1/10 slice from 1.71 to 1.25 s user (utl/bench row d); 48 to 96 measured the same.
 constexpr size_t kScorePrefetch = 64;
 
-std::string num(double v) {
-  std::ostringstream s;
-  s << v;
-  return s.str();
+using common::number;
+
+// The loss's range, or [0, 0] with the given ends when --min_prediction or --max_prediction is given (VW's rule).
+LabelRange initial_range(const GdOptions& o, const Loss& loss) {
+  if (!o.min_given && !o.max_given) return loss.initial_range();
+  LabelRange r{0.0f, 0.0f};
+  if (o.min_given) r.lo = o.min_prediction;
+  if (o.max_given) r.hi = o.max_prediction;
+  return r;
 }
 
 }  // namespace
@@ -61,15 +66,12 @@ GdLearner::GdLearner(const GdOptions& options, const Loss& loss, int bits, bool 
       loss_(loss),
       mask_((uint64_t{1} << bits) - 1),
       sqrt_rate_(options.power_t == 0.5f),
-      frozen_range_(test_only || options.min_given || options.max_given),
       slots_(size_t{1} << bits, Slot{0.0f, 0.0f, 0.0f, 0.0f}),
+      clip_(initial_range(options, loss), test_only || options.min_given || options.max_given, options.min_given,
+            options.max_given),
       total_norm_(options.initial_t),
       total_weight_(options.initial_t),
       t_(options.initial_t) {
-  range_ = loss.initial_range();
-  if (options.min_given || options.max_given) range_ = LabelRange{0.0f, 0.0f};
-  if (options.min_given) range_.lo = options.min_prediction;
-  if (options.max_given) range_.hi = options.max_prediction;
   if (opt_.adaptive && opt_.initial_t > 0.0) {
     for (auto& s : slots_) s.g = static_cast<float>(opt_.initial_t);
   }
@@ -101,7 +103,7 @@ float GdLearner::raw_score(const Example& x) const {
 
 float GdLearner::finalize(float raw) const {
   if (std::isnan(raw)) return 0.0f;
-  return std::min(std::max(raw, range_.lo), range_.hi);
+  return clip_.clip(raw);
 }
 
 Prediction GdLearner::predict(const Example& x) const {
@@ -112,13 +114,10 @@ Prediction GdLearner::predict(const Example& x) const {
 Prediction GdLearner::learn(const Example& x) {
   if (!x.labeled) return predict(x);
   const float y = x.label;
-  if (!frozen_range_) {
-    range_.lo = std::min(range_.lo, y);
-    range_.hi = std::max(range_.hi, y);
-  }
+  clip_.see(x);
   const Prediction p = predict(x);
   const float weight = x.weight;
-  if (weight > 0.0f && loss_.loss(p.value, y, range_) > 0.0f) update(x, p.value, y, weight);
+  if (weight > 0.0f && loss_.loss(p.value, y, clip_.range()) > 0.0f) update(x, p.value, y, weight);
   t_ += weight;
   return p;
 }
@@ -177,7 +176,7 @@ void GdLearner::update(const Example& x, float pred, float y, float weight) {
 
   float u = opt_.invariant ? loss_.invariant_update(pred, y, scale, ppu) : loss_.unsafe_update(pred, y, scale);
   if ((opt_.l1 > 0.0f || opt_.l2 > 0.0f) && std::fabs(u) > 1e-8f) {
-    const double d1 = loss_.first_derivative(pred, y, range_);
+    const double d1 = loss_.first_derivative(pred, y, clip_.range());
     const double eta_bar = std::fabs(d1) > 1e-8 ? -u / d1 : 0.0;
     if (std::fabs(d1) > 1e-8) contraction_ *= 1.0 - opt_.l2 * eta_bar;
     u /= static_cast<float>(contraction_);
@@ -226,11 +225,11 @@ void GdLearner::end_pass() { opt_.eta *= opt_.decay_learning_rate; }
 
 std::vector<std::string> GdLearner::describe() const {
   std::vector<std::string> lines;
-  if (opt_.l1 > 0.0f) lines.push_back("using l1 regularization = " + num(opt_.l1));
-  if (opt_.l2 > 0.0f) lines.push_back("using l2 regularization = " + num(opt_.l2));
-  lines.push_back("learning rate = " + num(opt_.eta));
-  lines.push_back("initial_t = " + num(t_));
-  lines.push_back("power_t = " + num(opt_.power_t));
+  if (opt_.l1 > 0.0f) lines.push_back("using l1 regularization = " + number(opt_.l1));
+  if (opt_.l2 > 0.0f) lines.push_back("using l2 regularization = " + number(opt_.l2));
+  lines.push_back("learning rate = " + number(opt_.eta));
+  lines.push_back("initial_t = " + number(t_));
+  lines.push_back("power_t = " + number(opt_.power_t));
   std::string mode;
   if (opt_.adaptive) mode += "adaptive ";
   if (opt_.normalized) mode += "normalized ";
@@ -245,8 +244,7 @@ void GdLearner::write_readable(std::ostream& out) const {
   out << "initial_t " << opt_.initial_t << "\n";
   out << "norm normalizer " << total_norm_ << "\n";
   out << "t " << t_ << "\n";
-  out << "min_label " << range_.lo << "\n";
-  out << "max_label " << range_.hi << "\n";
+  clip_.write_readable(out);
   out << "total_weight " << total_weight_ << "\n";
   out << "l1_state " << gravity_ << "\n";
   out << "l2_state " << contraction_ << "\n";
@@ -268,19 +266,13 @@ void GdLearner::save_predict_only(ModelWriter& out) const { save_slots(out, true
 // The scalars, the table size, the count of slots kept, then (index, slot or weight) for each.
 void GdLearner::save_slots(ModelWriter& out, bool weights_only) const {
   save_scalars(out);
-  auto kept = [weights_only](const Slot& s) {
-    return s.w != 0.0f || (!weights_only && (s.g != 0.0f || s.n != 0.0f || s.r != 0.0f));
-  };
-  out.put_u64(slots_.size());
-  uint64_t nonzero = 0;
-  for (const auto& s : slots_) nonzero += kept(s);
-  out.put_u64(nonzero);
-  for (uint64_t i = 0; i < slots_.size(); ++i) {
-    const Slot& s = slots_[i];
-    if (!kept(s)) continue;
-    out.put_u64(i);
-    out.put_values(&s.w, weights_only ? 1 : sizeof s / sizeof(float));  // w, or w, g, n, r
-  }
+  common::save_table(
+      out, slots_.size(),
+      [&](uint64_t i) {
+        const Slot& s = slots_[i];
+        return s.w != 0.0f || (!weights_only && (s.g != 0.0f || s.n != 0.0f || s.r != 0.0f));
+      },
+      [&](uint64_t i) { out.put_values(&slots_[i].w, weights_only ? 1 : sizeof(Slot) / sizeof(float)); });
 }
 
 void GdLearner::load(ModelReader& in) { load_slots(in, false); }
@@ -295,8 +287,7 @@ void GdLearner::save_scalars(ModelWriter& out) const {
   out.put_f64(opt_.initial_t);
   out.put_f32(opt_.l1);
   out.put_f32(opt_.l2);
-  out.put_f32(range_.lo);
-  out.put_f32(range_.hi);
+  clip_.save(out);
   out.put_f64(total_norm_);
   out.put_f64(total_weight_);
   out.put_f64(t_);
@@ -314,10 +305,7 @@ void GdLearner::load_slots(ModelReader& in, bool weights_only) {
   opt_.initial_t = in.get_f64("sgd initial_t");
   opt_.l1 = in.get_f32("sgd l1");
   opt_.l2 = in.get_f32("sgd l2");
-  const float lo = in.get_f32("sgd min label");
-  const float hi = in.get_f32("sgd max label");
-  if (!opt_.min_given) range_.lo = lo;
-  if (!opt_.max_given) range_.hi = hi;
+  clip_.load(in, "sgd");
   total_norm_ = in.get_f64("sgd normalizer");
   total_weight_ = in.get_f64("sgd total weight");
   t_ = in.get_f64("sgd t");
@@ -325,27 +313,19 @@ void GdLearner::load_slots(ModelReader& in, bool weights_only) {
   gravity_ = in.get_f64("sgd l1 state");
   contraction_ = in.get_f64("sgd l2 state");
   choose_kernels();
-  const uint64_t size = in.get_u64("sgd table size");
-  if (size != slots_.size())
-    throw ModelFormatError(in.source() + ": weight table has " + std::to_string(size) + " slots, expected " +
-                           std::to_string(slots_.size()));
-  const uint64_t nonzero = in.get_u64("sgd slot count");
-  const uint64_t record = 8 + (weights_only ? sizeof(float) : sizeof(Slot));
-  if (nonzero > size || nonzero * record > in.remaining())
-    throw ModelFormatError(in.source() + ": slot count " + std::to_string(nonzero) + " does not fit the file");
+  common::load_table_size(in, slots_.size(), "sgd");
   std::fill(slots_.begin(), slots_.end(), Slot{0.0f, 0.0f, 0.0f, 0.0f});
-  for (uint64_t k = 0; k < nonzero; ++k) {
-    const uint64_t i = in.get_u64("sgd slot index");
-    if (i >= size) throw ModelFormatError(in.source() + ": slot index out of range");
-    if (weights_only) {
-      slots_[i].w = in.get_f32("sgd weight");
-    } else {
-      in.get_raw(&slots_[i], sizeof(Slot), "sgd slot");
-    }
-    const Slot& s = slots_[i];
-    if (!std::isfinite(s.w) || !std::isfinite(s.g) || !std::isfinite(s.n) || !std::isfinite(s.r))
-      throw ModelFormatError(in.source() + ": sgd state: non-finite value in slot " + std::to_string(i));
-  }
+  common::load_count_and_records(
+      in, slots_.size(), weights_only ? sizeof(float) : sizeof(Slot), "sgd", [&](uint64_t i) {
+        Slot& s = slots_[i];
+        if (weights_only) {
+          s.w = in.get_f32("sgd weight");
+        } else {
+          in.get_raw(&s, sizeof(Slot), "sgd slot");
+        }
+        if (!std::isfinite(s.w) || !std::isfinite(s.g) || !std::isfinite(s.n) || !std::isfinite(s.r))
+          throw ModelFormatError(in.source() + ": sgd state: non-finite value in slot " + std::to_string(i));
+      });
 }
 
 }  // namespace lepus

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "learners/gd_kernel.h"
+#include "learners/common/plumbing.h"
 #include "lepus/learner.h"
 
 namespace lepus {
@@ -47,7 +48,7 @@ class GdLearner final : public Learner {
   void save_predict_only(ModelWriter& out) const override;
   void load_predict_only(ModelReader& in) override;
   std::string_view name() const override { return "sgd"; }
-  LabelRange label_range() const override { return range_; }
+  LabelRange label_range() const override { return clip_.range(); }
   std::vector<std::string> describe() const override;
   void write_readable(std::ostream& out) const override;
   // Updates zeroed because they came out NaN, and adaptive sums capped at FLT_MAX.
@@ -73,9 +74,8 @@ class GdLearner final : public Learner {
   const Loss& loss_;
   uint64_t mask_;
   bool sqrt_rate_;
-  bool frozen_range_;
   std::vector<Slot> slots_;
-  LabelRange range_;
+  common::LabelClip clip_;
   double total_norm_;    // S: sum of weight * normalised ||x||^2 (VW's normalized_sum_norm_x)
   double total_weight_;  // T: sum of importance weights of updates
   double t_;             // initial_t + weights of learned labeled examples (VW's sd.t less holdout/unlabeled)

@@ -3,8 +3,8 @@
 #include <cfloat>
 #include <cmath>
 #include <ostream>
-#include <sstream>
 
+#include "learners/common/plumbing.h"
 #include "lepus/errors.h"
 
 namespace lepus {
@@ -13,12 +13,7 @@ namespace {
 constexpr uint32_t kStateVersion = 1;
 constexpr double kDefaultEpsFactor = 1e-6;
 
-std::string num(double v) {
-  std::ostringstream s;
-  s.precision(17);
-  s << v;
-  return s.str();
-}
+std::string num(double v) { return common::number(v, 17); }
 
 }  // namespace
 
@@ -45,11 +40,7 @@ double NlmsLearner::score(const SparseVector& v) const {
 }
 
 Prediction NlmsLearner::output(double p) const {
-  if (!(std::fabs(p) <= FLT_MAX)) {  // beyond float range (or NaN): reported at the range's edge, counted
-    ++safeguards_;
-    p = std::isnan(p) ? 0.0 : std::copysign(static_cast<double>(FLT_MAX), p);
-  }
-  const float f = static_cast<float>(p);
+  const float f = common::to_float(p, safeguards_);  // beyond float range (or NaN): at the edge (0), counted
   return Prediction{f, f};
 }
 
@@ -61,7 +52,7 @@ Prediction NlmsLearner::learn(const Example& x) {
   const SparseVector& v = builder_.build(x);
   const double p = score(v) + x.initial;
   const Prediction out = output(p);
-  if (!x.labeled || !(x.weight > 0.0f) || v.size() == 0) return out;
+  if (!common::teaches(x) || v.size() == 0) return out;
   norm2_sum_ += v.norm2();
   learned_ += 1.0;
   // Importance weight k as k repetitions (exact for ε = 0): the residual shrinks by (1 - μ)^k.
@@ -82,15 +73,7 @@ void NlmsLearner::save(ModelWriter& out) const {
   out.put_f64(opt_.eps.value_or(0.0));
   out.put_f64(norm2_sum_);
   out.put_f64(learned_);
-  out.put_u64(w_.size());
-  uint64_t nonzero = 0;
-  for (double w : w_) nonzero += w != 0.0;
-  out.put_u64(nonzero);
-  for (uint64_t i = 0; i < w_.size(); ++i) {
-    if (w_[i] == 0.0) continue;
-    out.put_u64(i);
-    out.put_f64(w_[i]);
-  }
+  common::save_slots(out, w_);
 }
 
 void NlmsLearner::load(ModelReader& in) {
@@ -104,18 +87,8 @@ void NlmsLearner::load(ModelReader& in) {
   if (!(mu > 0.0 && mu < 2.0) || !(eps >= 0.0) || !std::isfinite(eps) || !(norm2_sum >= 0.0) ||
       !std::isfinite(norm2_sum) || !(learned >= 0.0) || !std::isfinite(learned))
     throw bad("a hyper-parameter or counter out of range");
-  const uint64_t size = in.get_u64("nlms table size");
-  if (size != w_.size())
-    throw bad("table of " + std::to_string(size) + " slots, this run has " + std::to_string(w_.size()));
-  const uint64_t nonzero = in.get_u64("nlms slot count");
-  if (nonzero > size || nonzero * 16 > in.remaining()) throw bad("slot count does not fit the file");
   std::vector<double> w(w_.size(), 0.0);
-  for (uint64_t k = 0; k < nonzero; ++k) {
-    const uint64_t i = in.get_u64("nlms slot index");
-    const double x = in.get_f64("nlms weight");
-    if (i >= size || !std::isfinite(x)) throw bad("slot index out of range or non-finite weight");
-    w[i] = x;
-  }
+  common::load_slots(in, w, "nlms");
   opt_.mu = mu;
   opt_.eps = eps_given ? std::optional<double>(eps) : std::nullopt;
   norm2_sum_ = norm2_sum;

@@ -35,11 +35,7 @@ const char* dimension_name(ScinolDimension d) {
   return "?";
 }
 
-std::string num(double v) {
-  std::ostringstream s;
-  s << v;
-  return s.str();
-}
+using common::number;
 
 
 }  // namespace
@@ -61,8 +57,7 @@ ScinolLearner::ScinolLearner(const ScinolOptions& options, const Loss& loss, int
       loss_(loss),
       bits_(bits),
       mask_((uint64_t{1} << bits) - 1),
-      frozen_range_(test_only),
-      range_(loss.initial_range()),
+      clip_(loss.initial_range(), test_only),
       builder_(bits) {
   allocate();
 }
@@ -236,7 +231,7 @@ double ScinolLearner::score(const Coord* c, size_t n, uint64_t& fresh) const {
 float ScinolLearner::clipped(double score) const {
   const float raw =
       static_cast<float>(std::clamp(score, -static_cast<double>(FLT_MAX), static_cast<double>(FLT_MAX)));
-  return std::min(std::max(raw, range_.lo), range_.hi);
+  return clip_.clip(raw);
 }
 
 Prediction ScinolLearner::finish(double score) const {
@@ -244,7 +239,7 @@ Prediction ScinolLearner::finish(double score) const {
   if (std::fabs(score) > FLT_MAX) ++caps_;
   const float raw =
       static_cast<float>(std::clamp(score, -static_cast<double>(FLT_MAX), static_cast<double>(FLT_MAX)));
-  return Prediction{raw, std::min(std::max(raw, range_.lo), range_.hi)};
+  return clip_.of(raw);
 }
 
 double ScinolLearner::predict_score(const Example& x) const {
@@ -291,7 +286,7 @@ double ScinolLearner::round(const Example& x, bool use_loss, double g_linear) {
   }
   t_ += 1.0;
   seen_ += static_cast<double>(fresh);
-  double g = use_loss ? loss_.first_derivative(clipped(yhat), x.label, range_) : g_linear;
+  double g = use_loss ? loss_.first_derivative(clipped(yhat), x.label, clip_.range()) : g_linear;
   g = std::clamp(g * static_cast<double>(x.weight), -opt_.lipschitz, opt_.lipschitz) / opt_.lipschitz;
   if (std::isnan(g)) [[unlikely]] {
     g = 0.0;
@@ -312,10 +307,7 @@ double ScinolLearner::round(const Example& x, bool use_loss, double g_linear) {
 
 double ScinolLearner::learn_score(const Example& x) {
   if (!x.labeled) return predict_score(x);  // unlabelled: predict only, no state change
-  if (!frozen_range_) {
-    range_.lo = std::min(range_.lo, x.label);
-    range_.hi = std::max(range_.hi, x.label);
-  }
+  clip_.see(x);
   // An importance weight of 0 (or less) asks for no learning: the round is not played at all.
   if (!(x.weight > 0.0f)) return predict_score(x);
   return round(x, true, 0.0);
@@ -356,8 +348,8 @@ double ScinolLearner::weight(uint64_t i, double x) const {
 
 std::vector<std::string> ScinolLearner::describe() const {
   std::string d = dimension_name(opt_.dimension);
-  if (opt_.dimension != ScinolDimension::kSeen) d += " (d = " + num(std::ldexp(1.0, bits_)) + ")";
-  return {"scinol_alpha = " + num(opt_.alpha), "scinol_L = " + num(opt_.lipschitz), "scinol_d = " + d};
+  if (opt_.dimension != ScinolDimension::kSeen) d += " (d = " + number(std::ldexp(1.0, bits_)) + ")";
+  return {"scinol_alpha = " + number(opt_.alpha), "scinol_L = " + number(opt_.lipschitz), "scinol_d = " + d};
 }
 
 void ScinolLearner::write_readable(std::ostream& out) const {
@@ -369,8 +361,7 @@ void ScinolLearner::write_readable(std::ostream& out) const {
   o << "t " << t_ << "\n";
   o << "d " << dimension() << "\n";
   o << "seen_slots " << seen_ << "\n";
-  o << "min_label " << range_.lo << "\n";
-  o << "max_label " << range_.hi << "\n";
+  clip_.write_readable(o);
   // Per slot: the indicative weight at round t+1 with x = 0 (w depends on x), then the state h, s2 [, n].
   const size_t st = stride();
   const bool clock = opt_.dimension == ScinolDimension::kClock;
@@ -395,21 +386,14 @@ void ScinolLearner::save(ModelWriter& out) const {
   out.put_u8(static_cast<uint8_t>(opt_.dimension));
   out.put_f64(t_);
   out.put_f64(seen_);
-  out.put_f32(range_.lo);
-  out.put_f32(range_.hi);
+  clip_.save(out);
   const size_t st = stride();
   const uint64_t size = mask_ + 1;
   out.put_u64(size);
   out.put_u32(static_cast<uint32_t>(st));
-  uint64_t nonzero = 0;
-  for (uint64_t i = 0; i < size; ++i) nonzero += table_[i * st] != 0.0 || table_[i * st + 1] != 0.0;
-  out.put_u64(nonzero);
-  for (uint64_t i = 0; i < size; ++i) {
-    const double* s = table_ + i * st;
-    if (s[0] == 0.0 && s[1] == 0.0) continue;
-    out.put_u64(i);
-    out.put_values(s, st);
-  }
+  common::save_count_and_records(
+      out, size, [&](uint64_t i) { return table_[i * st] != 0.0 || table_[i * st + 1] != 0.0; },
+      [&](uint64_t i) { out.put_values(table_ + i * st, st); });
 }
 
 void ScinolLearner::load(ModelReader& in) {
@@ -421,13 +405,13 @@ void ScinolLearner::load(ModelReader& in) {
   const double alpha = in.get_f64("scinol-coord alpha");
   const double lipschitz = in.get_f64("scinol-coord L");
   const uint8_t dim = in.get_u8("scinol-coord d mode");
-  if (!(alpha > kAlphaMin) || !std::isfinite(alpha)) throw bad("alpha " + num(alpha) + " is not > 9/8");
-  if (!(lipschitz > 0.0) || !std::isfinite(lipschitz)) throw bad("L " + num(lipschitz) + " is not > 0");
+  if (!(alpha > kAlphaMin) || !std::isfinite(alpha)) throw bad("alpha " + number(alpha) + " is not > 9/8");
+  if (!(lipschitz > 0.0) || !std::isfinite(lipschitz)) throw bad("L " + number(lipschitz) + " is not > 0");
   if (dim > static_cast<uint8_t>(ScinolDimension::kClock)) throw bad("unknown d mode " + std::to_string(dim));
   const double t = in.get_f64("scinol-coord t");
   const double seen = in.get_f64("scinol-coord seen slots");
-  const float lo = in.get_f32("scinol-coord min label");
-  const float hi = in.get_f32("scinol-coord max label");
+  common::LabelClip clip = clip_;
+  clip.load(in, "scinol-coord");
   const uint64_t size = in.get_u64("scinol-coord table size");
   const uint32_t st = in.get_u32("scinol-coord stride");
   if (size != mask_ + 1)
@@ -438,29 +422,21 @@ void ScinolLearner::load(ModelReader& in) {
   const ScinolDimension mode = static_cast<ScinolDimension>(dim);
   const uint32_t want_stride = mode == ScinolDimension::kClock ? 4 : 2;
   if (st != want_stride) throw bad("stride " + std::to_string(st) + " does not match d mode");
-  const uint64_t nonzero = in.get_u64("scinol-coord slot count");
-  if (nonzero > size || nonzero * (8 + st * sizeof(double)) > in.remaining())
-    throw bad("slot count " + std::to_string(nonzero) + " does not fit the file");
-
   opt_.alpha = alpha;
   opt_.lipschitz = lipschitz;
   opt_.dimension = mode;
   allocate();
   t_ = t;
   seen_ = seen;
-  range_ = LabelRange{lo, hi};
-  uint64_t last = 0;
-  for (uint64_t k = 0; k < nonzero; ++k) {
-    const uint64_t i = in.get_u64("scinol-coord slot index");
-    if (i >= size || (k > 0 && i <= last)) throw bad("slot index out of range or out of order");
-    last = i;
+  clip_ = clip;
+  common::load_count_and_records(in, size, st * sizeof(double), "scinol-coord", [&](uint64_t i) {
     double* s = table_ + i * st;
     in.get_raw(s, st * sizeof(double), "scinol-coord slot");
     for (uint32_t j = 0; j < st; ++j)
       if (!std::isfinite(s[j])) throw bad("non-finite value in slot " + std::to_string(i));
     if (!(s[1] >= 0.0) || (mode == ScinolDimension::kClock && !(s[2] >= 0.0)))
       throw bad("negative s2 or clock");
-  }
+  });
 }
 
 LearnerRow scinol_row() {

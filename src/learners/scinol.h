@@ -63,6 +63,7 @@
 #include <vector>
 
 #include "core/coords.h"
+#include "learners/common/plumbing.h"
 #include "lepus/learner.h"
 
 namespace lepus {
@@ -94,7 +95,7 @@ class ScinolLearner final : public Learner {
   void save(ModelWriter& out) const override;
   void load(ModelReader& in) override;
   std::string_view name() const override { return "scinol-coord"; }
-  LabelRange label_range() const override { return range_; }
+  LabelRange label_range() const override { return clip_.range(); }
   std::vector<std::string> describe() const override;
   void write_readable(std::ostream& out) const override;
   uint64_t safeguard_count() const override { return caps_; }
@@ -142,8 +143,7 @@ class ScinolLearner final : public Learner {
   const Loss& loss_;
   int bits_;
   uint64_t mask_;
-  bool frozen_range_;
-  LabelRange range_;
+  common::LabelClip clip_;
   double t_ = 0.0;     // learning rounds
   double seen_ = 0.0;  // distinct slots with s2 > 0
   // Interleaved per-slot state, stride() doubles per slot: (h, s2) or (h, s2, n, unused). Cache-line aligned

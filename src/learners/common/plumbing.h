@@ -1,0 +1,153 @@
+// What every learner shares, written once: which examples teach, VW's clipping range, the float a score is
+// reported as, the sparse slot-table format of model files, and numbers in describe() and readable models.
+// A learner is its update rule plus these.
+#pragma once
+#include <algorithm>
+#include <cfloat>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <ostream>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "lepus/errors.h"
+#include "lepus/example.h"
+#include "lepus/learner.h"
+#include "lepus/model_io.h"
+
+namespace lepus::common {
+
+// An example teaches when it has a label and a positive importance weight; any other is only predicted.
+inline bool teaches(const Example& x) { return x.labeled && x.weight > 0.0f; }
+
+// v as text with `precision` significant digits (6: describe() and sgd's readable model).
+std::string number(double v, int precision = 6);
+
+// VW's clipping range: the loss's initial range widened by every label seen, frozen under -t (and by sgd's
+// --min_prediction/--max_prediction, whose fixed ends a model file does not override). Predictions are
+// clipped to it; a learner's gradient is the loss's at the unclipped score.
+class LabelClip {
+ public:
+  LabelClip(LabelRange initial, bool frozen, bool fixed_lo = false, bool fixed_hi = false)
+      : range_(initial), frozen_(frozen), fixed_lo_(fixed_lo), fixed_hi_(fixed_hi) {}
+  // Widens the range with x's label, if it has one (before predicting x, as VW does).
+  void see(const Example& x) {
+    if (!x.labeled || frozen_) return;
+    range_.lo = std::min(range_.lo, x.label);
+    range_.hi = std::max(range_.hi, x.label);
+  }
+  LabelRange range() const { return range_; }
+  float clip(float raw) const { return std::min(std::max(raw, range_.lo), range_.hi); }
+  // The prediction of a raw score that is already a float.
+  Prediction of(float raw) const { return Prediction{raw, clip(raw)}; }
+  void save(ModelWriter& out) const;
+  // Reads what save() wrote (a NaN end or lo > hi is a ModelFormatError naming `who`); fixed ends stay.
+  void load(ModelReader& in, const std::string& who);
+  // The "min_label" and "max_label" lines of a readable model.
+  void write_readable(std::ostream& out) const;
+
+ private:
+  LabelRange range_;
+  bool frozen_, fixed_lo_, fixed_hi_;
+};
+
+// A double score as the float the loss and the driver see: +-FLT_MAX beyond float's range and 0 for NaN,
+// each counted in `safeguards`.
+inline float to_float(double s, uint64_t& safeguards) {
+  if (s > FLT_MAX || s < -FLT_MAX) {
+    ++safeguards;
+    return s > 0.0 ? FLT_MAX : -FLT_MAX;
+  }
+  if (std::isnan(s)) {
+    ++safeguards;
+    return 0.0f;
+  }
+  return static_cast<float>(s);
+}
+
+// ---- the sparse slot table of a model file ----
+// Format: the table size (u64), the count of kept slots (u64), then per kept slot in increasing index order
+// its index (u64) and its record. save_count_and_records / load_count_and_records are the part after the size
+// (scinol-coord writes its stride in between).
+
+template <class Kept, class Put>
+void save_count_and_records(ModelWriter& out, uint64_t size, Kept kept, Put put) {
+  uint64_t count = 0;
+  for (uint64_t i = 0; i < size; ++i) count += kept(i) ? 1 : 0;
+  out.put_u64(count);
+  for (uint64_t i = 0; i < size; ++i) {
+    if (!kept(i)) continue;
+    out.put_u64(i);
+    put(i);
+  }
+}
+
+template <class Kept, class Put>
+void save_table(ModelWriter& out, uint64_t size, Kept kept, Put put) {
+  out.put_u64(size);
+  save_count_and_records(out, size, kept, put);
+}
+
+// Reads the count and records for a table of `size` slots, each record `record_bytes` long; get(i) reads
+// slot i's record. The count is bounded by the bytes present before anything is read, and indices must
+// increase. The caller clears its table first.
+template <class Get>
+void load_count_and_records(ModelReader& in, uint64_t size, uint64_t record_bytes, const std::string& who,
+                            Get get) {
+  const uint64_t count = in.get_u64((who + " slot count").c_str());
+  if (count > size || count * (8 + record_bytes) > in.remaining())
+    throw ModelFormatError(in.source() + ": " + who + " slot count " + std::to_string(count) +
+                           " does not fit the file");
+  const std::string index_what = who + " slot index";
+  uint64_t last = 0;
+  for (uint64_t k = 0; k < count; ++k) {
+    const uint64_t i = in.get_u64(index_what.c_str());
+    if (i >= size || (k > 0 && i <= last))
+      throw ModelFormatError(in.source() + ": " + who + " slot index out of range or out of order");
+    last = i;
+    get(i);
+  }
+}
+
+// Reads the table size, refusing any other than the learner's own.
+inline void load_table_size(ModelReader& in, uint64_t size, const std::string& who) {
+  const uint64_t got = in.get_u64((who + " table size").c_str());
+  if (got != size)
+    throw ModelFormatError(in.source() + ": " + who + " weight table has " + std::to_string(got) +
+                           " slots, expected " + std::to_string(size));
+}
+
+// A table of slots made of doubles only: a slot is kept when any field is nonzero, stored raw, and every
+// field must be finite on load.
+template <class Slot>
+bool all_zero(const Slot& s) {
+  static const Slot kZero{};
+  return std::memcmp(&s, &kZero, sizeof(Slot)) == 0;
+}
+
+template <class Slot>
+void save_slots(ModelWriter& out, const std::vector<Slot>& slots) {
+  static_assert(std::is_trivially_copyable_v<Slot> && sizeof(Slot) % sizeof(double) == 0);
+  save_table(
+      out, slots.size(), [&](uint64_t i) { return !all_zero(slots[i]); },
+      [&](uint64_t i) { out.put_values(reinterpret_cast<const double*>(&slots[i]), sizeof(Slot) / sizeof(double)); });
+}
+
+template <class Slot>
+void load_slots(ModelReader& in, std::vector<Slot>& slots, const std::string& who) {
+  load_table_size(in, slots.size(), who);
+  std::fill(slots.begin(), slots.end(), Slot{});
+  const std::string slot_what = who + " slot";
+  load_count_and_records(in, slots.size(), sizeof(Slot), who, [&](uint64_t i) {
+    in.get_raw(&slots[i], sizeof(Slot), slot_what.c_str());
+    double fields[sizeof(Slot) / sizeof(double)];
+    std::memcpy(fields, &slots[i], sizeof(Slot));
+    for (double f : fields)
+      if (!std::isfinite(f))
+        throw ModelFormatError(in.source() + ": " + who + " state: non-finite value in slot " + std::to_string(i));
+  });
+}
+
+}  // namespace lepus::common
