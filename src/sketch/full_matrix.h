@@ -44,6 +44,7 @@ class FullMatrix final : public Matrix {
   void visit(MatrixVisitor& v) const override;
 
   double lambda() const { return lambda_; }
+  double prior() const { return prior_ * scale_; }  // A_ii on slots never held: λ times the forgetting
   uint64_t cap() const { return cap_; }
   size_t size() const { return index_.size(); }  // slots held
   const CompactIndex& index() const { return index_; }

@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "lepus/errors.h"
+#include "sketch/auto_matrix.h"
 #include "sketch/diag_matrix.h"
 #include "sketch/full_matrix.h"
 #include "sketch/sketch_matrix.h"
@@ -21,6 +22,8 @@ std::string_view matrix_kind_name(MatrixKind kind) {
       return "diag";
     case MatrixKind::kSketch:
       return "sketch";
+    case MatrixKind::kAuto:
+      return "auto";
   }
   return "unknown";
 }
@@ -29,7 +32,8 @@ MatrixKind matrix_kind_from(std::string_view name) {
   if (name == "full") return MatrixKind::kFull;
   if (name == "diag") return MatrixKind::kDiag;
   if (name == "sketch") return MatrixKind::kSketch;
-  throw ConfigError("--matrix must be full, diag or sketch, got '" + std::string(name) + "'");
+  if (name == "auto") return MatrixKind::kAuto;
+  throw ConfigError("--matrix must be auto, full, diag or sketch, got '" + std::string(name) + "'");
 }
 
 std::unique_ptr<Matrix> make_matrix(const MatrixOptions& o) {
@@ -39,7 +43,9 @@ std::unique_ptr<Matrix> make_matrix(const MatrixOptions& o) {
     case MatrixKind::kDiag:
       return std::make_unique<DiagMatrix>(o.lambda, o.diag_bits);
     case MatrixKind::kSketch:
-      return std::make_unique<SketchMatrix>(o.lambda, o.sketch_rank, o.sketch_cap);
+      return std::make_unique<SketchMatrix>(o.lambda, o.sketch_rank, o.sketch_cap, o.sketch_shrink_back);
+    case MatrixKind::kAuto:
+      return std::make_unique<AutoMatrix>(o);
   }
   throw ConfigError("unknown matrix kind");
 }
@@ -72,7 +78,7 @@ void put_header(ModelWriter& out, MatrixKind kind) {
 void get_header(ModelReader& in, MatrixKind kind) {
   const uint8_t k = in.get_u8("matrix kind");
   if (k != static_cast<uint8_t>(kind)) {
-    const bool known = k >= 1 && k <= 3;
+    const bool known = k >= 1 && k <= 4;
     throw ModelFormatError(in.source() + ": matrix state: the model holds " +
                            (known ? "a '" + std::string(matrix_kind_name(static_cast<MatrixKind>(k))) + "'"
                                   : std::string("an unknown")) +

@@ -11,7 +11,8 @@
 //   diag   (diag_matrix.h)   diag(A) only, one number per slot, O(nnz) per operation;
 //   sketch (sketch_matrix.h) (λ + Δ) I + BᵀB with B a Frequent Directions sketch of the rows √w_t x_tᵀ and Δ
 //                            the mass the sketch shrank away (Ghashami, Liberty, Phillips, Woodruff 2016), so
-//                            A_sketch ⪰ A and A_sketch grows at least by w x xᵀ each update (Loewner order).
+//                            A_sketch ⪰ A and A_sketch grows at least by w x xᵀ each update (Loewner order);
+//   auto   (auto_matrix.h)   full while at most max_dense slots are held, then a sketch of the full matrix.
 // Slots that were never in an update are not stored: there A is λ I (times the forgetting since), exactly as
 // in the fixed d x d matrix, and block-diagonal to the rest, so every operation is exact for them too.
 //
@@ -33,9 +34,9 @@ namespace lepus {
 
 // Recorded in the model file (each component's state opens with it), so a model is never read as another
 // kind.
-enum class MatrixKind : uint8_t { kFull = 1, kDiag = 2, kSketch = 3 };
+enum class MatrixKind : uint8_t { kFull = 1, kDiag = 2, kSketch = 3, kAuto = 4 };
 
-std::string_view matrix_kind_name(MatrixKind kind);  // "full", "diag", "sketch"
+std::string_view matrix_kind_name(MatrixKind kind);  // "full", "diag", "sketch", "auto"
 MatrixKind matrix_kind_from(std::string_view name);  // the reverse; ConfigError for any other name
 
 // Receives a component's state, in true units (forgetting applied): for --readable_model, finite-state checks
@@ -87,6 +88,8 @@ struct MatrixOptions {
   int diag_bits = 18;             // diag: slots are < 2^bits (memory 8 · 2^bits bytes)
   uint32_t sketch_rank = 32;      // sketch: m, the directions kept after a shrink (buffer 2m rows)
   uint64_t sketch_cap = 1 << 20;  // sketch: most slots held (memory 16 m bytes per slot)
+  double sketch_shrink_back = 1.0;  // sketch: the fraction of the shrinkage mass Δ added to the ridge
+  uint64_t max_dense = 1000;      // auto: full up to this many slots, then sketch
 };
 
 // The component `options.kind` names; ConfigError for an out-of-range option.

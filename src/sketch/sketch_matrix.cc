@@ -8,9 +8,11 @@
 
 namespace lepus {
 
-SketchMatrix::SketchMatrix(double lambda, uint32_t rank, uint64_t cap)
-    : lambda_(lambda), prior_(lambda), sketch_(rank, cap) {
+SketchMatrix::SketchMatrix(double lambda, uint32_t rank, uint64_t cap, double shrink_back)
+    : lambda_(lambda), shrink_back_(shrink_back), prior_(lambda), sketch_(rank, cap) {
   matrix_detail::check_lambda(lambda, "sketch matrix");
+  if (!(shrink_back >= 0.0 && shrink_back <= 1.0))
+    throw ConfigError("sketch matrix: the fraction of the shrinkage added back must be in [0, 1]");
   l_.setZero(2 * Eigen::Index{rank}, 2 * Eigen::Index{rank});
 }
 
@@ -116,6 +118,7 @@ void SketchMatrix::reset() {
 void SketchMatrix::save(ModelWriter& out) const {
   matrix_detail::put_header(out, kind());
   out.put_f64(lambda_);
+  out.put_f64(shrink_back_);
   out.put_f64(scale_);
   out.put_f64(prior_);
   sketch_.save(out);
@@ -129,10 +132,14 @@ void SketchMatrix::load(ModelReader& in) {
   };
   matrix_detail::get_header(in, kind());
   const double lambda = in.get_f64("sketch matrix lambda");
+  const double shrink_back = in.get_f64("sketch matrix shrink-back fraction");
   const double scale = in.get_f64("sketch matrix scale");
   const double prior = in.get_f64("sketch matrix prior");
   if (lambda != lambda_)
     throw bad("saved with lambda " + std::to_string(lambda) + ", this run has " + std::to_string(lambda_));
+  if (shrink_back != shrink_back_)
+    throw bad("saved adding back " + std::to_string(shrink_back) + " of the shrinkage, this run " +
+              std::to_string(shrink_back_));
   if (!(scale > 0.0 && scale <= 1.0) || !(prior > 0.0 && prior <= lambda))
     throw bad("scale or prior out of range");
   FrequentDirections sketch(sketch_.rank(), sketch_.cap());

@@ -173,9 +173,11 @@ TEST_P(MatrixComponents, DamagedStateIsRefused) {
     std::memcpy(&b[at], &huge32, 4);
     EXPECT_THROW(try_load(b), ModelFormatError) << at;
   }
-  {  // the forgetting factor (right after the 5-byte header and lambda, or lambda and diag's bits) made NaN
-     // or 0
-    const size_t at = bytes[0] == static_cast<uint8_t>(MatrixKind::kDiag) ? 17 : 13;
+  {  // the forgetting factor (right after the 5-byte header and lambda; diag: and its bits; sketch: and the
+     // fraction of the shrinkage added back) made NaN or 0
+    const size_t at = bytes[0] == static_cast<uint8_t>(MatrixKind::kFull)   ? 13
+                      : bytes[0] == static_cast<uint8_t>(MatrixKind::kDiag) ? 17
+                                                                             : 21;
     for (const double v : {std::nan(""), 0.0, 2.0}) {
       auto b = bytes;
       std::memcpy(&b[at], &v, 8);
@@ -292,7 +294,7 @@ INSTANTIATE_TEST_SUITE_P(
              false,
              8,
              1e-6,
-             {29, 33, 37, 49}}),
+             {37, 41, 45, 57}}),
     [](const ::testing::TestParamInfo<Case>& info) { return info.param.name; });
 
 }  // namespace

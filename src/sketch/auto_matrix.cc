@@ -1,0 +1,94 @@
+#include "sketch/auto_matrix.h"
+
+#include <Eigen/Eigenvalues>
+#include <algorithm>
+#include <numeric>
+
+#include "lepus/errors.h"
+
+namespace lepus {
+
+AutoMatrix::AutoMatrix(const MatrixOptions& options) : opt_(options) {
+  if (opt_.max_dense < 1 || opt_.max_dense > opt_.full_cap)
+    throw ConfigError("--max_dense_features must be between 1 and " + std::to_string(opt_.full_cap) + ", got " +
+                      std::to_string(opt_.max_dense));
+  full_ = std::make_unique<FullMatrix>(opt_.lambda, opt_.max_dense);
+  SketchMatrix check(opt_.lambda, opt_.sketch_rank, opt_.sketch_cap, opt_.sketch_shrink_back);  // the rank and cap are checked now
+}
+
+void AutoMatrix::rank_one_update(std::span<const Coord> x, double weight) {
+  if (!sketch_) {
+    uint64_t fresh = 0;
+    for (const Coord& c : x) fresh += full_->index().find(c.slot) == CompactIndex::kNone && c.x != 0.0;
+    if (full_->size() + fresh > opt_.max_dense && weight > 0.0) switch_to_sketch();
+  }
+  current().rank_one_update(x, weight);
+}
+
+void AutoMatrix::switch_to_sketch() {
+  const FullMatrix& f = *full_;
+  const uint32_t n = static_cast<uint32_t>(f.size());
+  const double prior = f.prior();
+  auto s = std::make_unique<SketchMatrix>(opt_.lambda, opt_.sketch_rank, opt_.sketch_cap, opt_.sketch_shrink_back);
+  if (prior < opt_.lambda) s->scale(prior / opt_.lambda);  // the forgetting so far
+  if (n == 0) {
+    sketch_ = std::move(s);
+    full_.reset();
+    return;
+  }
+  Eigen::MatrixXd inv(n, n);
+  for (uint32_t i = 0; i < n; ++i)
+    for (uint32_t j = 0; j < n; ++j) inv(i, j) = f.inverse(i, j);
+  const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig(inv);
+  // A's eigenvalues are 1/e; the largest μ come from the smallest e (Eigen sorts e increasing).
+  std::vector<Coord> row(n);
+  for (uint32_t k = 0; k < n; ++k) {
+    const double e = eig.eigenvalues()(k);
+    const double mu = e > 0.0 ? 1.0 / e - prior : 0.0;
+    if (!(mu > 0.0) || !std::isfinite(mu)) continue;  // rounding around the prior: no mass
+    for (uint32_t i = 0; i < n; ++i) row[i] = Coord{f.index().slot(i), eig.eigenvectors()(i, k)};
+    s->rank_one_update(row, mu);
+  }
+  sketch_ = std::move(s);
+  full_.reset();
+}
+
+void AutoMatrix::reset() {
+  sketch_.reset();
+  full_ = std::make_unique<FullMatrix>(opt_.lambda, opt_.max_dense);
+}
+
+void AutoMatrix::save(ModelWriter& out) const {
+  matrix_detail::put_header(out, MatrixKind::kAuto);
+  out.put_u64(opt_.max_dense);
+  out.put_u8(sketch_ ? 1 : 0);
+  current().save(out);
+}
+
+void AutoMatrix::load(ModelReader& in) {
+  matrix_detail::get_header(in, MatrixKind::kAuto);
+  const uint64_t max_dense = in.get_u64("auto matrix max_dense");
+  if (max_dense != opt_.max_dense)
+    throw ModelFormatError(in.source() + ": matrix state: saved with --max_dense_features " +
+                           std::to_string(max_dense) + ", this run has " + std::to_string(opt_.max_dense));
+  const uint8_t sketched = in.get_u8("auto matrix mode");
+  if (sketched > 1) throw ModelFormatError(in.source() + ": matrix state: unknown auto mode");
+  if (sketched) {
+    auto s = std::make_unique<SketchMatrix>(opt_.lambda, opt_.sketch_rank, opt_.sketch_cap, opt_.sketch_shrink_back);
+    s->load(in);
+    sketch_ = std::move(s);
+    full_.reset();
+  } else {
+    auto f = std::make_unique<FullMatrix>(opt_.lambda, opt_.max_dense);
+    f->load(in);
+    full_ = std::move(f);
+    sketch_.reset();
+  }
+}
+
+void AutoMatrix::visit(MatrixVisitor& v) const {
+  v.scalar("sketched", sketch_ ? 1.0 : 0.0);
+  current().visit(v);
+}
+
+}  // namespace lepus

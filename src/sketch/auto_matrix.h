@@ -1,0 +1,46 @@
+// auto: the full matrix while it is small, a sketch once it is not. While at most max_dense slots are held, A
+// is kept exactly (full_matrix.h). The update that would pass max_dense first turns the full matrix into a
+// sketch of rank m (sketch_matrix.h) and goes there: A − λ'I = V diag(μ) Vᵀ (λ' the prior, λ times the
+// forgetting; the eigenvectors of the held block of A⁻¹, μ_i = 1/e_i − λ'), and the rows √μ_i v_iᵀ, largest
+// first, are fed to Frequent Directions. Those rows have the same Gram matrix as the rows √w_t x_tᵀ the full
+// matrix took, so the sketch carries Frequent Directions' guarantees for the whole stream (BᵀB ⪯ A − λ'I ⪯
+// BᵀB + ΔI). Cost of the switch: one eigendecomposition of the held block, O(max_dense³) once (about 0.5 s
+// at 1000), and max_dense rank-one sketch updates.
+#pragma once
+#include <memory>
+
+#include "sketch/full_matrix.h"
+#include "sketch/matrix.h"
+#include "sketch/sketch_matrix.h"
+
+namespace lepus {
+
+class AutoMatrix final : public Matrix {
+ public:
+  explicit AutoMatrix(const MatrixOptions& options);  // ConfigError for options out of range
+
+  MatrixKind kind() const override { return MatrixKind::kAuto; }
+  double quad(std::span<const Coord> x) const override { return current().quad(x); }
+  double solve(std::span<const Coord> x, std::vector<Coord>& out) const override {
+    return current().solve(x, out);
+  }
+  void rank_one_update(std::span<const Coord> x, double weight = 1.0) override;
+  void scale(double r) override { current().scale(r); }
+  void reset() override;
+  void save(ModelWriter& out) const override;
+  void load(ModelReader& in) override;
+  void visit(MatrixVisitor& v) const override;
+
+  bool sketched() const { return sketch_ != nullptr; }
+  const Matrix& current() const { return sketch_ ? static_cast<const Matrix&>(*sketch_) : *full_; }
+  Matrix& current() { return sketch_ ? static_cast<Matrix&>(*sketch_) : *full_; }
+
+ private:
+  void switch_to_sketch();
+
+  MatrixOptions opt_;
+  std::unique_ptr<FullMatrix> full_;      // until the switch
+  std::unique_ptr<SketchMatrix> sketch_;  // after it
+};
+
+}  // namespace lepus

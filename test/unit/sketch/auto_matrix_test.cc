@@ -1,0 +1,144 @@
+// auto: exactly the full matrix up to max_dense slots; past it a sketch whose rows have the full matrix's Gram
+// matrix, so on data of rank <= m it still equals the exact matrix; save/load on either side of the switch.
+// And the plain sketch (shrink_back = 0): exactly λ I + BᵀB.
+#include <gtest/gtest.h>
+
+#include "lepus/errors.h"
+#include "matrix_test_util.h"
+#include "sketch/auto_matrix.h"
+#include "sketch/full_matrix.h"
+#include "sketch/sketch_matrix.h"
+
+namespace lepus {
+namespace {
+
+using namespace matrix_test;
+
+MatrixOptions auto_options(double lambda, uint64_t max_dense, uint32_t rank, double shrink_back = 1.0) {
+  MatrixOptions o;
+  o.kind = MatrixKind::kAuto;
+  o.lambda = lambda;
+  o.max_dense = max_dense;
+  o.sketch_rank = rank;
+  o.sketch_shrink_back = shrink_back;
+  return o;
+}
+
+// Rows in a random r-dimensional subspace of the pool (so the data has rank r), nnz = the whole pool.
+Vec low_rank_row(std::mt19937_64& rng, const Pool& pool, const Eigen::MatrixXd& basis) {
+  std::normal_distribution<double> g;
+  Eigen::VectorXd coef(basis.cols());
+  for (Eigen::Index k = 0; k < coef.size(); ++k) coef(k) = g(rng);
+  const Eigen::VectorXd v = basis * coef;
+  Vec x;
+  for (int i = 0; i < pool.size(); ++i) x.push_back({pool.slots[i], v(i)});
+  return x;
+}
+
+TEST(AutoMatrix, IsTheFullMatrixUpToMaxDense) {
+  const Pool pool(40, 3);
+  std::mt19937_64 rng(5);
+  AutoMatrix m(auto_options(0.7, 40, 4));
+  Reference ref(pool.size(), 0.7);
+  for (int t = 0; t < 60; ++t) {
+    const Vec x = random_vector(rng, pool, 0, pool.size(), 6);
+    m.rank_one_update(x, 0.3 + t % 3);
+    ref.update(x, 0.3 + t % 3, pool);
+  }
+  EXPECT_FALSE(m.sketched());
+  EXPECT_LT(max_error(m, ref, pool, queries(pool, 9)), 1e-10);
+}
+
+TEST(AutoMatrix, SwitchesToASketchThatIsExactOnLowRankData) {
+  const Pool pool(30, 4);
+  std::mt19937_64 rng(6);
+  std::normal_distribution<double> g;
+  Eigen::MatrixXd basis(pool.size(), 5);
+  for (Eigen::Index i = 0; i < basis.size(); ++i) basis.data()[i] = g(rng);
+  for (double shrink_back : {1.0, 0.0}) {
+    AutoMatrix m(auto_options(1.3, 12, 6, shrink_back));  // 30 slots > 12: switches on the first update
+    Reference ref(pool.size(), 1.3);
+    for (int t = 0; t < 50; ++t) {
+      const Vec x = low_rank_row(rng, pool, basis);
+      m.rank_one_update(x, 0.5);
+      ref.update(x, 0.5, pool);
+    }
+    EXPECT_TRUE(m.sketched());
+    EXPECT_LT(max_error(m, ref, pool, queries(pool, 10)), 1e-6);
+  }
+}
+
+// The switch turns the held full matrix into a sketch: on rank <= m data it equals the exact matrix, also for
+// slots the full matrix held when it switched.
+TEST(AutoMatrix, SwitchKeepsWhatTheFullMatrixHeld) {
+  const Pool pool(30, 8);
+  std::mt19937_64 rng(7);
+  std::normal_distribution<double> g;
+  Eigen::MatrixXd basis = Eigen::MatrixXd::Zero(pool.size(), 3);
+  for (Eigen::Index i = 0; i < basis.size(); ++i) basis.data()[i] = g(rng);
+  AutoMatrix m(auto_options(0.9, 29, 8));
+  Reference ref(pool.size(), 0.9);
+  m.scale(0.8);  // forgetting before the switch is carried over
+  ref.a *= 0.8;
+  // First updates over 20 slots only (rows of the basis restricted to them), then over all 30: the switch.
+  for (int t = 0; t < 40; ++t) {
+    Vec x = low_rank_row(rng, pool, basis);
+    if (t < 20) x.resize(20);
+    m.rank_one_update(x, 1.0);
+    ref.update(x, 1.0, pool);
+    if (t == 19) EXPECT_FALSE(m.sketched());
+  }
+  EXPECT_TRUE(m.sketched());
+  // The rows restricted to 20 slots span another 3 dimensions: rank <= 6 <= m, so the sketch is exact.
+  EXPECT_LT(max_error(m, ref, pool, queries(pool, 11)), 1e-6);
+}
+
+TEST(AutoMatrix, SaveLoadOnEitherSideOfTheSwitch) {
+  const Pool pool(25, 9);
+  std::mt19937_64 rng(8);
+  for (int updates : {2, 40}) {
+    AutoMatrix m(auto_options(1.0, 15, 4));
+    for (int t = 0; t < updates; ++t) m.rank_one_update(random_vector(rng, pool, 0, pool.size(), 5), 1.0);
+    EXPECT_EQ(m.sketched(), updates == 40);
+    AutoMatrix back(auto_options(1.0, 15, 4));
+    load_bytes(back, saved(m));
+    EXPECT_EQ(saved(back), saved(m));
+    EXPECT_EQ(back.sketched(), m.sketched());
+    for (const Vec& q : queries(pool, 13)) EXPECT_EQ(back.quad(q), m.quad(q));
+    AutoMatrix other(auto_options(1.0, 16, 4));
+    EXPECT_THROW(load_bytes(other, saved(m)), ModelFormatError);
+  }
+}
+
+TEST(AutoMatrix, OptionsAreChecked) {
+  EXPECT_THROW(AutoMatrix(auto_options(1.0, 0, 4)), ConfigError);
+  EXPECT_THROW(AutoMatrix(auto_options(1.0, 100000, 4)), ConfigError);
+  EXPECT_THROW(AutoMatrix(auto_options(1.0, 10, 0)), ConfigError);
+  EXPECT_THROW(AutoMatrix(auto_options(1.0, 10, 4, 1.5)), ConfigError);
+}
+
+// shrink_back = 0: A = λ I + BᵀB exactly (no shrinkage mass in the ridge), so A ⪯ the true matrix.
+TEST(SketchMatrix, PlainSketchIsLambdaPlusBTB) {
+  const Pool pool(60, 10);
+  std::mt19937_64 rng(9);
+  SketchMatrix m(0.5, 4, SketchMatrix::kDefaultCap, 0.0);
+  Reference ref(pool.size(), 0.5);
+  for (int t = 0; t < 80; ++t) {
+    const Vec x = random_vector(rng, pool, 0, pool.size(), 8);
+    m.rank_one_update(x, 1.0);
+    ref.update(x, 1.0, pool);
+  }
+  ASSERT_GT(m.shrinkage(), 0.0);
+  // λ I + BᵀB from the sketch's own rows.
+  Eigen::MatrixXd b = Eigen::MatrixXd::Zero(8, pool.size());
+  const FrequentDirections& fd = m.sketch();
+  for (size_t p = 0; p < fd.columns(); ++p)
+    for (uint32_t r = 0; r < fd.rows(); ++r) b(r, pool.position.at(fd.index().slot(static_cast<uint32_t>(p)))) = fd.value(r, static_cast<uint32_t>(p));
+  Reference plain(pool.size(), 0.5);
+  plain.a += b.transpose() * b;
+  EXPECT_LT(max_error(m, plain, pool, queries(pool, 14)), 1e-8);
+  for (const Vec& q : queries(pool, 15)) EXPECT_GE(m.quad(q), ref.quad(q, pool) * (1 - 1e-9));  // A_sketch ⪯ A
+}
+
+}  // namespace
+}  // namespace lepus
