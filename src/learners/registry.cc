@@ -8,6 +8,7 @@
 #include "learners/scinol.h"
 #include "learners/ftprl.h"
 #include "learners/nlms.h"
+#include "learners/aioli.h"
 
 namespace lepus {
 namespace {
@@ -51,6 +52,7 @@ std::vector<LearnerRow> build_registry() {
   rows.push_back(ftprl_const_row());
   rows.push_back(ftprl_scale_row());
   rows.push_back(nlms_row());
+  rows.push_back(aioli_row());
   return rows;
 }
 

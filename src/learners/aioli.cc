@@ -1,0 +1,216 @@
+// aioli: see aioli.h for the algorithm, its paper and equations.
+#include "learners/aioli.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <ostream>
+
+#include "learners/common/matrix_option.h"
+#include "lepus/errors.h"
+
+namespace lepus {
+namespace {
+
+constexpr uint32_t kStateVersion = 1;
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+}  // namespace
+
+AioliOptions AioliOptions::from(const OptionValues& v) {
+  AioliOptions o;
+  check_option_values(aioli_row().options, v);  // ranges and choices declared once in the row
+  if (v.has("aioli_B")) o.radius = v.number("aioli_B");
+  if (v.has("aioli_lambda")) o.lambda = v.number("aioli_lambda");
+  if (v.has("aioli_R")) o.r = v.number("aioli_R");
+  o.matrix = common::matrix_kind_of(v);
+  o.rank = common::rank_of(v);
+  o.max_dense = common::max_dense_of(v);
+  return o;
+}
+
+double aioli_root(double s, double c) {
+  if (c == 0.0 || !(s > 0.0)) return c;
+  // f(z) = z + (s/2) tanh(z/2) - c is increasing (f' >= 1); the root has c's sign, |root| <= |c|, and lies
+  // within s/2 of c.
+  double lo = std::min(0.0, c), hi = std::max(0.0, c);
+  lo = std::max(lo, c - 0.5 * s);
+  hi = std::min(hi, c + 0.5 * s);
+  double z = std::clamp(c / (1.0 + 0.25 * s), lo, hi);
+  for (int it = 0; it < 200; ++it) {
+    const double t = std::tanh(0.5 * z);
+    const double f = z + 0.5 * s * t - c;
+    if (f == 0.0) return z;
+    if (f > 0.0) {
+      hi = z;
+    } else {
+      lo = z;
+    }
+    const double fp = 1.0 + 0.25 * s * (1.0 - t * t);
+    double next = z - f / fp;
+    if (!(next > lo && next < hi)) next = 0.5 * (lo + hi);  // Newton left the bracket: bisect
+    if (std::fabs(next - z) <= 1e-15 * std::max(1.0, std::fabs(z)) || hi - lo <= 1e-15 * std::max(1.0, std::fabs(z)))
+      return next;
+    z = next;
+  }
+  return z;
+}
+
+AioliStep aioli_step(double m, double y, double one_plus_br) {
+  // sigma(m) sigma(-m) = 1 / (2 + 2 cosh m): 0 once cosh overflows (|m| > 710), as the curvature vanishes.
+  const double ss = 1.0 / (2.0 + 2.0 * std::cosh(m));
+  const double sm = m >= 0.0 ? std::exp(-m) / (1.0 + std::exp(-m)) : 1.0 / (1.0 + std::exp(m));  // sigma(-m)
+  const double mss = std::isfinite(ss) && ss > 0.0 ? m * ss : 0.0;
+  return AioliStep{ss / (2.0 * one_plus_br), 0.5 * y * (sm + mss / one_plus_br)};
+}
+
+namespace {
+// AIOLI's sketch has no regret bound either way (the card's design note); the plain sketch λI + BᵀB learns far
+// better on sparse data than one with the shrinkage mass added back (sketch_matrix.h).
+MatrixOptions aioli_matrix(const AioliOptions& o, int bits) {
+  MatrixOptions m = common::matrix_options(o.matrix, o.ridge(), bits, o.rank, o.max_dense);
+  m.sketch_shrink_back = 0.0;
+  return m;
+}
+}  // namespace
+
+AioliLearner::AioliLearner(const AioliOptions& options, const Loss& loss, int bits, bool test_only)
+    : opt_(options),
+      bits_(bits),
+      clip_(loss.initial_range(), test_only),
+      a_(make_matrix(aioli_matrix(options, bits))),
+      b_(size_t{1} << bits, 0.0),
+      builder_(bits) {}
+
+AioliLearner::Round AioliLearner::evaluate(const SparseVector& v, double initial) const {
+  Round r;
+  r.s = a_->solve(std::span<const Coord>(v.begin(), v.size()), u_);
+  for (const Coord& u : u_) r.c += u.x * b_[u.slot];
+  if (!std::isfinite(r.s) || !std::isfinite(r.c)) [[unlikely]] {
+    ++safeguards_;
+    r.s = std::isfinite(r.s) ? r.s : 0.0;
+    r.c = std::isfinite(r.c) ? r.c : 0.0;
+  }
+  r.yhat = aioli_root(r.s, r.c) + initial;
+  return r;
+}
+
+AioliLearner::Round AioliLearner::evaluate(const Example& x) const { return evaluate(builder_.build(x), x.initial); }
+
+Prediction AioliLearner::output(double yhat) const { return clip_.of(common::to_float(yhat, safeguards_)); }
+
+Prediction AioliLearner::predict(const Example& x) const { return output(evaluate(x).yhat); }
+
+Prediction AioliLearner::learn(const Example& x) {
+  clip_.see(x);
+  const SparseVector& v = builder_.build(x);
+  safeguards_ += v.dropped;
+  const Round round = evaluate(v, x.initial);
+  const Prediction p = output(round.yhat);
+  if (!common::teaches(x) || v.size() == 0) return p;
+  const double y = x.label > 0.0f ? 1.0 : -1.0;
+  r_max_ = std::max(r_max_, std::sqrt(v.norm2()));
+  const double k = static_cast<double>(x.weight);
+  const AioliStep st = aioli_step(y * static_cast<double>(p.raw), y, 1.0 + opt_.radius * r());
+  const double kappa = k * st.kappa, beta = k * st.beta;
+  if (!std::isfinite(kappa) || !std::isfinite(beta)) [[unlikely]] {
+    ++safeguards_;
+    return p;
+  }
+  for (const Coord& c : v) b_[c.slot] += beta * c.x;
+  a_->rank_one_update(std::span<const Coord>(v.begin(), v.size()), kappa);
+  return p;
+}
+
+std::vector<std::string> AioliLearner::describe() const {
+  return {"aioli B = " + common::number(opt_.radius), "aioli lambda = " + common::number(opt_.ridge()),
+          opt_.r ? "aioli R = " + common::number(*opt_.r) : std::string("aioli R = largest ||x|| so far"),
+          "matrix = " + std::string(matrix_kind_name(opt_.matrix)) +
+              (opt_.matrix == MatrixKind::kSketch || opt_.matrix == MatrixKind::kAuto
+                   ? ", rank " + std::to_string(opt_.rank) : std::string()) +
+              (opt_.matrix == MatrixKind::kAuto ? ", full up to " + std::to_string(opt_.max_dense) + " features"
+                                                : std::string())};
+}
+
+void AioliLearner::write_readable(std::ostream& out) const {
+  out << "aioli_B " << opt_.radius << "\n";
+  out << "aioli_lambda " << opt_.ridge() << "\n";
+  out << "R " << r() << "\n";
+  out << "matrix " << matrix_kind_name(opt_.matrix) << "\n";
+  clip_.write_readable(out);
+  // Per slot: the surrogate minimiser's weight (A^-1 b)_i is not kept; b_i is the state.
+  for (size_t i = 0; i < b_.size(); ++i)
+    if (b_[i] != 0.0) out << i << ":" << b_[i] << "\n";
+}
+
+void AioliLearner::save(ModelWriter& out) const {
+  out.put_u32(kStateVersion);
+  out.put_f64(opt_.radius);
+  out.put_f64(opt_.ridge());
+  out.put_u8(opt_.r ? 1 : 0);
+  out.put_f64(opt_.r.value_or(0.0));
+  out.put_f64(r_max_);
+  out.put_u8(static_cast<uint8_t>(opt_.matrix));
+  out.put_u32(opt_.rank);
+  clip_.save(out);
+  common::save_slots(out, b_);
+  a_->save(out);
+}
+
+void AioliLearner::load(ModelReader& in) {
+  auto bad = [&](const std::string& what) { return ModelFormatError(in.source() + ": aioli state: " + what); };
+  if (in.get_u32("aioli state version") != kStateVersion) throw bad("unknown state version");
+  AioliOptions o = opt_;
+  o.radius = in.get_f64("aioli B");
+  o.lambda = in.get_f64("aioli lambda");
+  const bool r_given = in.get_u8("aioli R flag") != 0;
+  const double r = in.get_f64("aioli R");
+  const double r_max = in.get_f64("aioli largest norm");
+  const uint8_t kind = in.get_u8("aioli matrix");
+  o.rank = in.get_u32("aioli rank");
+  if (!(o.radius > 0.0) || !std::isfinite(o.radius) || !(*o.lambda > 0.0) || !std::isfinite(*o.lambda) ||
+      !(r >= 0.0) || !std::isfinite(r) || !(r_max >= 0.0) || !std::isfinite(r_max))
+    throw bad("a hyper-parameter out of range");
+  if (kind != static_cast<uint8_t>(opt_.matrix) || o.rank != opt_.rank)
+    throw bad("saved with another --matrix or --rank than this run's");
+  o.r = r_given ? std::optional<double>(r) : std::nullopt;
+  common::LabelClip clip = clip_;
+  clip.load(in, "aioli");
+  std::vector<double> b(b_.size(), 0.0);
+  common::load_slots(in, b, "aioli");
+  std::unique_ptr<Matrix> a = make_matrix(aioli_matrix(o, bits_));
+  a->load(in);
+  opt_ = o;
+  r_max_ = r_max;
+  clip_ = clip;
+  b_.swap(b);
+  a_ = std::move(a);
+}
+
+LearnerRow aioli_row() {
+  using Kind = OptionSpec::Kind;
+  LearnerRow row{
+      "aioli",
+      "improper online logistic regression, second order: predictions shrink toward 0 on inputs unlike the past; "
+      "logistic loss only (Jezequel, Gaillard, Rudi 2020, AIOLI)",
+      {
+          {"aioli_B", "", Kind::kNumber, "1",
+           "radius of the weight ball AIOLI competes with (its curvature scales as 1/(1+B R))", {0.0, kInf, true, false}},
+          {"aioli_lambda", "", Kind::kNumber, "", "ridge of the prior A = lambda I (default 1/B^2)",
+           {0.0, kInf, true, false}},
+          {"aioli_R", "", Kind::kNumber, "",
+           "bound on the examples' norm ||x|| (default: the largest norm seen so far, saved in the model)",
+           {0.0, kInf, true, false}},
+          common::matrix_option({"auto", "full", "diag", "sketch"}),
+          common::rank_option(),
+          common::max_dense_option(),
+      },
+      [](const LearnerContext& c) {
+        return std::make_unique<AioliLearner>(AioliOptions::from(c.options), c.loss, c.bits, c.test_only);
+      }};
+  row.traits.losses = {"logistic"};
+  row.traits.matrix_modes = {"auto", "full", "diag", "sketch"};
+  return row;
+}
+
+}  // namespace lepus

@@ -1,0 +1,100 @@
+// aioli: AIOLI, improper online logistic regression (R. Jézéquel, P. Gaillard, A. Rudi, "Efficient improper
+// learning for online logistic regression", COLT 2020, arXiv 2003.08109; Section 2, eq. (2)-(5), Theorem 1).
+//
+// Problem: labels y in {-1, +1}, logistic loss l(z, y) = log(1 + e^{-yz}); compete with every theta in the
+// ball ||theta|| <= B. The prediction is improper: yhat_t = theta_t . x_t with theta_t depending on x_t.
+// Estimator (eq. (3)): FTRL on the quadratic surrogates of the past rounds (eq. (2), curvature
+// eta_s = e^{y_s yhat_s} / (1 + BR)) plus the current input with both labels, plus lambda ||theta||^2:
+//     theta_t = argmin  sum_{s<t} lhat_s(theta) + l(theta.x_t, +1) + l(theta.x_t, -1) + lambda ||theta||^2.
+// Sufficient statistics (eq. (5), written along x_s; g_s = -y_s sigma(-m_s) x_s, m_s = y_s yhat_s):
+//     A_t = A_{t-1} + kappa_t x_t x_t',  kappa_t = 1 / (4 (1 + BR) (1 + cosh m_t)),        A_0 = lambda I,
+//     b_t = b_{t-1} + beta_t x_t,        beta_t = (y_t / 2) (sigma(-m_t) + m_t sigma(m_t) sigma(-m_t) / (1 + BR)).
+// (Algorithms 1-2 print the b increment without eq. (5)'s factor 1/2; eq. (5) is right: it is the one that
+// minimises eq. (3). eta_t itself is never formed: it overflows past m = 709, kappa and beta are bounded.)
+// Prediction, an exact 1-D form of eq. (3) (lepus's reduction; the paper's Lemma 2 solves a 2-D problem by
+// gradient descent to the same point): the optimality condition 2 A theta - 2 b + tanh(theta.x / 2) x = 0
+// gives theta = A^-1 (b - tanh(yhat/2) x / 2), so yhat is the unique root of
+//     f(z) = z + (s/2) tanh(z/2) - c,   s = x' A^-1 x,  c = x' A^-1 b   (f' >= 1),
+// in [min(0, c), max(0, c)] and within s/2 of c: sign(yhat) = sign(c), |yhat| <= |c|. The larger the novelty s
+// of x, the more yhat shrinks toward 0: the improper effect.
+// Regret (Theorem 1): for every ||theta|| <= B,
+//     R_n(theta) <= lambda ||theta||^2 + d (1 + BR) log(1 + n R^2 / (8 d (1 + BR) lambda)).
+//
+// Modes (--matrix): full keeps A exactly (Theorem 1 holds); diag keeps diag(A) (no guarantee, O(nnz)); sketch
+// keeps a Frequent Directions sketch of the rows sqrt(kappa_t) x_t (no guarantee). R, the bound on ||x_t||,
+// is the largest norm learned from so far unless --aioli_R fixes it. An importance weight k multiplies kappa
+// and beta (k repetitions of the surrogate).
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "core/coords.h"
+#include "learners/common/plumbing.h"
+#include "lepus/learner.h"
+#include "sketch/matrix.h"
+
+namespace lepus {
+
+struct AioliOptions {
+  double radius = 1.0;           // --aioli_B: the comparator ball's radius B
+  std::optional<double> lambda;  // --aioli_lambda; default 1/B^2 (Theorem 1's choice)
+  std::optional<double> r;       // --aioli_R; default: the largest ||x|| learned from so far
+  MatrixKind matrix = MatrixKind::kAuto;
+  uint32_t rank = 10;            // --rank, sketch mode
+  uint64_t max_dense = 1000;     // --max_dense_features, auto mode
+  double ridge() const { return lambda ? *lambda : 1.0 / (radius * radius); }
+  static AioliOptions from(const OptionValues& values);  // throws ConfigError
+};
+
+// The root of z + (s/2) tanh(z/2) = c (s >= 0): safeguarded Newton inside the bracket [min(0,c), max(0,c)] and
+// [c - s/2, c + s/2], to a relative 1e-15.
+double aioli_root(double s, double c);
+
+// The surrogate's coefficients at margin m with 1 + BR = one_plus_br (before the importance weight).
+struct AioliStep {
+  double kappa, beta;
+};
+AioliStep aioli_step(double m, double y, double one_plus_br);
+
+class AioliLearner final : public Learner {
+ public:
+  AioliLearner(const AioliOptions& options, const Loss& loss, int bits, bool test_only = false);
+  Prediction predict(const Example& x) const override;
+  Prediction learn(const Example& x) override;
+  void save(ModelWriter& out) const override;
+  void load(ModelReader& in) override;
+  std::string_view name() const override { return "aioli"; }
+  LabelRange label_range() const override { return clip_.range(); }
+  std::vector<std::string> describe() const override;
+  void write_readable(std::ostream& out) const override;
+  uint64_t safeguard_count() const override { return safeguards_; }
+
+  // The quantities of the prediction of x: s = x'A^-1 x, c = x'A^-1 b and yhat.
+  struct Round {
+    double s = 0.0, c = 0.0, yhat = 0.0;
+  };
+  Round evaluate(const Example& x) const;
+  double r() const { return opt_.r ? *opt_.r : r_max_; }
+  const Matrix& matrix() const { return *a_; }
+  double b(uint64_t slot) const { return b_[slot]; }
+
+ private:
+  Round evaluate(const SparseVector& v, double initial) const;
+  Prediction output(double yhat) const;
+
+  AioliOptions opt_;
+  int bits_;
+  common::LabelClip clip_;
+  std::unique_ptr<Matrix> a_;  // A = lambda I + sum kappa_t x_t x_t'
+  std::vector<double> b_;      // b over the 2^bits slots
+  double r_max_ = 0.0;         // the largest ||x|| learned from (R when --aioli_R is not given)
+  mutable VectorBuilder builder_;
+  mutable std::vector<Coord> u_;  // scratch: A^-1 x
+  mutable uint64_t safeguards_ = 0;
+};
+
+LearnerRow aioli_row();
+
+}  // namespace lepus

@@ -1,0 +1,61 @@
+#include "learners/common/matrix_option.h"
+
+namespace lepus::common {
+namespace {
+constexpr uint32_t kDefaultRank = 10;
+constexpr uint64_t kDefaultMaxDense = 1000;
+}  // namespace
+
+OptionSpec matrix_option(std::vector<std::string> choices) {
+  OptionSpec s{"matrix", "", OptionSpec::Kind::kText, choices.front(),
+               "the second-order matrix: auto (full until --max_dense_features features are seen, then "
+               "sketch), full (exact, memory 8 n^2 bytes for n features seen, at most 4096), diag (one number "
+               "per feature), sketch (a rank --rank Frequent Directions sketch, memory 16 m bytes per feature)",
+               {},
+               {}};
+  s.choices = std::move(choices);
+  return s;
+}
+
+OptionSpec rank_option() {
+  return OptionSpec{"rank", "", OptionSpec::Kind::kNumber, std::to_string(kDefaultRank),
+                    "rank m of --matrix sketch (cost per example O(m nnz + m^2))", {1.0, 1024.0, false, false}};
+}
+
+OptionSpec max_dense_option() {
+  return OptionSpec{"max_dense_features", "", OptionSpec::Kind::kNumber, std::to_string(kDefaultMaxDense),
+                    "--matrix auto: the full matrix while at most this many distinct features are seen "
+                    "(cost per example O(n^2)), a sketch beyond",
+                    {1.0, 4096.0, false, false}};
+}
+
+uint64_t max_dense_of(const OptionValues& v) {
+  if (!v.has("max_dense_features")) return kDefaultMaxDense;
+  const double n = v.number("max_dense_features");
+  if (n != static_cast<double>(static_cast<uint64_t>(n)))
+    throw ConfigError("--max_dense_features must be a whole number");
+  return static_cast<uint64_t>(n);
+}
+
+MatrixKind matrix_kind_of(const OptionValues& v) {
+  return v.has("matrix") ? matrix_kind_from(v.text("matrix")) : MatrixKind::kAuto;
+}
+
+uint32_t rank_of(const OptionValues& v) {
+  if (!v.has("rank")) return kDefaultRank;
+  const double r = v.number("rank");
+  if (r != static_cast<double>(static_cast<uint32_t>(r))) throw ConfigError("--rank must be a whole number");
+  return static_cast<uint32_t>(r);
+}
+
+MatrixOptions matrix_options(MatrixKind kind, double lambda, int bits, uint32_t rank, uint64_t max_dense) {
+  MatrixOptions o;
+  o.kind = kind;
+  o.lambda = lambda;
+  o.diag_bits = bits;
+  o.sketch_rank = rank;
+  o.max_dense = max_dense;
+  return o;
+}
+
+}  // namespace lepus::common
