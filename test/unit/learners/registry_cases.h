@@ -1,5 +1,7 @@
-// What the registry-wide tests share: a silent warning sink, a row's declared defaults, and one case per
-// (learner, loss) pair the learner accepts (its row's traits).
+// What the registry-wide tests share: a silent warning sink, a row's declared defaults, its option variants
+// (derived from its declared OptionSpecs), and one case per (learner, loss, variant) for every loss the
+// learner accepts (its row's traits). A learner added to the registry, or an option with choices or a flag
+// added to a row, is covered without touching the tests.
 #pragma once
 #include <cctype>
 #include <ostream>
@@ -24,22 +26,66 @@ inline OptionValues defaults_of(const LearnerRow& row) {
   return v;
 }
 
-struct Case {
-  std::string learner, loss;
+// One way of running a row: its defaults (option empty), or its defaults with one option given: a choice
+// other than the default of an option with `choices` (value), or a flag set alone (value empty).
+struct Variant {
+  std::string option, value;
 };
-inline void PrintTo(const Case& c, std::ostream* os) { *os << c.learner << "/" << c.loss; }
 
-inline std::vector<Case> cases(std::vector<const char*> losses) {
-  std::vector<Case> out;
-  for (const auto& row : learner_registry())
-    for (const char* loss : losses)
-      if (row.accepts_loss(loss)) out.push_back({row.name, loss});
+// The row's variants, derived from its declared options: the defaults; each non-default choice of each option
+// with choices; each flag set alone.
+inline std::vector<Variant> variants_of(const LearnerRow& row) {
+  std::vector<Variant> out{Variant{}};
+  for (const auto& s : row.options) {
+    if (s.kind == OptionSpec::Kind::kFlag) {
+      out.push_back({s.name, ""});
+      continue;
+    }
+    for (const auto& choice : s.choices)
+      if (choice != s.default_value) out.push_back({s.name, choice});
+  }
   return out;
 }
 
-// A test name: learner_loss with every other character as '_'.
+// The options of a row run as `variant`: its defaults with the variant's option given.
+inline OptionValues options_of(const LearnerRow& row, const Variant& variant) {
+  OptionValues v = defaults_of(row);
+  if (!variant.option.empty()) v.set(variant.option, variant.value.empty() ? "1" : variant.value, true);
+  return v;
+}
+
+struct Case {
+  std::string learner, loss;
+  Variant variant;  // option empty: the row's defaults
+};
+inline void PrintTo(const Case& c, std::ostream* os) {
+  *os << c.learner << "/" << c.loss;
+  if (c.variant.option.empty()) return;
+  *os << "/--" << c.variant.option;
+  if (!c.variant.value.empty()) *os << " " << c.variant.value;
+}
+
+// One case per (learner, loss) pair the learner accepts, with its defaults only, or (with_variants) once per
+// variant of its row.
+inline std::vector<Case> cases(std::vector<const char*> losses, bool with_variants = false) {
+  std::vector<Case> out;
+  for (const auto& row : learner_registry())
+    for (const char* loss : losses) {
+      if (!row.accepts_loss(loss)) continue;
+      if (!with_variants) {
+        out.push_back({row.name, loss, {}});
+        continue;
+      }
+      for (const auto& v : variants_of(row)) out.push_back({row.name, loss, v});
+    }
+  return out;
+}
+
+// A test name: learner_loss, then _option[_value] for a variant, with every other character as '_'.
 inline std::string case_name(const Case& c) {
   std::string n = c.learner + "_" + c.loss;
+  if (!c.variant.option.empty()) n += "_" + c.variant.option;
+  if (!c.variant.value.empty()) n += "_" + c.variant.value;
   for (char& ch : n)
     if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
   return n;
