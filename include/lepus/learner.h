@@ -2,6 +2,7 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <ostream>
 #include <string>
@@ -61,6 +62,8 @@ struct LearnerTraits {
   uint64_t warmup_examples = 0;      // examples it looks at before its first prediction (a kernel's bandwidth)
   bool random = false;               // makes random choices, seeded by --random_seed
   std::vector<std::string> matrix_modes;  // --matrix values it accepts, the first the default; empty: none
+  // For a --matrix value it does not accept: what to use instead (e.g. diag -> "--learner scinol-coord").
+  std::map<std::string, std::string> matrix_nearest;
   // Whether the feature space must compute VW's per-group sum of x^2 (Example::invariant_norm) for these options.
   std::function<bool(const OptionValues&)> needs_invariant_norm;
 };

@@ -567,6 +567,18 @@ Config parse_command_line(int argc, const char* const argv[]) {
       c.learner_options.set(spec.name, spec.default_value, false);
     }
   }
+  if (c.learner_options.has("matrix")) {  // a mode the learner's paper does not define: say what to use
+    const std::string& mode = c.learner_options.text("matrix");
+    const auto& modes = row->traits.matrix_modes;
+    if (std::find(modes.begin(), modes.end(), mode) == modes.end()) {
+      std::string accepted;
+      for (const auto& m : modes) accepted += (accepted.empty() ? "" : ", ") + m;
+      const auto near = row->traits.matrix_nearest.find(mode);
+      throw ConfigError("--learner " + row->name + " has no --matrix " + mode +
+                        (near != row->traits.matrix_nearest.end() ? ": " + near->second : std::string()) +
+                        " (its modes: " + accepted + ")");
+    }
+  }
   check_option_values(row->options, c.learner_options);  // each option's declared range or choices
 
 

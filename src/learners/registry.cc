@@ -9,6 +9,7 @@
 #include "learners/ftprl.h"
 #include "learners/nlms.h"
 #include "learners/aioli.h"
+#include "learners/scinol_full.h"
 
 namespace lepus {
 namespace {
@@ -42,7 +43,7 @@ std::vector<LearnerRow> build_registry() {
       },
       LearnerTraits{
           {},  // every loss
-          true, false, 0, false, {},
+          true, false, 0, false, {}, {},
           // Plain --invariant (without adaptive or normalized) scales by VW's per-group sum of x^2.
           [](const OptionValues& o) {
             return o.given("invariant") && !o.given("adaptive") && !o.given("normalized");
@@ -53,6 +54,7 @@ std::vector<LearnerRow> build_registry() {
   rows.push_back(ftprl_scale_row());
   rows.push_back(nlms_row());
   rows.push_back(aioli_row());
+  rows.push_back(scinol_full_row());
   return rows;
 }
 

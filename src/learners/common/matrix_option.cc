@@ -22,10 +22,11 @@ OptionSpec rank_option() {
                     "rank m of --matrix sketch (cost per example O(m nnz + m^2))", {1.0, 1024.0, false, false}};
 }
 
-OptionSpec max_dense_option() {
-  return OptionSpec{"max_dense_features", "", OptionSpec::Kind::kNumber, std::to_string(kDefaultMaxDense),
-                    "--matrix auto: the full matrix while at most this many distinct features are seen "
-                    "(cost per example O(n^2)), a sketch beyond",
+OptionSpec max_dense_option(uint64_t default_value) {
+  return OptionSpec{"max_dense_features", "", OptionSpec::Kind::kNumber, std::to_string(default_value),
+                    "the most distinct features a full matrix holds (cost per example O(n^2), memory 8 or 16 n^2 "
+                    "bytes): beyond it --matrix auto goes on with a sketch, and a learner with no sketch stops "
+                    "with an error",
                     {1.0, 4096.0, false, false}};
 }
 

@@ -14,8 +14,8 @@ namespace lepus::common {
 OptionSpec matrix_option(std::vector<std::string> choices);
 // --rank: the sketch's rank m.
 OptionSpec rank_option();
-// --max_dense_features: --matrix auto's switch from full to sketch.
-OptionSpec max_dense_option();
+// --max_dense_features: the most features a full matrix holds, with this row's default.
+OptionSpec max_dense_option(uint64_t default_value = 1000);
 
 MatrixKind matrix_kind_of(const OptionValues& v);  // --matrix (auto when absent)
 uint32_t rank_of(const OptionValues& v);           // --rank (its default when absent)

@@ -1,0 +1,323 @@
+// scinol-full: see scinol_full.h for the algorithm, its paper and equations.
+#include "learners/scinol_full.h"
+
+#include <algorithm>
+#include <cfloat>
+#include <cmath>
+#include <limits>
+#include <ostream>
+
+#include "learners/common/matrix_option.h"
+#include "lepus/errors.h"
+
+namespace lepus {
+namespace {
+
+constexpr uint32_t kStateVersion = 1;
+constexpr double kAlphaMin = 9.0 / 8.0;
+constexpr uint64_t kMaxCap = 4096;
+constexpr size_t kMinCapacity = 16;
+
+}  // namespace
+
+ScinolFullOptions ScinolFullOptions::from(const OptionValues& v) {
+  ScinolFullOptions o;
+  check_option_values(scinol_full_row().options, v);
+  if (v.has("scinol_alpha")) o.alpha = v.number("scinol_alpha");
+  if (v.has("scinol_L")) o.lipschitz = v.number("scinol_L");
+  if (v.has("max_dense_features")) o.cap = common::max_dense_of(v);
+  return o;
+}
+
+ScinolFullLearner::ScinolFullLearner(const ScinolFullOptions& options, const Loss& loss, int bits, bool test_only)
+    : opt_(options), loss_(loss), bits_(bits), clip_(loss.initial_range(), test_only), builder_(bits) {
+  if (!(opt_.alpha > kAlphaMin) || !(opt_.lipschitz > 0.0) || opt_.cap < 1 || opt_.cap > kMaxCap)
+    throw ConfigError("scinol-full: alpha must be > 9/8, L > 0 and the feature cap in [1, 4096]");
+}
+
+void ScinolFullLearner::reserve(size_t n) {
+  const size_t capacity = static_cast<size_t>(pinv_.rows());
+  if (n <= capacity) return;
+  size_t c = std::max(kMinCapacity, capacity);
+  while (c < n) c *= 2;
+  const Eigen::Index k = static_cast<Eigen::Index>(size()), cc = static_cast<Eigen::Index>(c);
+  Eigen::MatrixXd p = Eigen::MatrixXd::Zero(cc, cc), q = Eigen::MatrixXd::Zero(cc, cc);
+  p.topLeftCorner(k, k) = pinv_.topLeftCorner(k, k);
+  q.topLeftCorner(k, k) = proj_.topLeftCorner(k, k);
+  pinv_.swap(p);
+  proj_.swap(q);
+  Eigen::VectorXd h = Eigen::VectorXd::Zero(cc), a = Eigen::VectorXd::Zero(cc), d = Eigen::VectorXd::Ones(cc);
+  h.head(k) = h_.head(k);
+  a.head(k) = a_.head(k);
+  d.head(k) = scale_.head(k);
+  h_.swap(h);
+  a_.swap(a);
+  scale_.swap(d);
+}
+
+bool ScinolFullLearner::insert_new(const SparseVector& v) {
+  size_t fresh = 0;
+  for (const Coord& c : v) fresh += index_.find(c.slot) == CompactIndex::kNone;
+  if (fresh == 0) return false;
+  if (index_.size() + fresh > opt_.cap)
+    throw ConfigError("scinol-full: this example would bring the distinct features to " +
+                      std::to_string(index_.size() + fresh) + ", past the cap of " + std::to_string(opt_.cap) +
+                      " (--max_dense_features; memory 16 n^2 bytes); use fewer bits (-b) or --learner scinol-coord");
+  reserve(index_.size() + fresh);
+  // A new slot enters outside the span: zero row and column in S^+ and P, h = a = 0 there (reserve zeroed them).
+  for (const Coord& c : v)
+    if (index_.find(c.slot) == CompactIndex::kNone) scale_(index_.insert(c.slot)) = std::fabs(c.x);
+  return true;
+}
+
+void ScinolFullLearner::gather(const SparseVector& v) const {
+  seen_.clear();
+  fresh_ = false;
+  for (const Coord& c : v) {
+    const uint32_t p = index_.find(c.slot);
+    if (p == CompactIndex::kNone) {
+      fresh_ = true;
+      continue;
+    }
+    seen_.push_back({p, c.x / scale_(p)});
+  }
+}
+
+ScinolFullLearner::Prepared ScinolFullLearner::prepare(const SparseVector& v, bool fresh) const {
+  Prepared q;
+  const Eigen::Index n = static_cast<Eigen::Index>(size());
+  u_.setZero(n);
+  xp_.setZero(n);
+  for (const Seen& s : seen_) {
+    u_.noalias() += s.x * pinv_.col(s.position).head(n);
+    xp_.noalias() -= s.x * proj_.col(s.position).head(n);
+    q.r0 += a_(s.position) * s.x;
+  }
+  double norm2 = 0.0;
+  for (const Seen& s : seen_) {
+    q.b += s.x * u_(s.position);
+    xp_(s.position) += s.x;
+    norm2 += s.x * s.x;
+  }
+  const double perp2 = xp_.squaredNorm();
+  const double beta = 1.0 + q.b;
+  if (!fresh && !(perp2 > opt_.tau * norm2)) {  // in the span (x = 0 included): Sherman-Morrison
+    q.cp = c_ - q.r0 * q.r0 / beta;
+    q.r = q.r0 / beta;
+    q.lev = q.b / beta;
+  } else {
+    q.new_direction = true;
+    q.k = perp2 > 0.0 ? 1.0 / perp2 : 0.0;  // 0 only for x outside every held feature (predict)
+    q.cp = c_;
+    q.r = 0.0;
+    q.lev = 1.0;
+  }
+  return q;
+}
+
+double ScinolFullLearner::eta(double cp) const {
+  double e = (cp - gamma_) / (2.0 * opt_.alpha);
+  if (e > kMaxExponent) {
+    e = kMaxExponent;
+    ++caps_;
+  }
+  return std::exp(e) / opt_.alpha;
+}
+
+double ScinolFullLearner::predict_score(const Example& x) const {
+  const SparseVector& v = builder_.build(x);
+  gather(v);
+  // S_t includes x: the prediction is the one learning x would make.
+  const Prepared q = prepare(v, fresh_);
+  return x.initial + eta(q.cp) * q.r;
+}
+
+Prediction ScinolFullLearner::predict(const Example& x) const {
+  return clip_.of(common::to_float(predict_score(x), caps_));
+}
+
+double ScinolFullLearner::round(const Example& x, bool use_loss, double g_linear) {
+  const SparseVector& v = builder_.build(x);
+  caps_ += v.dropped;
+  const bool fresh = insert_new(v);
+  gather(v);
+  const Prepared q = prepare(v, fresh);
+  const Eigen::Index n = static_cast<Eigen::Index>(size());
+  const double beta = 1.0 + q.b;
+  // S^+ (and P) with x, written so that entry (i, j) and (j, i) get the same rounding: exactly symmetric.
+  Eigen::VectorXd& sx = xp_;  // S_t^+ x, in place of x_perp once it has served
+  if (!q.new_direction) {
+    for (Eigen::Index j = 0; j < n; ++j) {
+      const double uj = u_(j);
+      for (Eigen::Index i = 0; i < n; ++i) pinv_(i, j) -= (u_(i) * uj) / beta;
+    }
+    sx = u_ / beta;
+    a_.head(n) -= u_ * (q.r0 / beta);
+  } else {
+    const Eigen::VectorXd e = q.k * xp_;
+    for (Eigen::Index j = 0; j < n; ++j) {
+      const double ej = e(j), uj = u_(j), xj = xp_(j);
+      for (Eigen::Index i = 0; i < n; ++i) {
+        pinv_(i, j) += beta * (e(i) * ej) - (u_(i) * ej + e(i) * uj);
+        proj_(i, j) += q.k * (xp_(i) * xj);
+      }
+    }
+    a_.head(n) -= xp_ * (q.k * q.r0);
+    sx = e;
+  }
+  const double et = eta(q.cp);
+  const double yhat = x.initial + et * q.r;
+  double g = use_loss ? loss_.first_derivative(clip_.clip(common::to_float(yhat, caps_)), x.label, clip_.range())
+                      : g_linear;
+  g = std::clamp(g * static_cast<double>(x.weight), -opt_.lipschitz, opt_.lipschitz) / opt_.lipschitz;
+  if (std::isnan(g)) [[unlikely]] {
+    g = 0.0;
+    ++caps_;
+  }
+  c_ = q.cp - 2.0 * g * q.r + g * g * q.lev;
+  a_.head(n) -= g * sx;
+  for (const Seen& s : seen_) h_(s.position) -= g * s.x;
+  gamma_ += g * g * q.lev;
+  last_ = Last{q.new_direction, et, yhat, g, q.lev};
+  return yhat;
+}
+
+Prediction ScinolFullLearner::learn(const Example& x) {
+  clip_.see(x);
+  if (!common::teaches(x)) return predict(x);
+  return clip_.of(common::to_float(round(x, true), caps_));
+}
+
+double ScinolFullLearner::h(uint64_t slot) const {
+  const uint32_t p = index_.find(slot);
+  return p == CompactIndex::kNone ? 0.0 : h_(p) * scale_(p);  // h = D h~
+}
+
+double ScinolFullLearner::pinv(uint64_t i, uint64_t j) const {
+  const uint32_t p = index_.find(i), q = index_.find(j);
+  // S^+ = D^-1 S~^+ D^-1
+  return p == CompactIndex::kNone || q == CompactIndex::kNone ? 0.0 : pinv_(p, q) / (scale_(p) * scale_(q));
+}
+
+double ScinolFullLearner::projector(uint64_t i, uint64_t j) const {
+  const uint32_t p = index_.find(i), q = index_.find(j);
+  // P = D P~ D^-1
+  return p == CompactIndex::kNone || q == CompactIndex::kNone ? 0.0 : scale_(p) * proj_(p, q) / scale_(q);
+}
+
+std::vector<std::string> ScinolFullLearner::describe() const {
+  return {"scinol_alpha = " + common::number(opt_.alpha), "scinol_L = " + common::number(opt_.lipschitz),
+          "matrix = full, up to " + std::to_string(opt_.cap) + " features"};
+}
+
+void ScinolFullLearner::write_readable(std::ostream& out) const {
+  out << "scinol_alpha " << opt_.alpha << "\n";
+  out << "scinol_L " << opt_.lipschitz << "\n";
+  out << "Gamma " << gamma_ << "\n";
+  out << "c " << c_ << "\n";
+  clip_.write_readable(out);
+  // Per feature: the weight a_i = (S^+ h)_i at eta = 1 (the played weight is eta_t times it), and h_i, in the
+  // features' own units.
+  std::vector<std::pair<uint64_t, uint32_t>> order;
+  for (uint32_t p = 0; p < index_.size(); ++p) order.push_back({index_.slot(p), p});
+  std::sort(order.begin(), order.end());
+  for (const auto& [slot, p] : order) out << slot << ":" << a_(p) / scale_(p) << " " << h_(p) * scale_(p) << "\n";
+}
+
+void ScinolFullLearner::save(ModelWriter& out) const {
+  out.put_u32(kStateVersion);
+  out.put_u32(static_cast<uint32_t>(bits_));
+  out.put_f64(opt_.alpha);
+  out.put_f64(opt_.lipschitz);
+  out.put_u64(opt_.cap);
+  clip_.save(out);
+  out.put_f64(c_);
+  out.put_f64(gamma_);
+  const uint64_t n = size();
+  out.put_u64(n);
+  out.put_values(index_.slots().data(), n);
+  out.put_values(h_.data(), n);
+  out.put_values(a_.data(), n);
+  out.put_values(scale_.data(), n);
+  for (uint64_t j = 0; j < n; ++j) out.put_values(pinv_.col(static_cast<Eigen::Index>(j)).data(), j + 1);
+  for (uint64_t j = 0; j < n; ++j) out.put_values(proj_.col(static_cast<Eigen::Index>(j)).data(), j + 1);
+}
+
+void ScinolFullLearner::load(ModelReader& in) {
+  auto bad = [&](const std::string& what) { return ModelFormatError(in.source() + ": scinol-full state: " + what); };
+  if (in.get_u32("scinol-full state version") != kStateVersion) throw bad("unknown state version");
+  const uint32_t bits = in.get_u32("scinol-full bits");
+  if (bits != static_cast<uint32_t>(bits_))
+    throw bad("saved with -b " + std::to_string(bits) + ", this run has -b " + std::to_string(bits_));
+  ScinolFullOptions o = opt_;
+  o.alpha = in.get_f64("scinol-full alpha");
+  o.lipschitz = in.get_f64("scinol-full L");
+  o.cap = in.get_u64("scinol-full cap");
+  if (!(o.alpha > kAlphaMin) || !std::isfinite(o.alpha) || !(o.lipschitz > 0.0) || !std::isfinite(o.lipschitz) ||
+      o.cap < 1 || o.cap > kMaxCap)
+    throw bad("alpha, L or the feature cap out of range");
+  common::LabelClip clip = clip_;
+  clip.load(in, "scinol-full");
+  const double c = in.get_f64("scinol-full c"), gamma = in.get_f64("scinol-full Gamma");
+  if (!(c >= 0.0) || !std::isfinite(c) || !(gamma >= 0.0) || !std::isfinite(gamma)) throw bad("c or Gamma out of range");
+  const uint64_t n = in.get_u64("scinol-full size");
+  if (n > o.cap) throw bad("holds more features than its cap");
+  if (n * 32 + n * (n + 1) * 8 > in.remaining()) throw bad("feature count does not fit the file");
+  CompactIndex index;
+  for (uint64_t i = 0; i < n; ++i)
+    if (index.insert(in.get_u64("scinol-full slot")) != i) throw bad("a slot listed twice");
+  const Eigen::Index cap = std::max<Eigen::Index>(static_cast<Eigen::Index>(n), 1);
+  Eigen::VectorXd h = Eigen::VectorXd::Zero(cap), a = Eigen::VectorXd::Zero(cap), d = Eigen::VectorXd::Ones(cap);
+  in.get_raw(h.data(), n * sizeof(double), "scinol-full h");
+  in.get_raw(a.data(), n * sizeof(double), "scinol-full a");
+  in.get_raw(d.data(), n * sizeof(double), "scinol-full feature scales");
+  if (!((d.array() > 0.0).all())) throw bad("a feature scale <= 0");
+  Eigen::MatrixXd pinv = Eigen::MatrixXd::Zero(cap, cap), proj = Eigen::MatrixXd::Zero(cap, cap);
+  for (Eigen::MatrixXd* m : {&pinv, &proj})
+    for (uint64_t j = 0; j < n; ++j) {
+      const auto col = static_cast<Eigen::Index>(j);
+      in.get_raw(m->col(col).data(), (j + 1) * sizeof(double), "scinol-full matrix");
+      for (Eigen::Index i = 0; i < col; ++i) (*m)(col, i) = (*m)(i, col);
+    }
+  if (!h.allFinite() || !a.allFinite() || !d.allFinite() || !pinv.allFinite() || !proj.allFinite())
+    throw bad("a non-finite value");
+  opt_ = o;
+  clip_ = clip;
+  c_ = c;
+  gamma_ = gamma;
+  index_ = std::move(index);
+  h_.swap(h);
+  a_.swap(a);
+  scale_.swap(d);
+  pinv_.swap(pinv);
+  proj_.swap(proj);
+}
+
+LearnerRow scinol_full_row() {
+  using Kind = OptionSpec::Kind;
+  LearnerRow row{
+      "scinol-full",
+      "no learning rate, predictions unchanged by any invertible linear map of the features: second order, "
+      "for up to a few thousand dense features (Kotlowski 2017, Algorithm 2)",
+      {
+          {"scinol_alpha", "", Kind::kNumber, "1.5",
+           "how cautiously scinol-coord bets at first (larger is more cautious)",
+           {9.0 / 8.0, std::numeric_limits<double>::infinity(), true, false}},
+          {"scinol_L", "", Kind::kNumber, "1",
+           "bound on importance times the loss's slope: larger values are clipped to it (1 fits the logistic, "
+           "hinge and quantile losses)",
+           {0.0, std::numeric_limits<double>::infinity(), true, false}},
+          common::matrix_option({"full"}),
+          common::max_dense_option(4096),
+      },
+      [](const LearnerContext& c) {
+        return std::make_unique<ScinolFullLearner>(ScinolFullOptions::from(c.options), c.loss, c.bits, c.test_only);
+      }};
+  row.traits.matrix_modes = {"full"};
+  row.traits.matrix_nearest = {{"diag", "--learner scinol-coord (scinol-full's diagonal form)"},
+                               {"sketch", "not built yet for scinol-full: use --learner scinol-coord, or aioli "
+                                          "--matrix sketch for the logistic loss"}};
+  return row;
+}
+
+}  // namespace lepus

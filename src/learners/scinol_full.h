@@ -1,0 +1,118 @@
+// scinol-full: the fully scale-invariant second-order algorithm (W. Kotłowski, "Scale-Invariant Unconstrained
+// Online Learning", ALT 2017, Section 4: Algorithm 2, eq. (7); Lemma 4.3; Theorem 4.5; the rank-one
+// pseudo-inverse update of Appendix E).
+//
+// Problem: unconstrained online linear prediction with a convex L-Lipschitz loss; predictions unchanged when
+// the inputs go through any invertible linear map A (x -> A x, Appendix D), with regret against every u
+//     R_T(u) <= ||u||_{S_T} sqrt(alpha ln(1 + alpha ||u||^2_{S_T}) + Gamma_T) + 1,   ||u||^2_S = u'S u
+// (Theorem 4.5, with Gamma_T in place of the printed log(alpha) Gamma_T: the derivation gives Gamma_T).
+// Update, g_t = dloss/dyhat / L clipped to [-1, 1] (importance weight included):
+//     S_t = S_{t-1} + x_t x_t'                                         (before predicting)
+//     eta_t = exp((h_{t-1}' S_t^+ h_{t-1} - Gamma_{t-1}) / (2 alpha)) / alpha
+//     yhat_t = eta_t x_t' S_t^+ h_{t-1}
+//     h_t = h_{t-1} - g_t x_t,   Gamma_t = Gamma_{t-1} + g_t^2 x_t' S_t^+ x_t
+// (Gamma is the recursive sum of Algorithm 2, each term with its own round's S^+.) Stored: S^+ (Moore-Penrose)
+// and the projector P = S S^+ onto span{x_1..x_t} (Appendix E needs it, though the text says S^+ suffices),
+// a = S^+ h, c = h'S^+ h, Gamma, h. With u = S^+ x, b = x'u, x_perp = (I - P) x, r0 = a'x:
+//     x in the span (||x_perp||^2 <= tau ||x||^2): S^+ -= u u'/(1 + b)      (Sherman-Morrison),
+//     else (k = 1/||x_perp||^2): S^+ += -k (u x_perp' + x_perp u') + (1 + b) k^2 x_perp x_perp',
+//                                 P += k x_perp x_perp'; and then yhat = 0 exactly: an example leaving the
+//                                 span of the past (round 1, any never-seen feature) is predicted 0.
+// Numerics: the algorithm runs on x~_i = x_i / d_i, d_i the |value| feature i had when first seen (fixed; the
+// predictions do not depend on any fixed invertible map of the inputs, Appendix D), so S^+ and P are as well
+// conditioned as on column-normalised data whatever the features' units: a feature 10^6 times another's scale
+// changes no rounding beyond that of x~ itself. Rank decision: x leaves the span when it has a feature no past
+// example had (exact), or when ||x~_perp||^2 > tau ||x~||^2.
+// Matrices are dense over the features seen so far (a compact slot index; a slot enters outside the span),
+// O(n^2) per example for n features seen, at most --max_dense_features (4096; memory 16 n^2 bytes).
+#pragma once
+#include <Eigen/Dense>
+#include <cstdint>
+#include <vector>
+
+#include "core/coords.h"
+#include "learners/common/plumbing.h"
+#include "lepus/learner.h"
+#include "sketch/compact_index.h"
+
+namespace lepus {
+
+struct ScinolFullOptions {
+  double alpha = 1.5;      // alpha > 9/8 (Lemma 4.3)
+  double lipschitz = 1.0;  // L
+  double tau = 1e-10;      // rank decision: x is in the span when ||x_perp||^2 <= tau ||x||^2 (scaled, below)
+  uint64_t cap = 4096;     // most features the matrices may hold
+  static ScinolFullOptions from(const OptionValues& values);  // throws ConfigError
+};
+
+class ScinolFullLearner final : public Learner {
+ public:
+  // exp() arguments above this are capped (counted), as in scinol-coord.
+  static constexpr double kMaxExponent = 650.0;
+
+  ScinolFullLearner(const ScinolFullOptions& options, const Loss& loss, int bits, bool test_only = false);
+  Prediction predict(const Example& x) const override;
+  Prediction learn(const Example& x) override;
+  void save(ModelWriter& out) const override;
+  void load(ModelReader& in) override;
+  std::string_view name() const override { return "scinol-full"; }
+  LabelRange label_range() const override { return clip_.range(); }
+  std::vector<std::string> describe() const override;
+  void write_readable(std::ostream& out) const override;
+  uint64_t safeguard_count() const override { return caps_; }
+
+  // One round: S updated with x, yhat predicted, then g (the loss's slope, or `g_linear` when use_loss is
+  // false) scaled by the importance weight, clipped to [-L, L], divided by L. Returns the unrounded yhat.
+  double round(const Example& x, bool use_loss, double g_linear = 0.0);
+  double predict_score(const Example& x) const;
+
+  // For tests: the quantities of the last round and the state.
+  struct Last {
+    bool new_direction = false;
+    double eta = 0.0, yhat = 0.0, g = 0.0, lev = 0.0;
+  };
+  const Last& last() const { return last_; }
+  double gamma() const { return gamma_; }
+  double c() const { return c_; }
+  double h(uint64_t slot) const;
+  double pinv(uint64_t i, uint64_t j) const;       // (S^+)_ij
+  double projector(uint64_t i, uint64_t j) const;  // P_ij
+  size_t size() const { return index_.size(); }
+
+ private:
+  struct Prepared {  // round t's quantities before the label
+    bool new_direction = false;
+    double cp = 0.0, r = 0.0, lev = 0.0, b = 0.0, k = 0.0, r0 = 0.0;
+  };
+  bool insert_new(const SparseVector& v);  // x's slots not held enter outside the span (cap checked); any?
+  void gather(const SparseVector& v) const;  // seen_ <- x's held positions and values; fresh_: some not held
+  // fresh: x has a slot no past example had, so it leaves the span whatever the rounding says.
+  Prepared prepare(const SparseVector& v, bool fresh) const;
+  double eta(double cp) const;
+  void reserve(size_t n);
+
+  ScinolFullOptions opt_;
+  const Loss& loss_;
+  int bits_;  // the hash's -b, recorded: slots mean nothing under another
+  common::LabelClip clip_;
+  CompactIndex index_;
+  Eigen::MatrixXd pinv_, proj_;  // S^+ and P, the top-left size() block (capacity grows by doubling)
+  Eigen::VectorXd h_, a_;        // h and a = S^+ h over the held positions
+  Eigen::VectorXd scale_;        // d_i: feature i's |value| the first time it was seen
+  double c_ = 0.0;               // h'S^+h
+  double gamma_ = 0.0;
+  mutable uint64_t caps_ = 0;
+  Last last_;
+  mutable VectorBuilder builder_;
+  struct Seen {
+    uint32_t position;
+    double x;
+  };
+  mutable std::vector<Seen> seen_;
+  mutable Eigen::VectorXd u_, xp_;
+  mutable bool fresh_ = false;  // gather found slots not held
+};
+
+LearnerRow scinol_full_row();
+
+}  // namespace lepus
