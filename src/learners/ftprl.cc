@@ -148,12 +148,10 @@ double checked(double v, const ModelReader& in, const char* what, bool positive)
 
 // ---- registry rows ----
 
-namespace {
-
 using Kind = OptionSpec::Kind;
 
 // One spec shared by the family's rows (same name, default and help).
-OptionSpec radius_spec() {
+OptionSpec ftprl_radius_spec() {
   return OptionSpec{
       "ftprl_radius", "", Kind::kNumber, "1",
       "bound on the weights: each weight (ftprl-diag, ftprl-const box), the weight vector's "
@@ -161,14 +159,12 @@ OptionSpec radius_spec() {
       {1e-30, 1e30, false, false}};
 }
 
-}  // namespace
-
 LearnerRow ftprl_diag_row() {
   return LearnerRow{
       "ftprl-diag",
       "no learning rate, a step size per feature, weights bounded by --ftprl_radius: for sparse data where "
       "rare features need large steps (McMahan & Streeter 2010, FTPRL-Diag)",
-      {radius_spec()},
+      {ftprl_radius_spec()},
       [](const LearnerContext& c) {
         return std::make_unique<FtprlDiagLearner>(FtprlOptions::from(c.options), c.loss, c.bits, c.test_only);
       }};
@@ -178,7 +174,7 @@ LearnerRow ftprl_const_row() {
   return LearnerRow{"ftprl-const",
                     "no learning rate, one adaptive step size for all features, weights in a ball or box: for "
                     "dense data on one scale (McMahan & Streeter 2010, FTPRL, Corollary 1)",
-                    {radius_spec(),
+                    {ftprl_radius_spec(),
                      {"ftprl_set", "", Kind::kText, "ball",
                       "ftprl-const's weight set: ball (the weight vector's length at most R) or box (each "
                       "weight at most R)",
@@ -197,7 +193,7 @@ LearnerRow ftprl_scale_row() {
       "ftprl-scale",
       "ftprl-const with an expected weight size per namespace (--ftprl_scale): when you know which namespaces "
       "carry large weights (McMahan & Streeter 2010, FTPRL-Scale)",
-      {radius_spec(),
+      {ftprl_radius_spec(),
        {"ftprl_scale", "", Kind::kText, "*:1",
         "expected weight size per namespace: NS:A,... with NS one character (as in -q), constant (the bias) "
         "or * (every other feature, interactions too)"}},

@@ -222,6 +222,9 @@ class FtprlBallLearner final : public FtprlBase {
 using FtprlConstBallLearner = FtprlBallLearner<false>;
 using FtprlScaleLearner = FtprlBallLearner<true>;
 
+// --ftprl_radius, shared by the family's rows (ftprl-full's too).
+OptionSpec ftprl_radius_spec();
+
 // The registry rows of the family (src/learners/registry.cc).
 LearnerRow ftprl_diag_row();
 LearnerRow ftprl_const_row();

@@ -10,6 +10,7 @@
 #include "learners/nlms.h"
 #include "learners/aioli.h"
 #include "learners/scinol_full.h"
+#include "learners/ftprl_full.h"
 
 namespace lepus {
 namespace {
@@ -55,6 +56,7 @@ std::vector<LearnerRow> build_registry() {
   rows.push_back(nlms_row());
   rows.push_back(aioli_row());
   rows.push_back(scinol_full_row());
+  rows.push_back(ftprl_full_row());
   return rows;
 }
 

@@ -1,0 +1,257 @@
+// ftprl-full: see ftprl_full.h for the algorithm, its paper and equations.
+#include "learners/ftprl_full.h"
+
+#include <Eigen/Eigenvalues>
+#include <algorithm>
+#include <cmath>
+#include <ostream>
+
+#include "learners/common/matrix_option.h"
+#include "learners/ftprl.h"
+#include "lepus/errors.h"
+
+namespace lepus {
+namespace {
+
+constexpr uint32_t kStateVersion = 1;
+constexpr uint64_t kMaxCap = 4096;
+
+// Eigenvalues at or below this fraction of the largest are 0 (directions no gradient has touched).
+constexpr double kRankTolerance = 1e-12;
+
+Eigen::VectorXd pinv_apply(const Eigen::MatrixXd& v, const Eigen::VectorXd& l, const Eigen::VectorXd& y) {
+  const double top = l.size() ? l.maxCoeff() : 0.0;
+  Eigen::VectorXd c = v.transpose() * y;
+  for (Eigen::Index i = 0; i < l.size(); ++i) c(i) = l(i) > kRankTolerance * top ? c(i) / l(i) : 0.0;
+  return v * c;
+}
+
+}  // namespace
+
+void FtprlFullCore::resize(Eigen::Index n) {
+  const Eigen::Index k = q.size();
+  if (n <= k) return;
+  Eigen::MatrixXd qc = Eigen::MatrixXd::Zero(n, n);
+  qc.topLeftCorner(k, k) = q_cum;
+  q_cum.swap(qc);
+  q.conservativeResizeLike(Eigen::VectorXd::Zero(n));
+  z.conservativeResizeLike(Eigen::VectorXd::Zero(n));
+}
+
+Eigen::VectorXd FtprlFullCore::advance(const Eigen::VectorXd& w, const Eigen::VectorXd& g, const Eigen::MatrixXd& v,
+                                       const Eigen::VectorXd& l) {
+  Eigen::MatrixXd next = v * l.asDiagonal() * v.transpose();
+  next.triangularView<Eigen::StrictlyLower>() = next.transpose();  // exactly symmetric (saved as one triangle)
+  q += (next - q_cum) * w;  // q += Q_t w_t: the old point, the new increment
+  z += g;
+  q_cum.swap(next);
+  return pinv_apply(v, l, q - z);
+}
+
+Eigen::VectorXd ftprl_ball_projection(const Eigen::MatrixXd& v, const Eigen::VectorXd& l, const Eigen::VectorXd& u,
+                                      double r) {
+  if (u.norm() <= r) return u;
+  const Eigen::VectorXd c = v.transpose() * u;  // u in the eigenbasis
+  auto norm_at = [&](double mu) {
+    double s = 0.0;
+    for (Eigen::Index i = 0; i < l.size(); ++i) {
+      if (!(l(i) > 0.0)) continue;
+      const double f = l(i) / (l(i) + mu) * c(i);
+      s += f * f;
+    }
+    return std::sqrt(s);
+  };
+  // ||w(mu)|| falls from ||u|| > r at mu = 0 to 0: bracket, then bisect in log space and polish.
+  double lo = 0.0, hi = std::max(1e-300, l.maxCoeff());
+  while (norm_at(hi) > r) hi *= 2.0;
+  for (int it = 0; it < 200 && hi - lo > 1e-15 * hi; ++it) {
+    const double mid = lo == 0.0 ? hi / 2.0 : 0.5 * (lo + hi);
+    (norm_at(mid) > r ? lo : hi) = mid;
+  }
+  const double mu = hi;  // ||w(mu)|| <= r: feasible
+  Eigen::VectorXd cw(l.size());
+  for (Eigen::Index i = 0; i < l.size(); ++i) cw(i) = l(i) > 0.0 ? l(i) / (l(i) + mu) * c(i) : 0.0;
+  Eigen::VectorXd w = v * cw;
+  const double n = w.norm();
+  if (n > r) w *= r / n;  // rounding
+  return w;
+}
+
+FtprlFullOptions FtprlFullOptions::from(const OptionValues& v) {
+  FtprlFullOptions o;
+  check_option_values(ftprl_full_row().options, v);
+  if (v.has("ftprl_radius")) o.radius = v.number("ftprl_radius");
+  if (v.has("max_dense_features")) o.cap = common::max_dense_of(v);
+  return o;
+}
+
+FtprlFullLearner::FtprlFullLearner(const FtprlFullOptions& options, const Loss& loss, int bits, bool test_only)
+    : opt_(options), loss_(loss), bits_(bits), clip_(loss.initial_range(), test_only), builder_(bits) {
+  if (!(opt_.radius > 0.0) || opt_.cap < 1 || opt_.cap > kMaxCap)
+    throw ConfigError("ftprl-full: the radius must be > 0 and the feature cap in [1, 4096]");
+}
+
+Prediction FtprlFullLearner::predict(const Example& x) const {
+  const SparseVector& v = builder_.build(x);
+  double s = x.initial;
+  for (const Coord& c : v) {
+    const uint32_t p = index_.find(c.slot);
+    if (p != CompactIndex::kNone) s += w_(p) * c.x;
+  }
+  return clip_.of(common::to_float(s, safeguards_));
+}
+
+Prediction FtprlFullLearner::learn(const Example& x) {
+  clip_.see(x);
+  const Prediction p = predict(x);
+  if (!common::teaches(x)) return p;
+  const double d = loss_.first_derivative(p.raw, x.label, clip_.range()) * static_cast<double>(x.weight);
+  if (!std::isfinite(d)) {
+    ++safeguards_;
+    return p;
+  }
+  update(x, d);
+  return p;
+}
+
+void FtprlFullLearner::update(const Example& x, double dloss) {
+  if (dloss == 0.0) return;
+  const SparseVector& v = builder_.build(x);
+  safeguards_ += v.dropped;
+  if (v.size() == 0) return;
+  size_t fresh = 0;
+  for (const Coord& c : v) fresh += index_.find(c.slot) == CompactIndex::kNone;
+  if (index_.size() + fresh > opt_.cap)
+    throw ConfigError("ftprl-full: this example would bring the distinct features to " +
+                      std::to_string(index_.size() + fresh) + ", past the cap of " + std::to_string(opt_.cap) +
+                      " (--max_dense_features; one eigendecomposition of n x n per example); use fewer bits "
+                      "(-b) or --learner ftprl-diag");
+  for (const Coord& c : v)
+    if (index_.find(c.slot) == CompactIndex::kNone) index_.insert(c.slot);
+  const Eigen::Index n = static_cast<Eigen::Index>(index_.size());
+  if (m_.rows() < n) {
+    Eigen::MatrixXd m = Eigen::MatrixXd::Zero(n, n);
+    m.topLeftCorner(m_.rows(), m_.cols()) = m_;
+    m_.swap(m);
+    w_.conservativeResizeLike(Eigen::VectorXd::Zero(n));
+    core_.resize(n);
+  }
+  Eigen::VectorXd g = Eigen::VectorXd::Zero(n);
+  double g2 = 0.0;
+  for (const Coord& c : v) {
+    g(index_.find(c.slot)) = dloss * c.x;
+    g2 += (dloss * c.x) * (dloss * c.x);
+  }
+  // M's entries stay below 1e300 (beyond, its square root and eigenvectors lose meaning): such a gradient is
+  // skipped and counted.
+  if (!(g2 > 0.0) || !(g2 + m_.diagonal().cwiseAbs().maxCoeff() < 1e300)) [[unlikely]] {
+    ++safeguards_;
+    return;
+  }
+  for (const Coord& a : v)
+    for (const Coord& b : v) m_(index_.find(a.slot), index_.find(b.slot)) += (dloss * a.x) * (dloss * b.x);
+  // Q_{1:t} = M^{1/2} / R in M's eigenbasis.
+  const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig(m_);
+  Eigen::VectorXd l = eig.eigenvalues().cwiseMax(0.0).cwiseSqrt() / opt_.radius;
+  const Eigen::VectorXd u = core_.advance(w_, g, eig.eigenvectors(), l);
+  const double top = l.size() ? l.maxCoeff() : 0.0;
+  for (Eigen::Index i = 0; i < l.size(); ++i)
+    if (!(l(i) > kRankTolerance * top)) l(i) = 0.0;
+  w_ = ftprl_ball_projection(eig.eigenvectors(), l, u, opt_.radius);
+}
+
+double FtprlFullLearner::weight(uint64_t slot) const {
+  const uint32_t p = index_.find(slot);
+  return p == CompactIndex::kNone ? 0.0 : w_(p);
+}
+
+std::vector<std::string> FtprlFullLearner::describe() const {
+  return {"ftprl_radius = " + common::number(opt_.radius), "feasible set = ball ||w||_2 <= " + common::number(opt_.radius),
+          "matrix = full, up to " + std::to_string(opt_.cap) + " features"};
+}
+
+void FtprlFullLearner::write_readable(std::ostream& out) const {
+  out << "ftprl_radius " << opt_.radius << "\n";
+  clip_.write_readable(out);
+  std::vector<std::pair<uint64_t, uint32_t>> order;
+  for (uint32_t p = 0; p < index_.size(); ++p) order.push_back({index_.slot(p), p});
+  std::sort(order.begin(), order.end());
+  for (const auto& [slot, p] : order) out << slot << ":" << w_(p) << "\n";
+}
+
+void FtprlFullLearner::save(ModelWriter& out) const {
+  out.put_u32(kStateVersion);
+  out.put_u32(static_cast<uint32_t>(bits_));
+  out.put_f64(opt_.radius);
+  out.put_u64(opt_.cap);
+  clip_.save(out);
+  const uint64_t n = index_.size();
+  out.put_u64(n);
+  out.put_values(index_.slots().data(), n);
+  out.put_values(w_.data(), n);
+  out.put_values(core_.q.data(), n);
+  out.put_values(core_.z.data(), n);
+  for (uint64_t j = 0; j < n; ++j) out.put_values(m_.col(static_cast<Eigen::Index>(j)).data(), j + 1);
+  for (uint64_t j = 0; j < n; ++j) out.put_values(core_.q_cum.col(static_cast<Eigen::Index>(j)).data(), j + 1);
+}
+
+void FtprlFullLearner::load(ModelReader& in) {
+  auto bad = [&](const std::string& what) { return ModelFormatError(in.source() + ": ftprl-full state: " + what); };
+  if (in.get_u32("ftprl-full state version") != kStateVersion) throw bad("unknown state version");
+  const uint32_t bits = in.get_u32("ftprl-full bits");
+  if (bits != static_cast<uint32_t>(bits_))
+    throw bad("saved with -b " + std::to_string(bits) + ", this run has -b " + std::to_string(bits_));
+  FtprlFullOptions o = opt_;
+  o.radius = in.get_f64("ftprl-full radius");
+  o.cap = in.get_u64("ftprl-full cap");
+  if (!(o.radius > 0.0) || !std::isfinite(o.radius) || o.cap < 1 || o.cap > kMaxCap)
+    throw bad("radius or feature cap out of range");
+  common::LabelClip clip = clip_;
+  clip.load(in, "ftprl-full");
+  const uint64_t n = in.get_u64("ftprl-full size");
+  if (n > o.cap) throw bad("holds more features than its cap");
+  if (n * 32 + n * (n + 1) * 8 > in.remaining()) throw bad("feature count does not fit the file");
+  CompactIndex index;
+  for (uint64_t i = 0; i < n; ++i)
+    if (index.insert(in.get_u64("ftprl-full slot")) != i) throw bad("a slot listed twice");
+  const auto k = static_cast<Eigen::Index>(n);
+  Eigen::VectorXd w(k), q(k), z(k);
+  in.get_raw(w.data(), n * sizeof(double), "ftprl-full w");
+  in.get_raw(q.data(), n * sizeof(double), "ftprl-full q");
+  in.get_raw(z.data(), n * sizeof(double), "ftprl-full z");
+  Eigen::MatrixXd m = Eigen::MatrixXd::Zero(k, k), qc = Eigen::MatrixXd::Zero(k, k);
+  for (Eigen::MatrixXd* a : {&m, &qc})
+    for (Eigen::Index j = 0; j < k; ++j) {
+      in.get_raw(a->col(j).data(), static_cast<size_t>(j + 1) * sizeof(double), "ftprl-full matrix");
+      for (Eigen::Index i = 0; i < j; ++i) (*a)(j, i) = (*a)(i, j);
+    }
+  if (!w.allFinite() || !q.allFinite() || !z.allFinite() || !m.allFinite() || !qc.allFinite())
+    throw bad("a non-finite value");
+  if (w.norm() > o.radius * (1 + 1e-9)) throw bad("the weights lie outside the ball");
+  opt_ = o;
+  clip_ = clip;
+  index_ = std::move(index);
+  w_.swap(w);
+  m_.swap(m);
+  core_.q.swap(q);
+  core_.z.swap(z);
+  core_.q_cum.swap(qc);
+}
+
+LearnerRow ftprl_full_row() {
+  LearnerRow row{"ftprl-full",
+                 "no learning rate, a full-matrix step (the square root of the gradients' second moment), weights "
+                 "in the ball of radius --ftprl_radius: for a few hundred correlated features (McMahan & Streeter "
+                 "2010, FTPRL with a full-matrix schedule)",
+                 {ftprl_radius_spec(), common::matrix_option({"full"}), common::max_dense_option(256)},
+                 [](const LearnerContext& c) {
+                   return std::make_unique<FtprlFullLearner>(FtprlFullOptions::from(c.options), c.loss, c.bits,
+                                                             c.test_only);
+                 }};
+  row.traits.matrix_modes = {"full"};
+  row.traits.matrix_nearest = {{"diag", "--learner ftprl-diag (FTPRL-Diag, a box) or ftprl-const (the ball)"},
+                               {"sketch", "not built yet for ftprl-full: use --learner ftprl-diag"}};
+  return row;
+}
+
+}  // namespace lepus
