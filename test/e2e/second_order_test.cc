@@ -1,0 +1,78 @@
+// The second-order learners from the command line: aioli (logistic only; --matrix auto switches from full to a
+// sketch mid-run, and a model saved on either side resumes exactly), scinol-full and ftprl-full (full only:
+// another --matrix is refused naming the learner to use), each learning a real set (rcv1_small, heart_scale)
+// better than the constant and saving models that predict what the run predicted.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+
+#include "e2e_util.h"
+
+namespace lepus::e2e {
+namespace {
+
+const std::string kRcv1 = std::string(LEPUS_TEST_DATA) + "/vw/inputs/rcv1_small.vw.gz";
+const std::string kHeart = std::string(LEPUS_TEST_DATA) + "/heart_scale.vw";
+
+double loss_of(const std::string& log) { return summary_value(read_file(log), "average loss"); }
+double constant_loss(const std::string& log) { return summary_value(read_file(log), "best constant's loss"); }
+
+TEST(SecondOrder, EachLearnerLearnsAndItsModelPredictsAsTheRun) {
+  struct Case {
+    std::string args, data;
+  };
+  const std::vector<Case> cases = {
+      {"--learner aioli", kRcv1},                                              // auto: full, then sketch
+      {"--learner aioli --matrix diag", kRcv1},
+      {"--learner aioli --matrix sketch --rank 5", kRcv1},
+      {"--learner aioli --matrix full", kHeart},
+      {"--learner scinol-full --loss_function logistic", kHeart},
+      {"--learner ftprl-full --loss_function logistic --ftprl_radius 3", kHeart},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.args);
+    const std::string d = scratch_dir("second_order");
+    ASSERT_EQ(run_lepus(c.data + " " + c.args + " -f " + d + "/m -p " + d + "/train.p 2> " + d + "/log"), 0)
+        << read_file(d + "/log");
+    EXPECT_LT(loss_of(d + "/log"), constant_loss(d + "/log"));
+    // -t -i: the saved model predicts the data as the end of the run would (same learner, same state).
+    ASSERT_EQ(run_lepus("-t -i " + d + "/m " + c.data + " -p " + d + "/a.p 2> " + d + "/t1"), 0) << read_file(d + "/t1");
+    ASSERT_EQ(run_lepus("-t -i " + d + "/m " + c.data + " -p " + d + "/b.p 2> " + d + "/t2"), 0);
+    EXPECT_EQ(read_file(d + "/a.p"), read_file(d + "/b.p"));  // predicting changes nothing
+    EXPECT_LT(loss_of(d + "/t1"), constant_loss(d + "/log"));
+  }
+}
+
+// Training in two halves through a saved model equals one run: on either side of auto's switch to the sketch.
+TEST(SecondOrder, ResumedAioliEqualsOneRun) {
+  const std::string d = scratch_dir("aioli_resume");
+  const std::string split = "cd '" + d + "' && zcat " + kRcv1 + " | head -n 10 > first.vw && zcat " + kRcv1 +
+                            " | tail -n +11 > rest.vw";
+  ASSERT_EQ(std::system(split.c_str()), 0);
+  // -b 9: 50 switches to the sketch on the first example, 490 after the first 10 (which hold about 400 slots).
+  for (const std::string dense : {"50", "490"}) {
+    SCOPED_TRACE(dense);
+    const std::string o = " -b 9 --learner aioli --max_dense_features " + dense;
+    ASSERT_EQ(run_lepus(kRcv1 + o + " -p " + d + "/whole.p 2>/dev/null"), 0);
+    ASSERT_EQ(run_lepus(d + "/first.vw" + o + " -f " + d + "/half.m -p " + d + "/p1 2>/dev/null"), 0);
+    ASSERT_EQ(run_lepus(d + "/rest.vw -i " + d + "/half.m -p " + d + "/p2 2>/dev/null"), 0);
+    EXPECT_EQ(read_file(d + "/p1") + read_file(d + "/p2"), read_file(d + "/whole.p"));
+  }
+}
+
+TEST(SecondOrder, AModeTheLearnerLacksIsRefusedNamingWhatToUse) {
+  const std::string d = scratch_dir("second_order_modes");
+  EXPECT_EQ(run_lepus(kHeart + " --learner scinol-full --matrix diag 2> " + d + "/e1"), 1);
+  EXPECT_NE(read_file(d + "/e1").find("--learner scinol-coord"), std::string::npos) << read_file(d + "/e1");
+  EXPECT_EQ(run_lepus(kHeart + " --learner ftprl-full --matrix diag 2> " + d + "/e2"), 1);
+  EXPECT_NE(read_file(d + "/e2").find("ftprl-diag"), std::string::npos) << read_file(d + "/e2");
+  EXPECT_EQ(run_lepus(kHeart + " --learner aioli --loss_function squared 2> " + d + "/e3"), 1);
+  EXPECT_EQ(run_lepus(kHeart + " --learner aioli --matrix dense 2> " + d + "/e4"), 1);
+  EXPECT_EQ(run_lepus(kHeart + " --learner aioli --rank 0 2> " + d + "/e5"), 1);
+  // Past the cap: a clear error naming the cap and the alternative, before anything is written.
+  EXPECT_EQ(run_lepus(kRcv1 + " --learner scinol-full --max_dense_features 50 -f " + d + "/m 2> " + d + "/e6"), 1);
+  EXPECT_NE(read_file(d + "/e6").find("cap of 50"), std::string::npos) << read_file(d + "/e6");
+}
+
+}  // namespace
+}  // namespace lepus::e2e
