@@ -26,6 +26,7 @@ AioliOptions AioliOptions::from(const OptionValues& v) {
   o.matrix = common::matrix_kind_of(v);
   o.rank = common::rank_of(v);
   o.max_dense = common::max_dense_of(v);
+  o.o2b = v.has("aioli_o2b") && v.text("aioli_o2b") == "1";
   return o;
 }
 
@@ -74,18 +75,54 @@ MatrixOptions aioli_matrix(const AioliOptions& o, int bits) {
 }
 }  // namespace
 
-AioliLearner::AioliLearner(const AioliOptions& options, const Loss& loss, int bits, bool test_only)
+AioliLearner::AioliLearner(const AioliOptions& options, const Loss& loss, int bits, bool test_only,
+                           uint64_t random_seed)
     : opt_(options),
       bits_(bits),
       clip_(loss.initial_range(), test_only),
       a_(make_matrix(aioli_matrix(options, bits))),
       b_(size_t{1} << bits, 0.0),
+      test_only_(test_only),
+      seed_(random_seed),
       builder_(bits) {}
 
+namespace {
+// A uniform draw in [0, 1) from (seed, t) alone (splitmix64), so a resumed run draws what an uninterrupted one
+// does without saving a generator.
+double uniform(uint64_t seed, uint64_t t) {
+  uint64_t z = seed * 0x9E3779B97F4A7C15ull + t * 0xBF58476D1CE4E5B9ull + 0x94D049BB133111EBull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  z ^= z >> 31;
+  return static_cast<double>(z >> 11) * 0x1p-53;
+}
+
+std::vector<uint8_t> bytes_of(const Matrix& m) {
+  ModelWriter w;
+  m.save(w);
+  return w.bytes();
+}
+}  // namespace
+
+void AioliLearner::take_snapshot() {
+  const std::vector<uint8_t> bytes = bytes_of(*a_);
+  std::unique_ptr<Matrix> copy = make_matrix(aioli_matrix(opt_, bits_));
+  ModelReader in(bytes.data(), bytes.size(), "aioli snapshot");
+  copy->load(in);
+  snap_a_ = std::move(copy);
+  snap_b_ = b_;
+  snap_round_ = rounds_ + 1;
+}
+
 AioliLearner::Round AioliLearner::evaluate(const SparseVector& v, double initial) const {
+  return evaluate_with(*a_, b_, v, initial);
+}
+
+AioliLearner::Round AioliLearner::evaluate_with(const Matrix& a, const std::vector<double>& b, const SparseVector& v,
+                                                double initial) const {
   Round r;
-  r.s = a_->solve(std::span<const Coord>(v.begin(), v.size()), u_);
-  for (const Coord& u : u_) r.c += u.x * b_[u.slot];
+  r.s = a.solve(std::span<const Coord>(v.begin(), v.size()), u_);
+  for (const Coord& u : u_) r.c += u.x * b[u.slot];
   if (!std::isfinite(r.s) || !std::isfinite(r.c)) [[unlikely]] {
     ++safeguards_;
     r.s = std::isfinite(r.s) ? r.s : 0.0;
@@ -99,15 +136,26 @@ AioliLearner::Round AioliLearner::evaluate(const Example& x) const { return eval
 
 Prediction AioliLearner::output(double yhat) const { return clip_.of(common::to_float(yhat, safeguards_)); }
 
-Prediction AioliLearner::predict(const Example& x) const { return output(evaluate(x).yhat); }
+double AioliLearner::predict_o2b(const Example& x) const {
+  const SparseVector& v = builder_.build(x);
+  return snap_a_ ? evaluate_with(*snap_a_, snap_b_, v, x.initial).yhat : evaluate(v, x.initial).yhat;
+}
+
+// A -t run of an --aioli_o2b model predicts with the snapshot (the online-to-batch predictor).
+Prediction AioliLearner::predict(const Example& x) const {
+  return output(opt_.o2b && test_only_ ? predict_o2b(x) : evaluate(x).yhat);
+}
 
 Prediction AioliLearner::learn(const Example& x) {
   clip_.see(x);
   const SparseVector& v = builder_.build(x);
   safeguards_ += v.dropped;
+  if (test_only_ && opt_.o2b) return output(predict_o2b(x));
   const Round round = evaluate(v, x.initial);
   const Prediction p = output(round.yhat);
   if (!common::teaches(x) || v.size() == 0) return p;
+  if (opt_.o2b && uniform(seed_, rounds_ + 1) * static_cast<double>(rounds_ + 1) < 1.0) take_snapshot();
+  ++rounds_;
   const double y = x.label > 0.0f ? 1.0 : -1.0;
   r_max_ = std::max(r_max_, std::sqrt(v.norm2()));
   const double k = static_cast<double>(x.weight);
@@ -155,6 +203,14 @@ void AioliLearner::save(ModelWriter& out) const {
   clip_.save(out);
   common::save_slots(out, b_);
   a_->save(out);
+  out.put_u8(opt_.o2b ? 1 : 0);
+  out.put_u64(seed_);
+  out.put_u64(rounds_);
+  out.put_u64(snap_round_);
+  if (snap_a_) {
+    common::save_slots(out, snap_b_);
+    snap_a_->save(out);
+  }
 }
 
 void AioliLearner::load(ModelReader& in) {
@@ -180,6 +236,24 @@ void AioliLearner::load(ModelReader& in) {
   common::load_slots(in, b, "aioli");
   std::unique_ptr<Matrix> a = make_matrix(aioli_matrix(o, bits_));
   a->load(in);
+  o.o2b = in.get_u8("aioli o2b flag") != 0;
+  const uint64_t seed = in.get_u64("aioli seed");
+  const uint64_t rounds = in.get_u64("aioli rounds");
+  const uint64_t snap_round = in.get_u64("aioli snapshot round");
+  if (snap_round > rounds || (snap_round > 0 && !o.o2b)) throw bad("snapshot round out of range");
+  std::unique_ptr<Matrix> snap_a;
+  std::vector<double> snap_b;
+  if (snap_round > 0) {
+    snap_b.assign(b_.size(), 0.0);
+    common::load_slots(in, snap_b, "aioli snapshot");
+    snap_a = make_matrix(aioli_matrix(o, bits_));
+    snap_a->load(in);
+  }
+  seed_ = seed;
+  rounds_ = rounds;
+  snap_round_ = snap_round;
+  snap_a_ = std::move(snap_a);
+  snap_b_.swap(snap_b);
   opt_ = o;
   r_max_ = r_max;
   clip_ = clip;
@@ -204,12 +278,17 @@ LearnerRow aioli_row() {
           common::matrix_option({"auto", "full", "diag", "sketch"}),
           common::rank_option(),
           common::max_dense_option(),
+          {"aioli_o2b", "", Kind::kFlag, "",
+           "online to batch: keep the state of a round drawn at random (seeded by --random_seed, saved in the "
+           "model) and let -t runs predict with it; for i.i.d. data this has the paper's excess-risk guarantee"},
       },
       [](const LearnerContext& c) {
-        return std::make_unique<AioliLearner>(AioliOptions::from(c.options), c.loss, c.bits, c.test_only);
+        return std::make_unique<AioliLearner>(AioliOptions::from(c.options), c.loss, c.bits, c.test_only,
+                                              c.random_seed);
       }};
   row.traits.losses = {"logistic"};
   row.traits.matrix_modes = {"auto", "full", "diag", "sketch"};
+  row.traits.random = true;  // --aioli_o2b's reservoir
   return row;
 }
 

@@ -24,6 +24,11 @@
 // keeps a Frequent Directions sketch of the rows sqrt(kappa_t) x_t (no guarantee). R, the bound on ||x_t||,
 // is the largest norm learned from so far unless --aioli_R fixes it. An importance weight k multiplies kappa
 // and beta (k repetitions of the surrogate).
+// Online to batch (--aioli_o2b, Section 4.2, Corollary 6): the state (A_{tau-1}, b_{tau-1}) of a round tau drawn
+// uniformly from the rounds learned is kept (reservoir sampling: round t replaces the snapshot with probability
+// 1/t, a copy about ln n times), saved in the model, and a -t run predicts with it: f(x) is the root above with
+// s and c from the snapshot. For i.i.d. data its expected excess loss over the best ||theta|| <= B is at most
+// (d (1 + BR) log(1 + n B^2 R^2 / (8 d (1 + BR))) + 1) / n (lambda = 1/B^2).
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -44,6 +49,7 @@ struct AioliOptions {
   MatrixKind matrix = MatrixKind::kAuto;
   uint32_t rank = 10;            // --rank, sketch mode
   uint64_t max_dense = 1000;     // --max_dense_features, auto mode
+  bool o2b = false;              // --aioli_o2b
   double ridge() const { return lambda ? *lambda : 1.0 / (radius * radius); }
   static AioliOptions from(const OptionValues& values);  // throws ConfigError
 };
@@ -60,7 +66,8 @@ AioliStep aioli_step(double m, double y, double one_plus_br);
 
 class AioliLearner final : public Learner {
  public:
-  AioliLearner(const AioliOptions& options, const Loss& loss, int bits, bool test_only = false);
+  AioliLearner(const AioliOptions& options, const Loss& loss, int bits, bool test_only = false,
+               uint64_t random_seed = 0);
   Prediction predict(const Example& x) const override;
   Prediction learn(const Example& x) override;
   void save(ModelWriter& out) const override;
@@ -77,11 +84,17 @@ class AioliLearner final : public Learner {
   };
   Round evaluate(const Example& x) const;
   double r() const { return opt_.r ? *opt_.r : r_max_; }
+  // --aioli_o2b: the prediction of the snapshot's state (the online state before any snapshot), the round the
+  // snapshot was taken before (1-based; 0: none), and taking it now (what the reservoir does with chance 1/t).
+  double predict_o2b(const Example& x) const;
+  uint64_t snapshot_round() const { return snap_round_; }
+  void take_snapshot();
   const Matrix& matrix() const { return *a_; }
   double b(uint64_t slot) const { return b_[slot]; }
 
  private:
   Round evaluate(const SparseVector& v, double initial) const;
+  Round evaluate_with(const Matrix& a, const std::vector<double>& b, const SparseVector& v, double initial) const;
   Prediction output(double yhat) const;
 
   AioliOptions opt_;
@@ -90,6 +103,12 @@ class AioliLearner final : public Learner {
   std::unique_ptr<Matrix> a_;  // A = lambda I + sum kappa_t x_t x_t'
   std::vector<double> b_;      // b over the 2^bits slots
   double r_max_ = 0.0;         // the largest ||x|| learned from (R when --aioli_R is not given)
+  bool test_only_;
+  uint64_t seed_;
+  uint64_t rounds_ = 0;              // rounds learned (the reservoir's t)
+  uint64_t snap_round_ = 0;          // the snapshot holds the state before this round (0: none)
+  std::unique_ptr<Matrix> snap_a_;   // --aioli_o2b: A and b of the snapshot
+  std::vector<double> snap_b_;
   mutable VectorBuilder builder_;
   mutable std::vector<Coord> u_;  // scratch: A^-1 x
   mutable uint64_t safeguards_ = 0;

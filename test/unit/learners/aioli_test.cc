@@ -300,3 +300,61 @@ TEST(Aioli, OptionsAreChecked) {
 
 }  // namespace
 }  // namespace lepus
+
+namespace lepus {
+namespace {
+
+// O-A5: the online-to-batch predictor of the O-A1 run with tau = 3 (the state before round 3) is non-linear in
+// x, and at x_3 it is yhat_3.
+TEST(AioliO2b, OracleOA5) {
+  AioliOptions o = opts(1, 1, 1);
+  o.o2b = true;
+  AioliLearner l(o, kLoss, 4);
+  const std::vector<Example> xs = {example({{0, 1.0}}, 1), example({{0, 0.6}, {1, 0.8}}, -1),
+                                   example({{1, 1.0}}, 1), example({{0, -0.5}, {1, 0.5}}, 1)};
+  l.learn(xs[0]);
+  l.learn(xs[1]);
+  l.take_snapshot();  // before round 3
+  EXPECT_EQ(l.snapshot_round(), 3u);
+  l.learn(xs[2]);
+  l.learn(xs[3]);
+  const std::vector<std::pair<std::vector<std::pair<uint64_t, double>>, double>> queries = {
+      {{{1, 1.0}}, -0.161674}, {{{0, 1.0}, {1, 1.0}}, -0.073206}, {{{0, 2.0}, {1, 2.0}}, -0.075392},
+      {{{0, 0.5}}, 0.044331}};
+  for (const auto& [x, want] : queries) expect_rel(l.predict_o2b(example(x, 0)), want, "f(x)");
+}
+
+// The reservoir keeps round tau with probability 1/n for each tau: over 3000 seeds and n = 6, each round is kept
+// about 500 times (binomial sd 20).
+TEST(AioliO2b, SnapshotRoundIsUniform) {
+  std::vector<int> count(7, 0);
+  AioliOptions o = opts(1, 1, 1, MatrixKind::kDiag);
+  o.o2b = true;
+  for (uint64_t seed = 0; seed < 3000; ++seed) {
+    AioliLearner l(o, kLoss, 4, false, seed);
+    for (int t = 0; t < 6; ++t) l.learn(example({{static_cast<uint64_t>(t % 3), 1.0}}, t % 2 ? 1.0f : -1.0f));
+    ASSERT_GE(l.snapshot_round(), 1u);
+    ASSERT_LE(l.snapshot_round(), 6u);
+    ++count[l.snapshot_round()];
+  }
+  for (int tau = 1; tau <= 6; ++tau) EXPECT_NEAR(count[tau], 500, 100) << tau;
+}
+
+// A -t run of an o2b model predicts with the snapshot; a model without the flag predicts with the final state.
+TEST(AioliO2b, TestOnlyRunsPredictWithTheSnapshot) {
+  AioliOptions o = opts(1, 1, 1);
+  o.o2b = true;
+  AioliLearner l(o, kLoss, 4, false, 7);
+  for (int t = 0; t < 20; ++t) l.learn(example({{static_cast<uint64_t>(t % 3), 1.0 + t % 2}}, t % 3 ? 1.0f : -1.0f));
+  ModelWriter w;
+  l.save(w);
+  AioliLearner t(o, kLoss, 4, true, 7);
+  ModelReader r(w.bytes().data(), w.bytes().size(), "mem");
+  t.load(r);
+  const Example q = example({{0, 1.0}, {1, 1.0}}, 1);
+  EXPECT_EQ(t.predict(q).raw, static_cast<float>(l.predict_o2b(q)));
+  EXPECT_NE(l.predict(q).raw, t.predict(q).raw);  // the final state predicts otherwise (snapshot round < 20)
+}
+
+}  // namespace
+}  // namespace lepus
