@@ -9,6 +9,7 @@
 #include "learners/common/matrix_option.h"
 #include "learners/ftprl.h"
 #include "lepus/errors.h"
+#include "sketch/dense_io.h"
 
 namespace lepus {
 namespace {
@@ -187,12 +188,12 @@ void FtprlFullLearner::save(ModelWriter& out) const {
   clip_.save(out);
   const uint64_t n = index_.size();
   out.put_u64(n);
-  out.put_values(index_.slots().data(), n);
+  dense_io::put_index(out, index_);
   out.put_values(w_.data(), n);
   out.put_values(core_.q.data(), n);
   out.put_values(core_.z.data(), n);
-  for (uint64_t j = 0; j < n; ++j) out.put_values(m_.col(static_cast<Eigen::Index>(j)).data(), j + 1);
-  for (uint64_t j = 0; j < n; ++j) out.put_values(core_.q_cum.col(static_cast<Eigen::Index>(j)).data(), j + 1);
+  dense_io::put_upper(out, m_, n);
+  dense_io::put_upper(out, core_.q_cum, n);
 }
 
 void FtprlFullLearner::load(ModelReader& in) {
@@ -211,20 +212,15 @@ void FtprlFullLearner::load(ModelReader& in) {
   const uint64_t n = in.get_u64("ftprl-full size");
   if (n > o.cap) throw bad("holds more features than its cap");
   if (n * 32 + n * (n + 1) * 8 > in.remaining()) throw bad("feature count does not fit the file");
-  CompactIndex index;
-  for (uint64_t i = 0; i < n; ++i)
-    if (index.insert(in.get_u64("ftprl-full slot")) != i) throw bad("a slot listed twice");
+  CompactIndex index = dense_io::get_index(in, n, "ftprl-full");
   const auto k = static_cast<Eigen::Index>(n);
   Eigen::VectorXd w(k), q(k), z(k);
   in.get_raw(w.data(), n * sizeof(double), "ftprl-full w");
   in.get_raw(q.data(), n * sizeof(double), "ftprl-full q");
   in.get_raw(z.data(), n * sizeof(double), "ftprl-full z");
   Eigen::MatrixXd m = Eigen::MatrixXd::Zero(k, k), qc = Eigen::MatrixXd::Zero(k, k);
-  for (Eigen::MatrixXd* a : {&m, &qc})
-    for (Eigen::Index j = 0; j < k; ++j) {
-      in.get_raw(a->col(j).data(), static_cast<size_t>(j + 1) * sizeof(double), "ftprl-full matrix");
-      for (Eigen::Index i = 0; i < j; ++i) (*a)(j, i) = (*a)(i, j);
-    }
+  dense_io::get_upper(in, m, n, "ftprl-full second moment");
+  dense_io::get_upper(in, qc, n, "ftprl-full regularizer");
   if (!w.allFinite() || !q.allFinite() || !z.allFinite() || !m.allFinite() || !qc.allFinite())
     throw bad("a non-finite value");
   if (w.norm() > o.radius * (1 + 1e-9)) throw bad("the weights lie outside the ball");

@@ -439,6 +439,19 @@ void ScinolLearner::load(ModelReader& in) {
   });
 }
 
+OptionSpec scinol_alpha_option() {
+  return {"scinol_alpha", "", OptionSpec::Kind::kNumber, "1.5",
+          "how cautiously the scale-invariant learners bet at first (larger is more cautious)",
+          {9.0 / 8.0, std::numeric_limits<double>::infinity(), true, false}};
+}
+
+OptionSpec scinol_lipschitz_option() {
+  return {"scinol_L", "", OptionSpec::Kind::kNumber, "1",
+          "bound on importance times the loss's slope: larger values are clipped to it (1 fits the logistic, "
+          "hinge and quantile losses)",
+          {0.0, std::numeric_limits<double>::infinity(), true, false}};
+}
+
 LearnerRow scinol_row() {
   using Kind = OptionSpec::Kind;
   return LearnerRow{
@@ -446,13 +459,8 @@ LearnerRow scinol_row() {
       "no learning rate, unchanged by rescaling any feature: for features of unknown, very different scales "
       "(counts, prices); starts slowly, so give it long streams or several passes (Kotlowski 2017)",
       {
-          {"scinol_alpha", "", Kind::kNumber, "1.5",
-           "how cautiously scinol-coord bets at first (larger is more cautious)",
-           {9.0 / 8.0, std::numeric_limits<double>::infinity(), true, false}},
-          {"scinol_L", "", Kind::kNumber, "1",
-           "bound on importance times the loss's slope: larger values are clipped to it (1 fits the logistic, "
-           "hinge and quantile losses)",
-           {0.0, std::numeric_limits<double>::infinity(), true, false}},
+          scinol_alpha_option(),
+          scinol_lipschitz_option(),
           {"scinol_d", "", Kind::kText, "seen",
            "how the prior counts features: seen (distinct features so far), bits (all 2^b slots) or clock (2^b "
            "slots, each with its own update count)",

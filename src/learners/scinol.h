@@ -158,5 +158,8 @@ class ScinolLearner final : public Learner {
 
 // This learner's row of THE learner table (src/learners/registry.cc).
 LearnerRow scinol_row();
+// --scinol_alpha and --scinol_L, shared with scinol-full's row.
+OptionSpec scinol_alpha_option();
+OptionSpec scinol_lipschitz_option();
 
 }  // namespace lepus

@@ -8,7 +8,9 @@
 #include <ostream>
 
 #include "learners/common/matrix_option.h"
+#include "learners/scinol.h"
 #include "lepus/errors.h"
+#include "sketch/dense_io.h"
 
 namespace lepus {
 namespace {
@@ -235,12 +237,12 @@ void ScinolFullLearner::save(ModelWriter& out) const {
   out.put_f64(gamma_);
   const uint64_t n = size();
   out.put_u64(n);
-  out.put_values(index_.slots().data(), n);
+  dense_io::put_index(out, index_);
   out.put_values(h_.data(), n);
   out.put_values(a_.data(), n);
   out.put_values(scale_.data(), n);
-  for (uint64_t j = 0; j < n; ++j) out.put_values(pinv_.col(static_cast<Eigen::Index>(j)).data(), j + 1);
-  for (uint64_t j = 0; j < n; ++j) out.put_values(proj_.col(static_cast<Eigen::Index>(j)).data(), j + 1);
+  dense_io::put_upper(out, pinv_, n);
+  dense_io::put_upper(out, proj_, n);
 }
 
 void ScinolFullLearner::load(ModelReader& in) {
@@ -263,9 +265,7 @@ void ScinolFullLearner::load(ModelReader& in) {
   const uint64_t n = in.get_u64("scinol-full size");
   if (n > o.cap) throw bad("holds more features than its cap");
   if (n * 32 + n * (n + 1) * 8 > in.remaining()) throw bad("feature count does not fit the file");
-  CompactIndex index;
-  for (uint64_t i = 0; i < n; ++i)
-    if (index.insert(in.get_u64("scinol-full slot")) != i) throw bad("a slot listed twice");
+  CompactIndex index = dense_io::get_index(in, n, "scinol-full");
   const Eigen::Index cap = std::max<Eigen::Index>(static_cast<Eigen::Index>(n), 1);
   Eigen::VectorXd h = Eigen::VectorXd::Zero(cap), a = Eigen::VectorXd::Zero(cap), d = Eigen::VectorXd::Ones(cap);
   in.get_raw(h.data(), n * sizeof(double), "scinol-full h");
@@ -273,12 +273,8 @@ void ScinolFullLearner::load(ModelReader& in) {
   in.get_raw(d.data(), n * sizeof(double), "scinol-full feature scales");
   if (!((d.array() > 0.0).all())) throw bad("a feature scale <= 0");
   Eigen::MatrixXd pinv = Eigen::MatrixXd::Zero(cap, cap), proj = Eigen::MatrixXd::Zero(cap, cap);
-  for (Eigen::MatrixXd* m : {&pinv, &proj})
-    for (uint64_t j = 0; j < n; ++j) {
-      const auto col = static_cast<Eigen::Index>(j);
-      in.get_raw(m->col(col).data(), (j + 1) * sizeof(double), "scinol-full matrix");
-      for (Eigen::Index i = 0; i < col; ++i) (*m)(col, i) = (*m)(i, col);
-    }
+  dense_io::get_upper(in, pinv, n, "scinol-full pseudo-inverse");
+  dense_io::get_upper(in, proj, n, "scinol-full projector");
   if (!h.allFinite() || !a.allFinite() || !d.allFinite() || !pinv.allFinite() || !proj.allFinite())
     throw bad("a non-finite value");
   opt_ = o;
@@ -300,13 +296,8 @@ LearnerRow scinol_full_row() {
       "no learning rate, predictions unchanged by any invertible linear map of the features: second order, "
       "for up to a few thousand dense features (Kotlowski 2017, Algorithm 2)",
       {
-          {"scinol_alpha", "", Kind::kNumber, "1.5",
-           "how cautiously scinol-coord bets at first (larger is more cautious)",
-           {9.0 / 8.0, std::numeric_limits<double>::infinity(), true, false}},
-          {"scinol_L", "", Kind::kNumber, "1",
-           "bound on importance times the loss's slope: larger values are clipped to it (1 fits the logistic, "
-           "hinge and quantile losses)",
-           {0.0, std::numeric_limits<double>::infinity(), true, false}},
+          scinol_alpha_option(),
+          scinol_lipschitz_option(),
           common::matrix_option({"full"}),
           common::max_dense_option(4096),
       },

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "lepus/errors.h"
+#include "sketch/dense_io.h"
 
 namespace lepus {
 namespace {
@@ -133,9 +134,8 @@ void FullMatrix::save(ModelWriter& out) const {
   out.put_f64(prior_);
   const uint64_t n = size();
   out.put_u64(n);
-  out.put_values(index_.slots().data(), n);
-  for (uint64_t j = 0; j < n; ++j)
-    out.put_values(inv_.col(static_cast<Eigen::Index>(j)).data(), j + 1);  // upper
+  dense_io::put_index(out, index_);
+  dense_io::put_upper(out, inv_, n);
 }
 
 void FullMatrix::load(ModelReader& in) {
@@ -155,17 +155,13 @@ void FullMatrix::load(ModelReader& in) {
     throw bad("holds " + std::to_string(n) + " slots, past this run's cap of " + std::to_string(cap_));
   if (n * 8 + n * (n + 1) / 2 * 8 > in.remaining())
     throw bad("slot count does not fit the file");  // n <= 2^16
-  CompactIndex index;
-  for (uint64_t i = 0; i < n; ++i)
-    if (index.insert(in.get_u64("full matrix slot")) != i) throw bad("a slot listed twice");
+  CompactIndex index = dense_io::get_index(in, n, "full matrix");
   Eigen::MatrixXd inv(std::max<Eigen::Index>(static_cast<Eigen::Index>(n), 1), std::max<Eigen::Index>(n, 1));
+  dense_io::get_upper(in, inv, n, "full matrix inverse");
   for (uint64_t j = 0; j < n; ++j) {
     const auto c = static_cast<Eigen::Index>(j);
-    in.get_raw(inv.col(c).data(), (j + 1) * sizeof(double), "full matrix inverse");
-    for (Eigen::Index i = 0; i <= c; ++i) {
+    for (Eigen::Index i = 0; i <= c; ++i)
       if (!std::isfinite(inv(i, c))) throw bad("a non-finite entry");
-      inv(c, i) = inv(i, c);
-    }
     if (!(inv(c, c) > 0.0)) throw bad("a diagonal entry of the inverse <= 0");
   }
   scale_ = scale;
