@@ -184,3 +184,32 @@ TEST(FtprlFull, CapIsATypedError) {
 
 }  // namespace
 }  // namespace lepus
+
+namespace lepus {
+namespace {
+
+// 10^6 rounds (one 20 x 20 eigendecomposition each) in d = 20 with feature scales from 1e-6 to 1e6: every
+// prediction finite, w in the ball, Q_{1:t} exactly symmetric.
+TEST(FtprlFull, MillionRoundsStayFinite) {
+  std::mt19937_64 rng(41);
+  std::uniform_real_distribution<double> u(-1, 1);
+  const int d = 20;
+  FtprlFullLearner l(opts(1.0), kLogistic, 6);
+  for (int t = 0; t < 1000000; ++t) {
+    std::vector<double> x(d, 0.0);
+    for (int i = 0; i < d; ++i)
+      if (u(rng) > 0.2) x[i] = u(rng) * std::pow(10.0, -6 + 12.0 * i / (d - 1));
+    const Prediction p = l.learn(example(x, u(rng) > 0 ? 1.0f : -1.0f));
+    ASSERT_TRUE(std::isfinite(p.raw)) << t;
+  }
+  double norm2 = 0.0;
+  for (int i = 0; i < d; ++i) norm2 += l.weight(i) * l.weight(i);
+  EXPECT_LE(std::sqrt(norm2), 1.0 + 1e-12);
+  const Eigen::MatrixXd& q = l.core().q_cum;
+  EXPECT_TRUE(q.allFinite());
+  for (Eigen::Index i = 0; i < q.rows(); ++i)
+    for (Eigen::Index j = 0; j < q.cols(); ++j) ASSERT_EQ(q(i, j), q(j, i));
+}
+
+}  // namespace
+}  // namespace lepus
