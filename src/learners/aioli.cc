@@ -12,7 +12,7 @@
 namespace lepus {
 namespace {
 
-constexpr uint32_t kStateVersion = 1;
+constexpr uint32_t kStateVersion = 2;  // 2: b kept by the matrix
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
 }  // namespace
@@ -71,6 +71,7 @@ namespace {
 MatrixOptions aioli_matrix(const AioliOptions& o, int bits) {
   MatrixOptions m = common::matrix_options(o.matrix, o.ridge(), bits, o.rank, o.max_dense);
   m.sketch_shrink_back = 0.0;
+  m.tracked = true;  // b, so that c = x'A^-1 b costs what s = x'A^-1 x costs
   return m;
 }
 }  // namespace
@@ -81,7 +82,6 @@ AioliLearner::AioliLearner(const AioliOptions& options, const Loss& loss, int bi
       bits_(bits),
       clip_(loss.initial_range(), test_only),
       a_(make_matrix(aioli_matrix(options, bits))),
-      b_(size_t{1} << bits, 0.0),
       test_only_(test_only),
       seed_(random_seed),
       builder_(bits) {}
@@ -110,19 +110,18 @@ void AioliLearner::take_snapshot() {
   ModelReader in(bytes.data(), bytes.size(), "aioli snapshot");
   copy->load(in);
   snap_a_ = std::move(copy);
-  snap_b_ = b_;
   snap_round_ = rounds_ + 1;
 }
 
 AioliLearner::Round AioliLearner::evaluate(const SparseVector& v, double initial) const {
-  return evaluate_with(*a_, b_, v, initial);
+  return evaluate_with(*a_, v, initial);
 }
 
-AioliLearner::Round AioliLearner::evaluate_with(const Matrix& a, const std::vector<double>& b, const SparseVector& v,
-                                                double initial) const {
+AioliLearner::Round AioliLearner::evaluate_with(const Matrix& a, const SparseVector& v, double initial) const {
   Round r;
-  r.s = a.solve(std::span<const Coord>(v.begin(), v.size()), u_);
-  for (const Coord& u : u_) r.c += u.x * b[u.slot];
+  const Matrix::Products p = a.products(std::span<const Coord>(v.begin(), v.size()));
+  r.s = p.quad;
+  r.c = p.cross;
   if (!std::isfinite(r.s) || !std::isfinite(r.c)) [[unlikely]] {
     ++safeguards_;
     r.s = std::isfinite(r.s) ? r.s : 0.0;
@@ -138,7 +137,7 @@ Prediction AioliLearner::output(double yhat) const { return clip_.of(common::to_
 
 double AioliLearner::predict_o2b(const Example& x) const {
   const SparseVector& v = builder_.build(x);
-  return snap_a_ ? evaluate_with(*snap_a_, snap_b_, v, x.initial).yhat : evaluate(v, x.initial).yhat;
+  return snap_a_ ? evaluate_with(*snap_a_, v, x.initial).yhat : evaluate(v, x.initial).yhat;
 }
 
 // A -t run of an --aioli_o2b model predicts with the snapshot (the online-to-batch predictor).
@@ -165,8 +164,7 @@ Prediction AioliLearner::learn(const Example& x) {
     ++safeguards_;
     return p;
   }
-  for (const Coord& c : v) b_[c.slot] += beta * c.x;
-  a_->rank_one_update(std::span<const Coord>(v.begin(), v.size()), kappa);
+  a_->update(std::span<const Coord>(v.begin(), v.size()), kappa, beta);
   return p;
 }
 
@@ -187,8 +185,9 @@ void AioliLearner::write_readable(std::ostream& out) const {
   out << "matrix " << matrix_kind_name(opt_.matrix) << "\n";
   clip_.write_readable(out);
   // Per slot: the surrogate minimiser's weight (A^-1 b)_i is not kept; b_i is the state.
-  for (size_t i = 0; i < b_.size(); ++i)
-    if (b_[i] != 0.0) out << i << ":" << b_[i] << "\n";
+  const TrackedVector& b = a_->tracked();
+  for (uint64_t i = 0; i < (uint64_t{1} << bits_); ++i)
+    if (b[i] != 0.0) out << i << ":" << b[i] << "\n";
 }
 
 void AioliLearner::save(ModelWriter& out) const {
@@ -201,16 +200,12 @@ void AioliLearner::save(ModelWriter& out) const {
   out.put_u8(static_cast<uint8_t>(opt_.matrix));
   out.put_u32(opt_.rank);
   clip_.save(out);
-  common::save_slots(out, b_);
   a_->save(out);
   out.put_u8(opt_.o2b ? 1 : 0);
   out.put_u64(seed_);
   out.put_u64(rounds_);
   out.put_u64(snap_round_);
-  if (snap_a_) {
-    common::save_slots(out, snap_b_);
-    snap_a_->save(out);
-  }
+  if (snap_a_) snap_a_->save(out);
 }
 
 void AioliLearner::load(ModelReader& in) {
@@ -232,8 +227,6 @@ void AioliLearner::load(ModelReader& in) {
   o.r = r_given ? std::optional<double>(r) : std::nullopt;
   common::LabelClip clip = clip_;
   clip.load(in, "aioli");
-  std::vector<double> b(b_.size(), 0.0);
-  common::load_slots(in, b, "aioli");
   std::unique_ptr<Matrix> a = make_matrix(aioli_matrix(o, bits_));
   a->load(in);
   o.o2b = in.get_u8("aioli o2b flag") != 0;
@@ -242,10 +235,7 @@ void AioliLearner::load(ModelReader& in) {
   const uint64_t snap_round = in.get_u64("aioli snapshot round");
   if (snap_round > rounds || (snap_round > 0 && !o.o2b)) throw bad("snapshot round out of range");
   std::unique_ptr<Matrix> snap_a;
-  std::vector<double> snap_b;
   if (snap_round > 0) {
-    snap_b.assign(b_.size(), 0.0);
-    common::load_slots(in, snap_b, "aioli snapshot");
     snap_a = make_matrix(aioli_matrix(o, bits_));
     snap_a->load(in);
   }
@@ -253,11 +243,9 @@ void AioliLearner::load(ModelReader& in) {
   rounds_ = rounds;
   snap_round_ = snap_round;
   snap_a_ = std::move(snap_a);
-  snap_b_.swap(snap_b);
   opt_ = o;
   r_max_ = r_max;
   clip_ = clip;
-  b_.swap(b);
   a_ = std::move(a);
 }
 

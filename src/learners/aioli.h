@@ -90,27 +90,24 @@ class AioliLearner final : public Learner {
   uint64_t snapshot_round() const { return snap_round_; }
   void take_snapshot();
   const Matrix& matrix() const { return *a_; }
-  double b(uint64_t slot) const { return b_[slot]; }
+  double b(uint64_t slot) const { return a_->tracked()[slot]; }
 
  private:
   Round evaluate(const SparseVector& v, double initial) const;
-  Round evaluate_with(const Matrix& a, const std::vector<double>& b, const SparseVector& v, double initial) const;
+  Round evaluate_with(const Matrix& a, const SparseVector& v, double initial) const;
   Prediction output(double yhat) const;
 
   AioliOptions opt_;
   int bits_;
   common::LabelClip clip_;
-  std::unique_ptr<Matrix> a_;  // A = lambda I + sum kappa_t x_t x_t'
-  std::vector<double> b_;      // b over the 2^bits slots
+  std::unique_ptr<Matrix> a_;  // A = lambda I + sum kappa_t x_t x_t' and (tracked) b = sum beta_t x_t
   double r_max_ = 0.0;         // the largest ||x|| learned from (R when --aioli_R is not given)
   bool test_only_;
   uint64_t seed_;
   uint64_t rounds_ = 0;              // rounds learned (the reservoir's t)
   uint64_t snap_round_ = 0;          // the snapshot holds the state before this round (0: none)
   std::unique_ptr<Matrix> snap_a_;   // --aioli_o2b: A and b of the snapshot
-  std::vector<double> snap_b_;
   mutable VectorBuilder builder_;
-  mutable std::vector<Coord> u_;  // scratch: A^-1 x
   mutable uint64_t safeguards_ = 0;
 };
 

@@ -12,26 +12,44 @@ AutoMatrix::AutoMatrix(const MatrixOptions& options) : opt_(options) {
   if (opt_.max_dense < 1 || opt_.max_dense > opt_.full_cap)
     throw ConfigError("--max_dense_features must be between 1 and " + std::to_string(opt_.full_cap) + ", got " +
                       std::to_string(opt_.max_dense));
-  full_ = std::make_unique<FullMatrix>(opt_.lambda, opt_.max_dense);
+  full_ = make_full();
   SketchMatrix check(opt_.lambda, opt_.sketch_rank, opt_.sketch_cap, opt_.sketch_shrink_back);  // the rank and cap are checked now
 }
 
+std::unique_ptr<FullMatrix> AutoMatrix::make_full() const {
+  return std::make_unique<FullMatrix>(opt_.lambda, opt_.max_dense, opt_.tracked ? opt_.bits : 0);
+}
+
+std::unique_ptr<SketchMatrix> AutoMatrix::make_sketch() const {
+  return std::make_unique<SketchMatrix>(opt_.lambda, opt_.sketch_rank, opt_.sketch_cap, opt_.sketch_shrink_back,
+                                        opt_.tracked ? opt_.bits : 0);
+}
+
+void AutoMatrix::switch_if_full(std::span<const Coord> x, double weight) {
+  if (sketch_ || !(weight > 0.0)) return;
+  uint64_t fresh = 0;
+  for (const Coord& c : x) fresh += full_->index().find(c.slot) == CompactIndex::kNone && c.x != 0.0;
+  if (full_->size() + fresh > opt_.max_dense) switch_to_sketch();
+}
+
 void AutoMatrix::rank_one_update(std::span<const Coord> x, double weight) {
-  if (!sketch_) {
-    uint64_t fresh = 0;
-    for (const Coord& c : x) fresh += full_->index().find(c.slot) == CompactIndex::kNone && c.x != 0.0;
-    if (full_->size() + fresh > opt_.max_dense && weight > 0.0) switch_to_sketch();
-  }
+  switch_if_full(x, weight);
   current().rank_one_update(x, weight);
+}
+
+void AutoMatrix::update(std::span<const Coord> x, double weight, double beta) {
+  switch_if_full(x, weight);
+  current().update(x, weight, beta);
 }
 
 void AutoMatrix::switch_to_sketch() {
   const FullMatrix& f = *full_;
   const uint32_t n = static_cast<uint32_t>(f.size());
   const double prior = f.prior();
-  auto s = std::make_unique<SketchMatrix>(opt_.lambda, opt_.sketch_rank, opt_.sketch_cap, opt_.sketch_shrink_back);
+  auto s = make_sketch();
   if (prior < opt_.lambda) s->scale(prior / opt_.lambda);  // the forgetting so far
   if (n == 0) {
+    if (opt_.tracked) s->adopt_tracked(f.tracked());
     sketch_ = std::move(s);
     full_.reset();
     return;
@@ -49,13 +67,14 @@ void AutoMatrix::switch_to_sketch() {
     for (uint32_t i = 0; i < n; ++i) row[i] = Coord{f.index().slot(i), eig.eigenvectors()(i, k)};
     s->rank_one_update(row, mu);
   }
+  if (opt_.tracked) s->adopt_tracked(f.tracked());
   sketch_ = std::move(s);
   full_.reset();
 }
 
 void AutoMatrix::reset() {
   sketch_.reset();
-  full_ = std::make_unique<FullMatrix>(opt_.lambda, opt_.max_dense);
+  full_ = make_full();
 }
 
 void AutoMatrix::save(ModelWriter& out) const {
@@ -74,12 +93,12 @@ void AutoMatrix::load(ModelReader& in) {
   const uint8_t sketched = in.get_u8("auto matrix mode");
   if (sketched > 1) throw ModelFormatError(in.source() + ": matrix state: unknown auto mode");
   if (sketched) {
-    auto s = std::make_unique<SketchMatrix>(opt_.lambda, opt_.sketch_rank, opt_.sketch_cap, opt_.sketch_shrink_back);
+    auto s = make_sketch();
     s->load(in);
     sketch_ = std::move(s);
     full_.reset();
   } else {
-    auto f = std::make_unique<FullMatrix>(opt_.lambda, opt_.max_dense);
+    auto f = make_full();
     f->load(in);
     full_ = std::move(f);
     sketch_.reset();

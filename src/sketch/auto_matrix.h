@@ -5,7 +5,7 @@
 // first, are fed to Frequent Directions. Those rows have the same Gram matrix as the rows √w_t x_tᵀ the full
 // matrix took, so the sketch carries Frequent Directions' guarantees for the whole stream (BᵀB ⪯ A − λ'I ⪯
 // BᵀB + ΔI). Cost of the switch: one eigendecomposition of the held block, O(max_dense³) once (about 0.5 s
-// at 1000), and max_dense rank-one sketch updates.
+// at 1000), and max_dense rank-one sketch updates. The tracked b moves over as it is (the sketch forms B b).
 #pragma once
 #include <memory>
 
@@ -24,6 +24,9 @@ class AutoMatrix final : public Matrix {
   double solve(std::span<const Coord> x, std::vector<Coord>& out) const override {
     return current().solve(x, out);
   }
+  Products products(std::span<const Coord> x) const override { return current().products(x); }
+  void update(std::span<const Coord> x, double weight, double beta) override;
+  const TrackedVector& tracked() const override { return current().tracked(); }
   void rank_one_update(std::span<const Coord> x, double weight = 1.0) override;
   void scale(double r) override { current().scale(r); }
   void reset() override;
@@ -36,7 +39,10 @@ class AutoMatrix final : public Matrix {
   Matrix& current() { return sketch_ ? static_cast<Matrix&>(*sketch_) : *full_; }
 
  private:
+  void switch_if_full(std::span<const Coord> x, double weight);  // before an update that would pass max_dense
   void switch_to_sketch();
+  std::unique_ptr<FullMatrix> make_full() const;
+  std::unique_ptr<SketchMatrix> make_sketch() const;
 
   MatrixOptions opt_;
   std::unique_ptr<FullMatrix> full_;      // until the switch

@@ -7,12 +7,19 @@
 
 namespace lepus {
 
-DiagMatrix::DiagMatrix(double lambda, int bits) : lambda_(lambda), bits_(bits), prior_(lambda) {
+DiagMatrix::DiagMatrix(double lambda, int bits, bool tracked) : lambda_(lambda), bits_(bits), prior_(lambda) {
   matrix_detail::check_lambda(lambda, "diag matrix");
   if (bits < 1 || bits > 30)
     throw ConfigError("diag matrix: bits must be between 1 and 30, got " + std::to_string(bits));
   mask_ = (uint64_t{1} << bits) - 1;
   diag_.assign(size_t{1} << bits, 0.0);
+  if (tracked) b_ = TrackedVector(bits);
+}
+
+void DiagMatrix::update(std::span<const Coord> x, double weight, double beta) {
+  matrix_detail::check_beta(beta, b_, "diag matrix");
+  rank_one_update(x, weight);
+  b_.add(x, beta);
 }
 
 double DiagMatrix::solve(std::span<const Coord> x, std::vector<Coord>& out) const {
@@ -52,6 +59,7 @@ void DiagMatrix::renormalize() {  // Â <- s Â, s <- 1 (0 stays 0: "the prior",
 
 void DiagMatrix::reset() {
   std::fill(diag_.begin(), diag_.end(), 0.0);
+  b_.clear();
   scale_ = 1.0;
   prior_ = lambda_;
 }
@@ -70,6 +78,7 @@ void DiagMatrix::save(ModelWriter& out) const {
     out.put_u64(i);
     out.put_f64(diag_[i]);
   }
+  b_.save(out);
 }
 
 void DiagMatrix::load(ModelReader& in) {
@@ -99,9 +108,11 @@ void DiagMatrix::load(ModelReader& in) {
     diag[i] = a;
     previous = i;
   }
+  const TrackedVector::Entries b = b_.read(in);
   scale_ = scale;
   prior_ = prior;
   diag_.swap(diag);
+  b_.assign(b);
 }
 
 void DiagMatrix::visit(MatrixVisitor& v) const {
@@ -109,6 +120,7 @@ void DiagMatrix::visit(MatrixVisitor& v) const {
   v.scalar("prior", prior_ * scale_);
   for (uint64_t i = 0; i < diag_.size(); ++i)
     if (diag_[i] != 0.0) v.entry("diagonal", i, i, diag_[i] * scale_);
+  b_.visit(v);
 }
 
 }  // namespace lepus

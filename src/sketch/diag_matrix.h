@@ -24,8 +24,8 @@ namespace lepus {
 
 class DiagMatrix final : public Matrix {
  public:
-  // lambda > 0 and 1 <= bits <= 30 (ConfigError). Slots are masked to 2^bits.
-  DiagMatrix(double lambda, int bits);
+  // lambda > 0 and 1 <= bits <= 30 (ConfigError). Slots are masked to 2^bits. tracked: keep b (matrix.h).
+  DiagMatrix(double lambda, int bits, bool tracked = false);
 
   MatrixKind kind() const override { return MatrixKind::kDiag; }
   double quad(std::span<const Coord> x) const override {
@@ -34,6 +34,20 @@ class DiagMatrix final : public Matrix {
     return q / scale_;
   }
   double solve(std::span<const Coord> x, std::vector<Coord>& out) const override;
+  Products products(std::span<const Coord> x) const override {  // Σ x_i² / A_ii, Σ x_i b_i / A_ii
+    Products p;
+    const bool kept = b_.enabled();
+    for (const Coord& c : x) {
+      const double y = c.x / stored(c.slot);
+      p.quad += c.x * y;
+      if (kept) p.cross += y * b_[c.slot];
+    }
+    p.quad /= scale_;
+    p.cross /= scale_;
+    return p;
+  }
+  void update(std::span<const Coord> x, double weight, double beta) override;
+  const TrackedVector& tracked() const override { return b_; }
   void rank_one_update(std::span<const Coord> x, double weight = 1.0) override;
   void scale(double r) override;
   void reset() override;
@@ -58,6 +72,7 @@ class DiagMatrix final : public Matrix {
   double scale_ = 1.0;        // s: A = s Â
   double prior_;              // Â_ii of a slot never updated
   std::vector<double> diag_;  // Â_ii, 0 = never updated
+  TrackedVector b_;
 };
 
 }  // namespace lepus

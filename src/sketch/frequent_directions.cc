@@ -7,9 +7,6 @@
 #include "lepus/errors.h"
 
 namespace lepus {
-namespace {
-constexpr Eigen::Index kChunk = 1024;  // columns rotated at a time in a shrink (a small temporary)
-}  // namespace
 
 FrequentDirections::FrequentDirections(uint32_t rank, uint64_t cap) : rank_(rank), cap_(cap) {
   if (rank < 1 || rank > kMaxRank)
@@ -18,10 +15,83 @@ FrequentDirections::FrequentDirections(uint32_t rank, uint64_t cap) : rank_(rank
   if (cap < 1 || cap > kMaxCap)
     throw ConfigError("sketch: the cap on distinct features must be between 1 and " +
                       std::to_string(kMaxCap) + ", got " + std::to_string(cap));
-  gram_.setZero(stride(), stride());
+  gram_.setZero(2 * Eigen::Index{rank}, 2 * Eigen::Index{rank});
+  w_.setZero(2 * Eigen::Index{rank}, 4 * Eigen::Index{rank});
 }
 
-bool FrequentDirections::append(std::span<const Coord> x, double c) {
+uint32_t FrequentDirections::raw_limit() const {
+  const double balance = std::sqrt(static_cast<double>(rank_) * static_cast<double>(columns()) / 5.0);
+  return static_cast<uint32_t>(std::clamp(balance, 2.0 * rank_, 65536.0));
+}
+
+void FrequentDirections::gather(std::span<const Coord> x) const {
+  if (gathered_version_ == version_ && gathered_.size() == x.size() &&
+      std::equal(x.begin(), x.end(), gathered_.begin(),
+                 [](const Coord& a, const Coord& b) { return a.slot == b.slot && a.x == b.x; }))
+    return;
+  const Eigen::Index m = rank_;
+  s_.setZero(width());
+  double* s = s_.data() + m;
+  for (const Coord& e : x) {
+    const uint32_t pos = index_.find(e.slot);
+    if (pos == CompactIndex::kNone || e.x == 0.0) continue;
+    s_.head(m).noalias() += e.x * Eigen::Map<const Eigen::VectorXd>(base_.data() + size_t{pos} * rank_, m);
+    for (const Entry& r : raw_[pos]) s[r.row] += e.x * r.value;
+  }
+  gathered_.assign(x.begin(), x.end());
+  gathered_version_ = version_;
+  p_version_ = UINT64_MAX;  // p_ was of another x
+}
+
+const Eigen::VectorXd& FrequentDirections::product(std::span<const Coord> x) const {
+  gather(x);
+  if (p_version_ != w_version_) {  // a new x, S or W
+    p_.noalias() = w_.topLeftCorner(rows_, width()) * s_;
+    p_version_ = w_version_;
+  }
+  return p_;
+}
+
+void FrequentDirections::multiply(std::span<const Coord> x, Eigen::VectorXd& p) const { p = product(x); }
+
+void FrequentDirections::multiply_all(const std::function<double(uint64_t)>& v, Eigen::VectorXd& p) const {
+  const Eigen::Index m = rank_;
+  Eigen::VectorXd s = Eigen::VectorXd::Zero(width());
+  for (uint32_t pos = 0; pos < columns(); ++pos) {
+    const double a = v(index_.slot(pos));
+    if (a == 0.0) continue;
+    s.head(m).noalias() += a * Eigen::Map<const Eigen::VectorXd>(base_.data() + size_t{pos} * rank_, m);
+    for (const Entry& r : raw_[pos]) s(m + r.row) += a * r.value;
+  }
+  p.noalias() = w_.topLeftCorner(rows_, width()) * s;
+}
+
+void FrequentDirections::multiply_transpose(const Eigen::VectorXd& c, std::vector<double>& out) const {
+  const Eigen::Index m = rank_;
+  const Eigen::VectorXd v = w_.topLeftCorner(rows_, width()).transpose() * c.head(rows_);  // Sᵀ(Wᵀc)
+  out.assign(columns(), 0.0);
+  for (uint32_t pos = 0; pos < columns(); ++pos) {
+    double sum = Eigen::Map<const Eigen::VectorXd>(base_.data() + size_t{pos} * rank_, m).dot(v.head(m));
+    for (const Entry& r : raw_[pos]) sum += v(m + r.row) * r.value;
+    out[pos] = sum;
+  }
+}
+
+void FrequentDirections::column(uint32_t position, Eigen::VectorXd& out) const {
+  const Eigen::Index m = rank_;
+  Eigen::VectorXd s = Eigen::VectorXd::Zero(width());
+  s.head(m) = Eigen::Map<const Eigen::VectorXd>(base_.data() + size_t{position} * rank_, m);
+  for (const Entry& r : raw_[position]) s(m + r.row) += r.value;
+  out.noalias() = w_.topLeftCorner(rows_, width()) * s;
+}
+
+double FrequentDirections::value(uint32_t row, uint32_t position) const {
+  Eigen::VectorXd c;
+  column(position, c);
+  return c(row);
+}
+
+bool FrequentDirections::append(std::span<const Coord> x, double c, Eigen::VectorXd* companion) {
   size_t fresh = 0, nonzero = 0;
   for (const Coord& e : x) {
     nonzero += e.x != 0.0;
@@ -31,72 +101,92 @@ bool FrequentDirections::append(std::span<const Coord> x, double c) {
   if (columns() + fresh > cap_)
     throw ConfigError("sketch: this example would bring the distinct features to " +
                       std::to_string(columns() + fresh) + ", past the cap of " + std::to_string(cap_) +
-                      " (memory 16 m bytes each); raise the cap, use fewer bits (-b) or use --matrix diag");
-  const bool shrank = rows_ == stride();
-  if (shrank) shrink();
+                      " (memory 8 m bytes each); raise the cap, use fewer bits (-b) or use --matrix diag");
+  const bool shrank = rows_ == 2 * rank_;
+  if (shrank) shrink(companion);
   const uint32_t r = rows_;
-  const size_t L = stride();
-  for (uint32_t k = 0; k < r; ++k) gram_(k, r) = 0.0;
+  // G's new column: B (c x) over the rows in use, before the row joins.
+  gram_.col(r).head(r).noalias() = c * product(x);
+  gram_.row(r).head(r) = gram_.col(r).head(r).transpose();
+  // The row joins R as raw row k, and W as the unit row picking it.
+  if (width() + 1 > w_.cols()) w_.conservativeResize(Eigen::NoChange, 2 * w_.cols());
+  const Eigen::Index kcol = width();
+  w_.col(kcol).setZero();
+  w_.row(r).head(kcol + 1).setZero();
+  w_(r, kcol) = 1.0;
   double norm2 = 0.0;
   for (const Coord& e : x) {
     if (e.x == 0.0) continue;
     uint32_t p = index_.find(e.slot);
     if (p == CompactIndex::kNone) {
       p = index_.insert(e.slot);
-      b_.resize(b_.size() + L, 0.0);
+      base_.resize(base_.size() + rank_, 0.0);
+      raw_.emplace_back();
     }
-    double* col = b_.data() + size_t{p} * L;
     const double v = c * e.x;
-    col[r] = v;  // slots are distinct, so this row had 0 here
+    raw_[p].push_back({k_, v});
+    ++entries_;
     norm2 += v * v;
-    for (uint32_t k = 0; k < r; ++k) gram_(k, r) += col[k] * v;  // G's new column: B x̂
   }
-  for (uint32_t k = 0; k < r; ++k) gram_(r, k) = gram_(k, r);
   gram_(r, r) = norm2;
+  ++k_;
+  ++version_;
+  ++w_version_;
   rows_ = r + 1;
   return shrank;
 }
 
-void FrequentDirections::shrink() {
+void FrequentDirections::shrink(Eigen::VectorXd* companion) {
   const Eigen::Index l = rows_, m = rank_;
   const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig(gram_.topLeftCorner(l, l));  // ascending
   const Eigen::VectorXd& mu = eig.eigenvalues();
   const double delta = std::max(mu(l - 1 - m), 0.0);  // the (m+1)-th largest σ²
   Eigen::MatrixXd w(m, l);  // kept rows = w B: row k = sqrt((μ_k − δ)/μ_k) u_kᵀ
+  Eigen::VectorXd kept(m);  // their squared norms μ_k − δ (the rows are orthogonal)
   for (Eigen::Index k = 0; k < m; ++k) {
     const double s = mu(l - 1 - k);
     w.row(k) = (s > delta ? std::sqrt((s - delta) / s) : 0.0) * eig.eigenvectors().col(l - 1 - k).transpose();
+    kept(k) = s > delta ? s - delta : 0.0;
   }
-  const Eigen::Index L = static_cast<Eigen::Index>(stride()), n = static_cast<Eigen::Index>(columns());
-  Eigen::Map<Eigen::MatrixXd> b(b_.data(), L, n);
-  Eigen::MatrixXd gram = Eigen::MatrixXd::Zero(L, L), part;
-  for (Eigen::Index j = 0; j < n; j += kChunk) {
-    const Eigen::Index width = std::min(kChunk, n - j);
-    part.noalias() = w * b.block(0, j, l, width);
-    b.block(0, j, m, width) = part;
-    b.block(m, j, L - m, width).setZero();
-    gram.topLeftCorner(m, m).selfadjointView<Eigen::Lower>().rankUpdate(part);  // G of the rows as stored
+  const Eigen::MatrixXd rotated = w * w_.topLeftCorner(l, width());
+  w_.topLeftCorner(m, width()) = rotated;
+  ++w_version_;
+  gram_.setZero();
+  gram_.topLeftCorner(m, m).diagonal() = kept;
+  if (companion != nullptr) {
+    Eigen::VectorXd v = Eigen::VectorXd::Zero(2 * m);
+    v.head(m).noalias() = w * companion->head(l);
+    companion->swap(v);
   }
-  for (Eigen::Index i = 0; i < m; ++i)
-    for (Eigen::Index k = i + 1; k < m; ++k) gram(i, k) = gram(k, i);
-  gram_.swap(gram);
   shrinkage_ += delta;
   rows_ = rank_;
   orthogonal_ = rank_;
+  if (k_ >= raw_limit()) rebase();
 }
 
-void FrequentDirections::multiply(std::span<const Coord> x, Eigen::VectorXd& p) const {
-  p.setZero(rows_);
-  for (const Coord& e : x) {
-    const uint32_t pos = index_.find(e.slot);
-    if (pos == CompactIndex::kNone || e.x == 0.0) continue;
-    p.noalias() += e.x * Eigen::Map<const Eigen::VectorXd>(column(pos), rows_);
+void FrequentDirections::rebase() {
+  const Eigen::Index m = rank_;
+  const Eigen::Index n = static_cast<Eigen::Index>(columns());
+  Eigen::Map<Eigen::MatrixXd> c(base_.data(), m, n);
+  rebase_scratch_.resize(base_.size());  // kept between calls: no page faults for a fresh block each time
+  Eigen::Map<Eigen::MatrixXd> rebased(rebase_scratch_.data(), m, n);
+  rebased.noalias() = w_.topLeftCorner(m, m) * c;
+  for (Eigen::Index pos = 0; pos < n; ++pos) {
+    for (const Entry& r : raw_[pos]) rebased.col(pos).noalias() += r.value * w_.col(m + r.row).head(m);
+    raw_[pos].clear();
   }
+  base_.swap(rebase_scratch_);
+  entries_ = 0;
+  k_ = 0;
+  ++version_;
+  ++w_version_;
+  w_.setZero();
+  w_.topLeftCorner(m, m).setIdentity();
 }
 
 void FrequentDirections::scale(double f) {
-  const double root = std::sqrt(f);
-  for (double& v : b_) v *= root;
+  w_.topLeftCorner(rows_, width()) *= std::sqrt(f);
+  ++w_version_;
   gram_ *= f;
   shrinkage_ *= f;
 }
@@ -104,9 +194,15 @@ void FrequentDirections::scale(double f) {
 void FrequentDirections::clear() {
   rows_ = 0;
   orthogonal_ = 0;
+  k_ = 0;
   shrinkage_ = 0.0;
   index_.clear();
-  b_.clear();
+  base_.clear();
+  raw_.clear();
+  entries_ = 0;
+  ++version_;
+  ++w_version_;
+  w_.setZero(2 * Eigen::Index{rank_}, 4 * Eigen::Index{rank_});
   gram_.setZero();
 }
 
@@ -118,7 +214,17 @@ void FrequentDirections::save(ModelWriter& out) const {
   const uint64_t n = columns();
   out.put_u64(n);
   out.put_values(index_.slots().data(), n);
-  for (uint32_t p = 0; p < n; ++p) out.put_values(column(p), rows_);
+  out.put_values(base_.data(), n * rank_);
+  out.put_u32(k_);
+  out.put_u64(entries_);
+  for (uint32_t pos = 0; pos < n; ++pos) {  // per column, oldest first, with the column's count
+    out.put_u32(static_cast<uint32_t>(raw_[pos].size()));
+    for (const Entry& r : raw_[pos]) {
+      out.put_u32(r.row);
+      out.put_f64(r.value);
+    }
+  }
+  for (Eigen::Index j = 0; j < width(); ++j) out.put_values(w_.col(j).data(), rows_);
   for (uint32_t k = 0; k < rows_; ++k) out.put_values(gram_.col(k).data(), rows_);
 }
 
@@ -132,7 +238,7 @@ void FrequentDirections::load(ModelReader& in) {
   const uint32_t rows = in.get_u32("sketch rows");
   const uint32_t orthogonal = in.get_u32("sketch orthogonal rows");
   const double shrinkage = in.get_f64("sketch shrinkage");
-  if (rows > stride()) throw bad("more rows than the buffer holds");
+  if (rows > 2 * rank_) throw bad("more rows than the buffer holds");
   if ((orthogonal != 0 && orthogonal != rank_) || orthogonal > rows)
     throw bad("bad count of orthogonal rows");
   if (!(shrinkage >= 0.0) || !std::isfinite(shrinkage)) throw bad("shrinkage not finite and >= 0");
@@ -140,28 +246,58 @@ void FrequentDirections::load(ModelReader& in) {
   if (n > cap_)
     throw bad("holds " + std::to_string(n) + " slots, past this run's cap of " + std::to_string(cap_));
   if (n > 0 && rows == 0) throw bad("columns without rows");
-  if (n * (8 + uint64_t{rows} * 8) + uint64_t{rows} * rows * 8 > in.remaining())  // n <= 2^28, rows <= 2^11
+  if (n * (8 + uint64_t{rank_} * 8 + 4) > in.remaining())  // n <= 2^28, rank <= 2^10
     throw bad("column count does not fit the file");
   CompactIndex index;
   for (uint64_t i = 0; i < n; ++i)
     if (index.insert(in.get_u64("sketch slot")) != i) throw bad("a slot listed twice");
-  const size_t L = stride();
-  std::vector<double> b(n * L, 0.0);
-  for (uint64_t p = 0; p < n; ++p) in.get_raw(b.data() + p * L, rows * sizeof(double), "sketch column");
-  for (double v : b)
+  std::vector<double> base(n * rank_);
+  in.get_raw(base.data(), base.size() * sizeof(double), "sketch base rows");
+  for (double v : base)
     if (!std::isfinite(v)) throw bad("a non-finite entry");
+  const uint32_t k = in.get_u32("sketch raw rows");
+  const uint64_t total = in.get_u64("sketch raw entries");
+  if (k > (uint32_t{1} << 24) || total > in.remaining() / 12) throw bad("raw row count does not fit the file");
+  std::vector<std::vector<Entry>> raw(n);
+  uint64_t entries = 0;
+  for (uint64_t pos = 0; pos < n; ++pos) {
+    const uint32_t count = in.get_u32("sketch column entry count");
+    if (count > total - entries) throw bad("more raw entries than announced");
+    raw[pos].reserve(count);
+    for (uint32_t i = 0; i < count; ++i) {
+      const uint32_t row = in.get_u32("sketch raw row");
+      const double value = in.get_f64("sketch raw value");
+      if (row >= k || !std::isfinite(value)) throw bad("a raw entry out of range or not finite");
+      raw[pos].push_back({row, value});
+    }
+    entries += count;
+  }
+  if (entries != total) throw bad("fewer raw entries than announced");
+  const Eigen::Index width = Eigen::Index{rank_} + k;
+  if (uint64_t(width) * rows * 8 + uint64_t{rows} * rows * 8 > in.remaining())
+    throw bad("raw row count does not fit the file");
+  Eigen::MatrixXd w = Eigen::MatrixXd::Zero(2 * Eigen::Index{rank_}, std::max<Eigen::Index>(4 * Eigen::Index{rank_}, width + 1));
+  for (Eigen::Index j = 0; j < width; ++j) in.get_raw(w.col(j).data(), rows * sizeof(double), "sketch combination");
+  if (!w.allFinite()) throw bad("a non-finite combination entry");
+  const size_t L = 2 * size_t{rank_};
   Eigen::MatrixXd gram = Eigen::MatrixXd::Zero(L, L);
-  for (uint32_t k = 0; k < rows; ++k) in.get_raw(gram.col(k).data(), rows * sizeof(double), "sketch gram");
-  for (uint32_t k = 0; k < rows; ++k) {
-    if (!(gram(k, k) >= 0.0)) throw bad("a Gram diagonal entry < 0");
+  for (uint32_t r = 0; r < rows; ++r) in.get_raw(gram.col(r).data(), rows * sizeof(double), "sketch gram");
+  for (uint32_t r = 0; r < rows; ++r) {
+    if (!(gram(r, r) >= 0.0)) throw bad("a Gram diagonal entry < 0");
     for (uint32_t i = 0; i < rows; ++i)
-      if (!std::isfinite(gram(i, k))) throw bad("a non-finite Gram entry");
+      if (!std::isfinite(gram(i, r))) throw bad("a non-finite Gram entry");
   }
   rows_ = rows;
   orthogonal_ = orthogonal;
+  k_ = k;
   shrinkage_ = shrinkage;
   index_ = std::move(index);
-  b_.swap(b);
+  base_.swap(base);
+  raw_.swap(raw);
+  entries_ = entries;
+  ++version_;
+  ++w_version_;
+  w_.swap(w);
   gram_.swap(gram);
 }
 

@@ -12,7 +12,8 @@ constexpr uint64_t kMaxCap = 65536;  // 32 GiB of inverse at the cap
 constexpr size_t kMinCapacity = 16;
 }  // namespace
 
-FullMatrix::FullMatrix(double lambda, uint64_t cap) : lambda_(lambda), cap_(cap), prior_(lambda) {
+FullMatrix::FullMatrix(double lambda, uint64_t cap, int tracked_bits)
+    : lambda_(lambda), cap_(cap), prior_(lambda), b_(tracked_bits) {
   matrix_detail::check_lambda(lambda, "full matrix");
   if (cap < 1 || cap > kMaxCap)
     throw ConfigError("full matrix: the cap on distinct features must be between 1 and " +
@@ -61,6 +62,34 @@ double FullMatrix::solve(std::span<const Coord> x, std::vector<Coord>& out) cons
       if (c.x != 0.0 && index_.find(c.slot) == CompactIndex::kNone) out.push_back({c.slot, c.x / d});
   }
   return (q + outside / prior_) / scale_;
+}
+
+Matrix::Products FullMatrix::products(std::span<const Coord> x) const {
+  if (!b_.enabled()) return {quad(x), 0.0};
+  double outside;
+  gather(x, outside);
+  const Eigen::Index n = static_cast<Eigen::Index>(size());
+  u_.setZero(n);  // u = C x
+  for (const Seen& a : seen_) u_.noalias() += a.x * inv_.col(a.position).head(n);
+  Products p;
+  for (const Seen& a : seen_) p.quad += a.x * u_(a.position);
+  for (Eigen::Index i = 0; i < n; ++i) p.cross += u_(i) * b_[index_.slot(static_cast<uint32_t>(i))];
+  if (outside > 0.0) {  // slots not held: A is the prior there
+    double cross = 0.0;
+    for (const Coord& c : x)
+      if (c.x != 0.0 && index_.find(c.slot) == CompactIndex::kNone) cross += c.x * b_[c.slot];
+    p.quad += outside / prior_;
+    p.cross += cross / prior_;
+  }
+  p.quad /= scale_;
+  p.cross /= scale_;
+  return p;
+}
+
+void FullMatrix::update(std::span<const Coord> x, double weight, double beta) {
+  matrix_detail::check_beta(beta, b_, "full matrix");
+  rank_one_update(x, weight);  // throws, changing nothing, past the cap
+  b_.add(x, beta);
 }
 
 void FullMatrix::reserve(size_t n) {
@@ -123,6 +152,7 @@ void FullMatrix::renormalize() {  // Â <- s Â (so C <- C / s), s <- 1
 
 void FullMatrix::reset() {
   index_.clear();
+  b_.clear();
   scale_ = 1.0;
   prior_ = lambda_;
 }
@@ -136,6 +166,7 @@ void FullMatrix::save(ModelWriter& out) const {
   out.put_u64(n);
   dense_io::put_index(out, index_);
   dense_io::put_upper(out, inv_, n);
+  b_.save(out);
 }
 
 void FullMatrix::load(ModelReader& in) {
@@ -164,10 +195,12 @@ void FullMatrix::load(ModelReader& in) {
       if (!std::isfinite(inv(i, c))) throw bad("a non-finite entry");
     if (!(inv(c, c) > 0.0)) throw bad("a diagonal entry of the inverse <= 0");
   }
+  const TrackedVector::Entries b = b_.read(in);
   scale_ = scale;
   prior_ = prior;
   index_ = std::move(index);
   inv_.swap(inv);
+  b_.assign(b);
 }
 
 void FullMatrix::visit(MatrixVisitor& v) const {
@@ -177,6 +210,7 @@ void FullMatrix::visit(MatrixVisitor& v) const {
   const uint32_t n = static_cast<uint32_t>(size());
   for (uint32_t j = 0; j < n; ++j)
     for (uint32_t i = 0; i <= j; ++i) v.entry("inverse", index_.slot(i), index_.slot(j), inv_(i, j) / scale_);
+  b_.visit(v);
 }
 
 }  // namespace lepus

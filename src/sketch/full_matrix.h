@@ -30,12 +30,17 @@ namespace lepus {
 class FullMatrix final : public Matrix {
  public:
   static constexpr uint64_t kDefaultCap = 4096;
-  // lambda > 0 and 1 <= cap <= 65536 (ConfigError).
-  explicit FullMatrix(double lambda, uint64_t cap = kDefaultCap);
+  // lambda > 0 and 1 <= cap <= 65536 (ConfigError); tracked_bits > 0: keep b over 2^tracked_bits slots.
+  explicit FullMatrix(double lambda, uint64_t cap = kDefaultCap, int tracked_bits = 0);
 
   MatrixKind kind() const override { return MatrixKind::kFull; }
   double quad(std::span<const Coord> x) const override;
   double solve(std::span<const Coord> x, std::vector<Coord>& out) const override;
+  // xᵀA⁻¹b = Σ (A⁻¹x)_i b_i over the held slots (the column product solve forms) plus x_i b_i / A_ii on the
+  // others: O(n·nnz), no more than quad's O(nnz²) plus the update's O(n²).
+  Products products(std::span<const Coord> x) const override;
+  void update(std::span<const Coord> x, double weight, double beta) override;
+  const TrackedVector& tracked() const override { return b_; }
   void rank_one_update(std::span<const Coord> x, double weight = 1.0) override;
   void scale(double r) override;
   void reset() override;
@@ -61,6 +66,7 @@ class FullMatrix final : public Matrix {
   double scale_ = 1.0;  // s: A = s Â
   double prior_;        // Â_ii of a slot not held (λ until the first renormalization)
   CompactIndex index_;
+  TrackedVector b_;
   Eigen::MatrixXd inv_;  // C = Â⁻¹ in the top-left size() x size() block; inv_.rows() is the capacity
   struct Seen {
     uint32_t position;

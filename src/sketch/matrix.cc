@@ -1,5 +1,6 @@
 #include "sketch/matrix.h"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -11,7 +12,7 @@
 
 namespace lepus {
 namespace {
-constexpr uint32_t kStateVersion = 1;
+constexpr uint32_t kStateVersion = 2;  // 2: the tracked vector
 }  // namespace
 
 std::string_view matrix_kind_name(MatrixKind kind) {
@@ -39,18 +40,90 @@ MatrixKind matrix_kind_from(std::string_view name) {
 std::unique_ptr<Matrix> make_matrix(const MatrixOptions& o) {
   switch (o.kind) {
     case MatrixKind::kFull:
-      return std::make_unique<FullMatrix>(o.lambda, o.full_cap);
+      return std::make_unique<FullMatrix>(o.lambda, o.full_cap, o.tracked ? o.bits : 0);
     case MatrixKind::kDiag:
-      return std::make_unique<DiagMatrix>(o.lambda, o.diag_bits);
+      return std::make_unique<DiagMatrix>(o.lambda, o.bits, o.tracked);
     case MatrixKind::kSketch:
-      return std::make_unique<SketchMatrix>(o.lambda, o.sketch_rank, o.sketch_cap, o.sketch_shrink_back);
+      return std::make_unique<SketchMatrix>(o.lambda, o.sketch_rank, o.sketch_cap, o.sketch_shrink_back,
+                                            o.tracked ? o.bits : 0);
     case MatrixKind::kAuto:
       return std::make_unique<AutoMatrix>(o);
   }
   throw ConfigError("unknown matrix kind");
 }
 
+TrackedVector::TrackedVector(int bits) : bits_(bits) {
+  if (bits < 0 || bits > 30)
+    throw ConfigError("tracked vector: bits must be between 0 and 30, got " + std::to_string(bits));
+  if (bits > 0) {
+    mask_ = (uint64_t{1} << bits) - 1;
+    v_.assign(size_t{1} << bits, 0.0);
+  }
+}
+
+double TrackedVector::dot(std::span<const Coord> x) const {
+  if (!enabled()) return 0.0;
+  double s = 0.0;
+  for (const Coord& c : x) s += c.x * v_[c.slot & mask_];
+  return s;
+}
+
+void TrackedVector::add(std::span<const Coord> x, double beta) {
+  if (beta == 0.0) return;
+  if (!enabled()) throw std::logic_error("tracked vector: b is not kept by this matrix");
+  for (const Coord& c : x) v_[c.slot & mask_] += beta * c.x;
+}
+
+void TrackedVector::clear() { std::fill(v_.begin(), v_.end(), 0.0); }
+
+void TrackedVector::save(ModelWriter& out) const {
+  out.put_u32(static_cast<uint32_t>(bits_));
+  uint64_t nonzero = 0;
+  for (double b : v_) nonzero += b != 0.0;
+  out.put_u64(nonzero);
+  for (uint64_t i = 0; i < v_.size(); ++i) {
+    if (v_[i] == 0.0) continue;
+    out.put_u64(i);
+    out.put_f64(v_[i]);
+  }
+}
+
+TrackedVector::Entries TrackedVector::read(ModelReader& in) const {
+  auto bad = [&](const std::string& what) { return ModelFormatError(in.source() + ": tracked vector: " + what); };
+  const uint32_t bits = in.get_u32("tracked vector bits");
+  if (bits != static_cast<uint32_t>(bits_))
+    throw bad("saved with " + std::to_string(bits) + " bits, this run keeps " + std::to_string(bits_));
+  const uint64_t n = in.get_u64("tracked vector count");
+  if (n > v_.size() || n > in.remaining() / 16) throw bad("entry count does not fit the file");
+  Entries e;
+  e.nonzero.reserve(n);
+  for (uint64_t k = 0; k < n; ++k) {
+    const uint64_t i = in.get_u64("tracked vector slot");
+    const double b = in.get_f64("tracked vector entry");
+    if (i >= v_.size() || (k > 0 && i <= e.nonzero.back().first)) throw bad("slot out of range or out of order");
+    if (!std::isfinite(b) || b == 0.0) throw bad("an entry zero or not finite");
+    e.nonzero.emplace_back(i, b);
+  }
+  return e;
+}
+
+void TrackedVector::assign(const Entries& entries) {
+  clear();
+  for (const auto& [i, b] : entries.nonzero) v_[i] = b;
+}
+
+void TrackedVector::visit(MatrixVisitor& v) const {
+  for (uint64_t i = 0; i < v_.size(); ++i)
+    if (v_[i] != 0.0) v.entry("tracked", i, i, v_[i]);
+}
+
 namespace matrix_detail {
+
+void check_beta(double beta, const TrackedVector& b, const char* who) {
+  if (!std::isfinite(beta)) throw std::invalid_argument(std::string(who) + ": tracked step must be finite");
+  if (beta != 0.0 && !b.enabled())
+    throw std::logic_error(std::string(who) + ": b is not kept (MatrixOptions::tracked is off)");
+}
 
 void check_lambda(double lambda, const char* who) {
   if (!(lambda > 0.0) || !std::isfinite(lambda))

@@ -16,6 +16,13 @@
 // Slots that were never in an update are not stored: there A is λ I (times the forgetting since), exactly as
 // in the fixed d x d matrix, and block-diagonal to the rest, so every operation is exact for them too.
 //
+// The tracked vector (MatrixOptions::tracked): a learner's sufficient statistics are often the pair (A, b),
+// b = Σ_t β_t x_t (AIOLI's b, recursive least squares' Σ y_t x_t, the min-max regressors' b), and its
+// prediction reads xᵀA⁻¹b. A component built with tracked = true keeps b itself (dense over the 2^bits slots)
+// and answers xᵀA⁻¹x and xᵀA⁻¹b together at the cost of xᵀA⁻¹x: full reads the nnz columns of A⁻¹ it reads
+// anyway, diag divides per slot, and the sketch keeps the product B b current, so neither needs a pass over
+// every slot held (which solve() costs).
+//
 // Vectors are lists of (slot, value) coordinates with distinct slots and finite values, as core/coords.h
 // builds them. A component is used from one thread at a time (like a Learner: it keeps scratch buffers). For
 // a per-feature hot loop a learner holds the concrete (final) class, so calls are not virtual.
@@ -25,6 +32,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/coords.h"
@@ -53,6 +61,34 @@ class MatrixVisitor {
   virtual void entry(std::string_view matrix, uint64_t row, uint64_t col, double value) = 0;
 };
 
+// b of the tracked pair (A, b): dense over 2^bits slots (slots are masked), 0 bits = not kept. Saved as its
+// nonzero entries.
+class TrackedVector {
+ public:
+  explicit TrackedVector(int bits = 0);  // 0 <= bits <= 30 (ConfigError)
+  bool enabled() const { return !v_.empty(); }
+  int bits() const { return bits_; }
+  double operator[](uint64_t slot) const { return v_[slot & mask_]; }
+  double dot(std::span<const Coord> x) const;  // xᵀb
+  void add(std::span<const Coord> x, double beta);  // b += β x (std::logic_error when not kept)
+  void clear();
+  void save(ModelWriter& out) const;
+  // Loading in two steps, so a component can check all of its state before changing any: read checks the
+  // saved entries (their bits must equal this vector's; ModelFormatError on bad data) and returns them;
+  // assign then makes them this vector's.
+  struct Entries {
+    std::vector<std::pair<uint64_t, double>> nonzero;
+  };
+  Entries read(ModelReader& in) const;
+  void assign(const Entries& entries);
+  void visit(MatrixVisitor& v) const;  // ("tracked", slot, slot, b_slot) for each nonzero
+
+ private:
+  int bits_;
+  uint64_t mask_ = 0;
+  std::vector<double> v_;
+};
+
 class Matrix {
  public:
   virtual ~Matrix() = default;
@@ -67,6 +103,15 @@ class Matrix {
   // A += weight x xᵀ, weight >= 0 and finite (0 or an empty x: no change). full and sketch take x's new slots
   // into their index first and throw ConfigError, changing nothing, when that would pass their cap.
   virtual void rank_one_update(std::span<const Coord> x, double weight = 1.0) = 0;
+  // The tracked pair (see above). products(x) = {xᵀA⁻¹x, xᵀA⁻¹b} (cross = 0 when b is not kept); update(x, w,
+  // β) is A += w x xᵀ and b += β x (β != 0 needs a kept b: std::logic_error). Forgetting (scale) applies to A
+  // only.
+  struct Products {
+    double quad = 0.0, cross = 0.0;
+  };
+  virtual Products products(std::span<const Coord> x) const = 0;
+  virtual void update(std::span<const Coord> x, double weight, double beta) = 0;
+  virtual const TrackedVector& tracked() const = 0;
   // Forgetting: A <- r A, 0 < r <= 1, the prior of slots not yet seen included. O(1) (a lazy global factor).
   virtual void scale(double r) = 0;
   // Back to A = λ I, nothing held.
@@ -85,7 +130,8 @@ struct MatrixOptions {
   MatrixKind kind = MatrixKind::kFull;
   double lambda = 1.0;            // the prior A = λ I; > 0
   uint64_t full_cap = 4096;       // full: most slots held (memory 8 cap² bytes at the cap: 128 MiB for 4096)
-  int diag_bits = 18;             // diag: slots are < 2^bits (memory 8 · 2^bits bytes)
+  int bits = 18;                  // slots are < 2^bits: diag and the tracked b keep 8 · 2^bits bytes
+  bool tracked = false;           // keep the tracked vector b (see above)
   uint32_t sketch_rank = 32;      // sketch: m, the directions kept after a shrink (buffer 2m rows)
   uint64_t sketch_cap = 1 << 20;  // sketch: most slots held (memory 16 m bytes per slot)
   double sketch_shrink_back = 1.0;  // sketch: the fraction of the shrinkage mass Δ added to the ridge
@@ -106,6 +152,7 @@ void check_update(std::span<const Coord> x, double weight, const char* who);  //
 void check_scale(double r, const char* who);  // std::invalid_argument unless 0 < r <= 1
 void put_header(ModelWriter& out, MatrixKind kind);
 void get_header(ModelReader& in, MatrixKind kind);  // ModelFormatError for another kind or version
+void check_beta(double beta, const TrackedVector& b, const char* who);  // invalid_argument / logic_error
 }  // namespace matrix_detail
 
 }  // namespace lepus

@@ -2,18 +2,20 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 #include <string>
 
 #include "lepus/errors.h"
 
 namespace lepus {
 
-SketchMatrix::SketchMatrix(double lambda, uint32_t rank, uint64_t cap, double shrink_back)
-    : lambda_(lambda), shrink_back_(shrink_back), prior_(lambda), sketch_(rank, cap) {
+SketchMatrix::SketchMatrix(double lambda, uint32_t rank, uint64_t cap, double shrink_back, int tracked_bits)
+    : lambda_(lambda), shrink_back_(shrink_back), prior_(lambda), sketch_(rank, cap), b_(tracked_bits) {
   matrix_detail::check_lambda(lambda, "sketch matrix");
   if (!(shrink_back >= 0.0 && shrink_back <= 1.0))
     throw ConfigError("sketch matrix: the fraction of the shrinkage added back must be in [0, 1]");
   l_.setZero(2 * Eigen::Index{rank}, 2 * Eigen::Index{rank});
+  q_.setZero(2 * Eigen::Index{rank});
 }
 
 double SketchMatrix::core(std::span<const Coord> x) const {
@@ -51,12 +53,11 @@ double SketchMatrix::solve(std::span<const Coord> x, std::vector<Coord>& out) co
   for (Eigen::Index k = 0; k < m1; ++k) c_(k) = z_(k) - c_(k) / (d + g(k, k));
   c_.tail(j) = y_;
   const double ds = d * scale_;
-  const uint32_t n = static_cast<uint32_t>(sketch_.columns()), r = sketch_.rows();
+  const uint32_t n = static_cast<uint32_t>(sketch_.columns());
+  sketch_.multiply_transpose(c_, column_);  // −Bᵀc / δ
   out.clear();
   out.reserve(n + x.size());
-  for (uint32_t pos = 0; pos < n; ++pos)  // −Bᵀc / δ
-    out.push_back(
-        {sketch_.index().slot(pos), -Eigen::Map<const Eigen::VectorXd>(sketch_.column(pos), r).dot(c_) / ds});
+  for (uint32_t pos = 0; pos < n; ++pos) out.push_back({sketch_.index().slot(pos), -column_[pos] / ds});
   for (const Coord& e : x) {  // + x / δ
     if (e.x == 0.0) continue;
     const uint32_t pos = sketch_.index().find(e.slot);
@@ -66,6 +67,42 @@ double SketchMatrix::solve(std::span<const Coord> x, std::vector<Coord>& out) co
       out[pos].x += e.x / ds;
   }
   return q;
+}
+
+Matrix::Products SketchMatrix::products(std::span<const Coord> x) const {
+  Products out;
+  out.quad = std::max(core(x), 0.0) / scale_;  // leaves z_ = diag(1/(δ+g)) p₁ and y_ = L⁻¹w
+  if (!b_.enabled()) return out;
+  const Eigen::MatrixXd& g = sketch_.gram();
+  const Eigen::Index m1 = sketch_.orthogonal_rows(), j = sketch_.rows() - m1;
+  const double d = delta();
+  zb_.resize(m1);
+  for (Eigen::Index k = 0; k < m1; ++k) zb_(k) = q_(k) / (d + g(k, k));
+  yb_.noalias() = q_.segment(m1, j) - g.block(0, m1, m1, j).transpose() * zb_;  // w_b, then L⁻¹w_b
+  yb_ /= d;
+  l_.topLeftCorner(j, j).triangularView<Eigen::Lower>().solveInPlace(yb_);
+  out.cross = ((b_.dot(x) - z_.dot(q_.head(m1))) / d - y_.dot(yb_)) / scale_;
+  return out;
+}
+
+void SketchMatrix::update(std::span<const Coord> x, double weight, double beta) {
+  matrix_detail::check_update(x, weight, "sketch matrix");
+  matrix_detail::check_beta(beta, b_, "sketch matrix");
+  if (beta != 0.0) {  // q += β B̂x before the row of x joins (which then reads the new b)
+    sketch_.multiply(x, p_);
+    q_.head(sketch_.rows()) += beta * p_;
+    b_.add(x, beta);
+  }
+  rank_one_update(x, weight);
+}
+
+void SketchMatrix::adopt_tracked(const TrackedVector& b) {
+  if (b.bits() != b_.bits()) throw std::logic_error("sketch matrix: tracked vector of another size");
+  b_ = b;
+  q_.setZero();
+  Eigen::VectorXd q;
+  sketch_.multiply_all([&](uint64_t slot) { return b_[slot]; }, q);
+  q_.head(sketch_.rows()) = q;
 }
 
 void SketchMatrix::border(uint32_t row) {
@@ -87,8 +124,10 @@ void SketchMatrix::rank_one_update(std::span<const Coord> x, double weight) {
   matrix_detail::check_update(x, weight, "sketch matrix");
   if (weight == 0.0) return;
   const uint32_t rows = sketch_.rows();
-  const bool shrank =
-      sketch_.append(x, std::sqrt(weight / scale_));  // the row √(w/s) x; ConfigError past the cap
+  const double root = std::sqrt(weight / scale_);
+  const bool shrank = sketch_.append(x, root, b_.enabled() ? &q_ : nullptr);  // the row √(w/s) x; ConfigError
+                                                                               // past the cap
+  if (b_.enabled() && (shrank || sketch_.rows() == rows + 1)) q_(sketch_.rows() - 1) = root * b_.dot(x);
   if (shrank) {  // δ and B₁ changed: N afresh, for the rows after the orthogonal ones
     for (uint32_t r = sketch_.orthogonal_rows(); r < sketch_.rows(); ++r) border(r);
   } else if (sketch_.rows() == rows + 1) {
@@ -104,6 +143,7 @@ void SketchMatrix::scale(double r) {
 
 void SketchMatrix::renormalize() {  // Â <- s Â (B <- √s B; G, Δ and the prior <- s ·; N unchanged), s <- 1
   sketch_.scale(scale_);
+  q_ *= std::sqrt(scale_);
   prior_ *= scale_;
   scale_ = 1.0;
 }
@@ -111,6 +151,8 @@ void SketchMatrix::renormalize() {  // Â <- s Â (B <- √s B; G, Δ and the pr
 void SketchMatrix::reset() {
   sketch_.clear();
   l_.setZero();
+  b_.clear();
+  q_.setZero();
   scale_ = 1.0;
   prior_ = lambda_;
 }
@@ -124,6 +166,8 @@ void SketchMatrix::save(ModelWriter& out) const {
   sketch_.save(out);
   const uint32_t j = sketch_.rows() - sketch_.orthogonal_rows();
   for (uint32_t k = 0; k < j; ++k) out.put_values(l_.col(k).data() + k, j - k);  // lower triangle
+  b_.save(out);
+  if (b_.enabled()) out.put_values(q_.data(), sketch_.rows());
 }
 
 void SketchMatrix::load(ModelReader& in) {
@@ -152,10 +196,19 @@ void SketchMatrix::load(ModelReader& in) {
     for (uint32_t i = k; i < j; ++i)
       if (!std::isfinite(l(i, k))) throw bad("a non-finite factor entry");
   }
+  const TrackedVector::Entries b = b_.read(in);
+  Eigen::VectorXd q = Eigen::VectorXd::Zero(q_.size());
+  if (b_.enabled()) {
+    in.get_raw(q.data(), sketch.rows() * sizeof(double), "sketch matrix tracked product");
+    for (uint32_t k = 0; k < sketch.rows(); ++k)
+      if (!std::isfinite(q(k))) throw bad("a non-finite tracked product");
+  }
   scale_ = scale;
   prior_ = prior;
   sketch_ = std::move(sketch);
   l_.swap(l);
+  b_.assign(b);
+  q_.swap(q);
 }
 
 void SketchMatrix::visit(MatrixVisitor& v) const {
@@ -165,11 +218,13 @@ void SketchMatrix::visit(MatrixVisitor& v) const {
   v.scalar("rows", sketch_.rows());
   v.scalar("slots", static_cast<double>(sketch_.columns()));
   const double root = std::sqrt(scale_);
-  for (uint32_t pos = 0; pos < sketch_.columns(); ++pos)
-    for (uint32_t row = 0; row < sketch_.rows(); ++row) {
-      const double b = sketch_.value(row, pos);
-      if (b != 0.0) v.entry("sketch", row, sketch_.index().slot(pos), b * root);
-    }
+  Eigen::VectorXd column;
+  for (uint32_t pos = 0; pos < sketch_.columns(); ++pos) {
+    sketch_.column(pos, column);
+    for (uint32_t row = 0; row < sketch_.rows(); ++row)
+      if (column(row) != 0.0) v.entry("sketch", row, sketch_.index().slot(pos), column(row) * root);
+  }
+  b_.visit(v);
 }
 
 }  // namespace lepus

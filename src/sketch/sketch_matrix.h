@@ -32,6 +32,11 @@
 // relative error 1.7e-9 at condition number 2.6e7 (a single core: 2e-3), 3e-7 at 1.5e9, 4e-4 at 1.6e12;
 // `full` stays at 1e-15 there. Forgetting: A = s Â as in full_matrix.h (B stores √(w / s) x rows); scale(r)
 // is O(1); N does not change when the stored numbers are renormalized.
+// The tracked vector (matrix.h): the sketch keeps q = B b (2m numbers) current as b and B change: b += βx adds
+// β·Bx (Bx is formed for the update anyway), a new row √w·xᵀ gets √w·xᵀb, and a shrink maps q as it maps the
+// rows. Then, with w_b the level-2 vector of q as w is of p above,
+//     xᵀA⁻¹b = (xᵀb − Σ_k p₁,k q₁,k / (δ + g_k)) / δ − (L⁻¹w)ᵀ(L⁻¹w_b)          O(m · nnz + m²),
+// where forming A⁻¹x through solve() would cost a pass over every column held.
 #pragma once
 #include <Eigen/Dense>
 #include <cstdint>
@@ -48,11 +53,18 @@ class SketchMatrix final : public Matrix {
   static constexpr uint64_t kDefaultCap = uint64_t{1} << 20;
   // lambda > 0, 1 <= rank <= 1024, 1 <= cap <= 2^28 (ConfigError).
   // 0 <= shrink_back <= 1 (ConfigError).
-  SketchMatrix(double lambda, uint32_t rank = kDefaultRank, uint64_t cap = kDefaultCap, double shrink_back = 1.0);
+  // tracked_bits > 0: keep b over 2^tracked_bits slots.
+  SketchMatrix(double lambda, uint32_t rank = kDefaultRank, uint64_t cap = kDefaultCap, double shrink_back = 1.0,
+               int tracked_bits = 0);
 
   MatrixKind kind() const override { return MatrixKind::kSketch; }
   double quad(std::span<const Coord> x) const override;
   double solve(std::span<const Coord> x, std::vector<Coord>& out) const override;
+  Products products(std::span<const Coord> x) const override;
+  void update(std::span<const Coord> x, double weight, double beta) override;
+  const TrackedVector& tracked() const override { return b_; }
+  // Takes b (its bits must be this sketch's) and forms q = B b afresh: O(m · columns), once (auto's switch).
+  void adopt_tracked(const TrackedVector& b);
   void rank_one_update(std::span<const Coord> x, double weight = 1.0) override;
   void scale(double r) override;
   void reset() override;
@@ -77,7 +89,10 @@ class SketchMatrix final : public Matrix {
   double prior_;        // Â's ridge from the prior (λ until the first renormalization)
   FrequentDirections sketch_;
   Eigen::MatrixXd l_;  // L, lower triangular: top-left j x j, j = rows − orthogonal rows
-  mutable Eigen::VectorXd p_, z_, y_, c_;  // scratch
+  TrackedVector b_;
+  Eigen::VectorXd q_;  // B̂ b over the rows in use (2m entries, 0 beyond), when b is kept
+  mutable Eigen::VectorXd p_, z_, y_, c_, zb_, yb_;  // scratch
+  mutable std::vector<double> column_;                // scratch: Bᵀc
 };
 
 }  // namespace lepus

@@ -53,7 +53,7 @@ MatrixOptions matrix_options(MatrixKind kind, double lambda, int bits, uint32_t 
   MatrixOptions o;
   o.kind = kind;
   o.lambda = lambda;
-  o.diag_bits = bits;
+  o.bits = bits;
   o.sketch_rank = rank;
   o.max_dense = max_dense;
   return o;

@@ -1,5 +1,6 @@
 // Shared by the matrix component tests: random sparse vectors over a pool of random 64-bit slots, a dense
-// Eigen reference A over the pool, and the largest relative error of a component's quad and solve against it.
+// Eigen reference (A, b) over the pool, and the largest relative error of a component's quad, solve and
+// products (xᵀA⁻¹x, xᵀA⁻¹b) against it.
 #pragma once
 #include <gtest/gtest.h>
 
@@ -47,7 +48,10 @@ inline Vec random_vector(std::mt19937_64& rng, const Pool& pool, int first, int 
 
 struct Reference {
   Eigen::MatrixXd a;
-  Reference(int d, double lambda) : a(lambda * Eigen::MatrixXd::Identity(d, d)) {}
+  Eigen::VectorXd b;  // the tracked vector (stays 0 for a component that does not keep it)
+  Reference(int d, double lambda) : a(lambda * Eigen::MatrixXd::Identity(d, d)), b(Eigen::VectorXd::Zero(d)) {}
+  void add_b(const Vec& x, double beta, const Pool& pool) { b += beta * dense(x, pool); }
+  double cross(const Vec& x, const Pool& pool) const { return solve(x, pool).dot(b); }
   Eigen::VectorXd dense(const Vec& x, const Pool& pool) const {
     Eigen::VectorXd v = Eigen::VectorXd::Zero(a.rows());
     for (const Coord& c : x) v(pool.position.at(c.slot)) += c.x;
@@ -73,6 +77,8 @@ inline double error(const Matrix& m, const Reference& ref, const Pool& pool, con
   const Eigen::VectorXd want = ref.solve(x, pool);
   std::vector<Coord> out;
   const double q1 = m.quad(x), q2 = m.solve(x, out);
+  const Matrix::Products p = m.products(x);
+  const double want_c = ref.cross(x, pool);
   Eigen::VectorXd got = Eigen::VectorXd::Zero(pool.size());
   std::set<uint64_t> listed;
   for (const Coord& c : out) {
@@ -86,7 +92,10 @@ inline double error(const Matrix& m, const Reference& ref, const Pool& pool, con
   }
   const double scale_q = std::max(std::fabs(want_q), 1e-300);
   const double scale_v = std::max(want.lpNorm<Eigen::Infinity>(), 1e-300);
+  // cross against |x|ᵀ|A⁻¹||b|-like scale: xᵀA⁻¹b may cancel to near 0
+  const double scale_c = std::max(want.cwiseAbs().dot(ref.b.cwiseAbs()), 1e-300);
   return std::max({std::fabs(q1 - want_q) / scale_q, std::fabs(q2 - want_q) / scale_q,
+                   std::fabs(p.quad - want_q) / scale_q, std::fabs(p.cross - want_c) / scale_c,
                    (got - want).lpNorm<Eigen::Infinity>() / scale_v});
 }
 

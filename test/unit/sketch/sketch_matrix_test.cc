@@ -245,6 +245,78 @@ TEST(FrequentDirections, ShrinkKeepsMRowsAndColumnsOnlyForSeenSlots) {
   EXPECT_THROW(FrequentDirections(4, 0), ConfigError);
 }
 
+// The deferred rotation (B = W [C; R], the base formed again only every ~sqrt(m · columns / 5) rows) against
+// the textbook form that rotates every column at every shrink, written here densely: the same B (up to the
+// sign of each kept row, which an eigenvector leaves free: compared as BᵀB), the same Gram matrix, shrinkage
+// and B x, through many re-formings of the base; and the state saved mid-way resumes to the same bytes.
+TEST(FrequentDirections, DeferredRotationEqualsTheTextbookForm) {
+  for (const uint32_t m : {1u, 3u, 6u}) {
+    const Pool pool(120, 90 + m);
+    FrequentDirections fd(m, 1000);
+    Eigen::MatrixXd b = Eigen::MatrixXd::Zero(2 * m, pool.size());  // the textbook B
+    int rows = 0, rebases = 0;
+    double shrinkage = 0.0;
+    std::mt19937_64 rng(91 + m);
+    Reference r(pool.size(), 0.0);
+    std::vector<uint8_t> mid;
+    std::vector<Vec> rest;
+    for (int t = 0; t < 900; ++t) {
+      const Vec x = random_vector(rng, pool, 0, std::min(pool.size(), 10 + t / 6), 1 + t % 7);
+      const double c = 0.5 + (t % 3);
+      if (rows == static_cast<int>(2 * m)) {  // textbook shrink: rotate every column
+        const Eigen::MatrixXd g = b * b.transpose();
+        const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig(g);
+        const double delta = std::max(eig.eigenvalues()(m - 1), 0.0);
+        Eigen::MatrixXd w = Eigen::MatrixXd::Zero(2 * m, 2 * m);
+        for (uint32_t k = 0; k < m; ++k) {
+          const double mu = eig.eigenvalues()(2 * m - 1 - k);
+          w.row(k) = (mu > delta ? std::sqrt((mu - delta) / mu) : 0.0) * eig.eigenvectors().col(2 * m - 1 - k).transpose();
+        }
+        b = (w * b).eval();
+        shrinkage += delta;
+        rows = static_cast<int>(m);
+      }
+      b.row(rows++) = c * r.dense(x, pool).transpose();
+      const uint32_t raw_before = fd.raw_rows();
+      fd.append(x, c);
+      rebases += fd.raw_rows() < raw_before;
+      if (t == 450) {
+        ModelWriter w;
+        fd.save(w);
+        mid = w.bytes();
+      }
+      if (t > 450) rest.push_back(x);
+    }
+    Eigen::MatrixXd got = Eigen::MatrixXd::Zero(2 * m, pool.size());
+    Eigen::VectorXd column;
+    for (uint32_t pos = 0; pos < fd.columns(); ++pos) {
+      fd.column(pos, column);
+      got.block(0, pool.position.at(fd.index().slot(pos)), fd.rows(), 1) = column;
+    }
+    const double scale = (b.transpose() * b).norm();
+    EXPECT_GT(rebases, 5) << m;
+    EXPECT_EQ(fd.rows(), static_cast<uint32_t>(rows)) << m;
+    EXPECT_LT((got.transpose() * got - b.transpose() * b).norm(), 1e-10 * scale) << m;
+    EXPECT_NEAR(fd.shrinkage(), shrinkage, 1e-10 * scale) << m;
+    EXPECT_LT((fd.gram().topLeftCorner(rows, rows) - got.topRows(rows) * got.topRows(rows).transpose()).norm(),
+              1e-10 * scale)
+        << m;
+    const Vec probe = random_vector(rng, pool, 0, pool.size(), 9);
+    Eigen::VectorXd p;
+    fd.multiply(probe, p);
+    EXPECT_LT((p - got.topRows(rows) * r.dense(probe, pool)).norm(), 1e-10 * std::sqrt(scale)) << m;
+    // Resumed from the middle: the same state, byte for byte.
+    FrequentDirections resumed(m, 1000);
+    ModelReader in(mid.data(), mid.size(), "test");
+    resumed.load(in);
+    for (size_t i = 0; i < rest.size(); ++i) resumed.append(rest[i], 0.5 + ((451 + i) % 3));
+    ModelWriter a, z;
+    fd.save(a);
+    resumed.save(z);
+    EXPECT_EQ(a.bytes(), z.bytes()) << m;
+  }
+}
+
 TEST(SketchMatrix, CapIsATypedErrorThatChangesNothing) {
   SketchMatrix s(1.0, 2, 5);
   s.rank_one_update(Vec{{1, 1.0}, {2, 1.0}, {3, 1.0}}, 1.0);
