@@ -138,7 +138,8 @@ bool FrequentDirections::append(std::span<const Coord> x, double c, Eigen::Vecto
 
 void FrequentDirections::shrink(Eigen::VectorXd* companion) {
   const Eigen::Index l = rows_, m = rank_;
-  const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig(gram_.topLeftCorner(l, l));  // ascending
+  eig_.compute(gram_.topLeftCorner(l, l));  // ascending
+  const auto& eig = eig_;
   const Eigen::VectorXd& mu = eig.eigenvalues();
   const double delta = std::max(mu(l - 1 - m), 0.0);  // the (m+1)-th largest σ²
   Eigen::MatrixXd w(m, l);  // kept rows = w B: row k = sqrt((μ_k − δ)/μ_k) u_kᵀ
