@@ -8,6 +8,7 @@
 #include <ostream>
 
 #include "learners/common/matrix_option.h"
+#include "learners/scinol_sketch.h"
 #include "learners/scinol.h"
 #include "lepus/errors.h"
 #include "sketch/dense_io.h"
@@ -298,16 +299,18 @@ LearnerRow scinol_full_row() {
       {
           scinol_alpha_option(),
           scinol_lipschitz_option(),
-          common::matrix_option({"full"}),
+          common::matrix_option({"full", "sketch"}),
+          common::rank_option(),
           common::max_dense_option(4096),
       },
-      [](const LearnerContext& c) {
-        return std::make_unique<ScinolFullLearner>(ScinolFullOptions::from(c.options), c.loss, c.bits, c.test_only);
+      [](const LearnerContext& c) -> std::unique_ptr<Learner> {
+        const ScinolFullOptions o = ScinolFullOptions::from(c.options);
+        if (common::matrix_kind_of(c.options, MatrixKind::kFull) == MatrixKind::kSketch)
+          return std::make_unique<ScinolSketchLearner>(o, common::rank_of(c.options), c.loss, c.bits, c.test_only);
+        return std::make_unique<ScinolFullLearner>(o, c.loss, c.bits, c.test_only);
       }};
-  row.traits.matrix_modes = {"full"};
-  row.traits.matrix_nearest = {{"diag", "--learner scinol-coord (scinol-full's diagonal form)"},
-                               {"sketch", "not built yet for scinol-full: use --learner scinol-coord, or aioli "
-                                          "--matrix sketch for the logistic loss"}};
+  row.traits.matrix_modes = {"full", "sketch"};
+  row.traits.matrix_nearest = {{"diag", "--learner scinol-coord (scinol-full's diagonal form)"}};
   return row;
 }
 

@@ -7,6 +7,9 @@
 #include "lepus/errors.h"
 
 namespace lepus {
+namespace {
+constexpr double kRounding = 1e-12;  // relative size of an eigenvalue that is the eigensolver's rounding
+}  // namespace
 
 FrequentDirections::FrequentDirections(uint32_t rank, uint64_t cap) : rank_(rank), cap_(cap) {
   if (rank < 1 || rank > kMaxRank)
@@ -141,7 +144,10 @@ void FrequentDirections::shrink(Eigen::VectorXd* companion) {
   eig_.compute(gram_.topLeftCorner(l, l));  // ascending
   const auto& eig = eig_;
   const Eigen::VectorXd& mu = eig.eigenvalues();
-  const double delta = std::max(mu(l - 1 - m), 0.0);  // the (m+1)-th largest σ²
+  // δ: the (m+1)-th largest σ², or 0 when it is rounding (below kRounding of the largest): data of rank <= m
+  // is never shrunk, so a learner can tell "nothing removed" (Δ = 0) exactly.
+  const double top = std::max(mu(l - 1), 0.0), next = mu(l - 1 - m);
+  const double delta = next > kRounding * top ? next : 0.0;
   Eigen::MatrixXd w(m, l);  // kept rows = w B: row k = sqrt((μ_k − δ)/μ_k) u_kᵀ
   Eigen::VectorXd kept(m);  // their squared norms μ_k − δ (the rows are orthogonal)
   for (Eigen::Index k = 0; k < m; ++k) {

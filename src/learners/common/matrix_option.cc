@@ -38,8 +38,8 @@ uint64_t max_dense_of(const OptionValues& v) {
   return static_cast<uint64_t>(n);
 }
 
-MatrixKind matrix_kind_of(const OptionValues& v) {
-  return v.has("matrix") ? matrix_kind_from(v.text("matrix")) : MatrixKind::kAuto;
+MatrixKind matrix_kind_of(const OptionValues& v, MatrixKind absent) {
+  return v.has("matrix") ? matrix_kind_from(v.text("matrix")) : absent;
 }
 
 uint32_t rank_of(const OptionValues& v) {

@@ -17,7 +17,8 @@ OptionSpec rank_option();
 // --max_dense_features: the most features a full matrix holds, with this row's default.
 OptionSpec max_dense_option(uint64_t default_value = 1000);
 
-MatrixKind matrix_kind_of(const OptionValues& v);  // --matrix (auto when absent)
+// --matrix, or `absent` (auto by default) when not given.
+MatrixKind matrix_kind_of(const OptionValues& v, MatrixKind absent = MatrixKind::kAuto);
 uint32_t rank_of(const OptionValues& v);           // --rank (its default when absent)
 uint64_t max_dense_of(const OptionValues& v);      // --max_dense_features (its default when absent)
 

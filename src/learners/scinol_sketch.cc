@@ -1,0 +1,223 @@
+// scinol-full --matrix sketch: see scinol_sketch.h for the algorithm, its papers and equations.
+#include "learners/scinol_sketch.h"
+
+#include <algorithm>
+#include <cmath>
+#include <ostream>
+
+#include "lepus/errors.h"
+
+namespace lepus {
+namespace {
+constexpr uint32_t kStateVersion = 0x5C01;  // not scinol-full's full-mode versions: the two refuse each other
+constexpr uint64_t kSketchCap = uint64_t{1} << 24;
+constexpr double kRankTolerance = 1e-12;  // G's eigenvalues below this times the largest count as 0 (Δ = 0)
+}  // namespace
+
+ScinolSketchLearner::ScinolSketchLearner(const ScinolFullOptions& options, uint32_t rank, const Loss& loss,
+                                         int bits, bool test_only)
+    : opt_(options),
+      rank_(rank),
+      loss_(loss),
+      bits_(bits),
+      clip_(loss.initial_range(), test_only),
+      sketch_(rank, kSketchCap),
+      scales_(bits),
+      h_(bits),
+      builder_(bits) {
+  if (!(opt_.alpha > 9.0 / 8.0) || !(opt_.lipschitz > 0.0))
+    throw ConfigError("scinol-full: alpha must be > 9/8 and L > 0");
+  q_.setZero(2 * Eigen::Index{rank});
+}
+
+const std::vector<Coord>& ScinolSketchLearner::scaled(const Example& x, bool& fresh) const {
+  const SparseVector& v = builder_.build(x);
+  x_.clear();
+  fresh = false;
+  for (const Coord& c : v) {
+    const double d = scales_[c.slot];
+    fresh |= d == 0.0;
+    x_.push_back({c.slot, d == 0.0 ? (c.x > 0.0 ? 1.0 : -1.0) : c.x / d, c.first});
+  }
+  return x_;
+}
+
+ScinolSketchLearner::Prepared ScinolSketchLearner::prepare(const std::vector<Coord>& x, bool fresh) const {
+  Prepared q;
+  for (const Coord& c : x) {
+    q.xx += c.x * c.x;
+    q.xh += c.x * h_[c.slot];
+  }
+  double s_xx = 0.0, s_xh = 0.0, s_hh = 0.0;
+  bool in_span = !fresh;
+  const Eigen::Index r = sketch_.rows();
+  if (r > 0) {
+    sketch_.multiply(x, p_);
+    const Eigen::VectorXd& q_r = q_.head(r);  // (a copy: head() of a member)
+    const double delta = sketch_.shrinkage();
+    if (delta > 0.0) {  // S~ = Δ I + BᵀB: Woodbury, K = Δ I + G by Cholesky (O(r³/3))
+      llt_.compute(sketch_.gram().topLeftCorner(r, r) + delta * Eigen::MatrixXd::Identity(r, r));
+      const Eigen::VectorXd kp = llt_.solve(p_), kq = llt_.solve(q_r);
+      s_xx = std::max(q.xx - p_.dot(kp), 0.0) / delta;
+      s_xh = (q.xh - p_.dot(kq)) / delta;
+      s_hh = std::max(hh_ - q_r.dot(kq), 0.0) / delta;
+    } else {  // S~ = BᵀB: the pseudo-inverse Bᵀ(G^†)²B and the projector BᵀG^†B, from G's eigenvalues
+      eig_.compute(sketch_.gram().topLeftCorner(r, r));
+      const Eigen::VectorXd& mu = eig_.eigenvalues();
+      const Eigen::VectorXd zp = eig_.eigenvectors().transpose() * p_;
+      const Eigen::VectorXd zq = eig_.eigenvectors().transpose() * q_r;
+      const double floor = kRankTolerance * std::max(mu(r - 1), 0.0);
+      double perp = q.xx;
+      for (Eigen::Index k = 0; k < r; ++k) {
+        if (!(mu(k) > floor)) continue;
+        const double inv = 1.0 / mu(k);
+        perp -= zp(k) * zp(k) * inv;
+        s_xx += zp(k) * zp(k) * inv * inv;
+        s_xh += zp(k) * zq(k) * inv * inv;
+        s_hh += zq(k) * zq(k) * inv * inv;
+      }
+      in_span = in_span && !(perp > opt_.tau * q.xx);
+    }
+  } else {
+    in_span = in_span && q.xx == 0.0;  // nothing seen yet: only x = 0 is in the (empty) span
+  }
+  if (in_span) {  // Sherman–Morrison: S~ + x xᵀ
+    const double beta = 1.0 + s_xx;
+    q.c = s_hh - s_xh * s_xh / beta;
+    q.r = s_xh / beta;
+    q.lev = s_xx / beta;
+  } else {  // a new direction (Appendix E, case 2): ŷ = 0, h's quadratic form unchanged, leverage 1
+    q.new_direction = true;
+    q.c = s_hh;
+    q.r = 0.0;
+    q.lev = 1.0;
+  }
+  return q;
+}
+
+double ScinolSketchLearner::eta(double c) const {
+  double e = (c - gamma_) / (2.0 * opt_.alpha);
+  if (e > ScinolFullLearner::kMaxExponent) {
+    e = ScinolFullLearner::kMaxExponent;
+    ++caps_;
+  }
+  return std::exp(e) / opt_.alpha;
+}
+
+double ScinolSketchLearner::score(const Example& x) const {
+  bool fresh;
+  const std::vector<Coord>& v = scaled(x, fresh);
+  const Prepared q = prepare(v, fresh);
+  return x.initial + eta(q.c) * q.r;
+}
+
+Prediction ScinolSketchLearner::predict(const Example& x) const {
+  return clip_.of(common::to_float(score(x), caps_));
+}
+
+Prediction ScinolSketchLearner::learn(const Example& x) {
+  clip_.see(x);
+  if (!common::teaches(x)) return predict(x);
+  bool fresh;
+  const std::vector<Coord> v = scaled(x, fresh);
+  caps_ += builder_.build(x).dropped;
+  const Prepared q = prepare(v, fresh);
+  const double et = eta(q.c);
+  const double yhat = x.initial + et * q.r;
+  double g = loss_.first_derivative(clip_.clip(common::to_float(yhat, caps_)), x.label, clip_.range());
+  g = std::clamp(g * static_cast<double>(x.weight), -opt_.lipschitz, opt_.lipschitz) / opt_.lipschitz;
+  if (std::isnan(g)) [[unlikely]] {
+    g = 0.0;
+    ++caps_;
+  }
+  // h <- h − g x (and B h, ||h||² with it); Γ += g² lev; then the sketch takes the row x.
+  if (sketch_.rows() > 0 && g != 0.0) q_.head(sketch_.rows()) -= g * p_;
+  h_.add(v, -g);
+  hh_ = std::max(hh_ - 2.0 * g * q.xh + g * g * q.xx, 0.0);
+  gamma_ += g * g * q.lev;
+  if (fresh) {  // the features' scales d_i, fixed at first sight
+    std::vector<Coord> first;
+    for (const Coord& c : builder_.build(x))
+      if (scales_[c.slot] == 0.0 && c.x != 0.0) first.push_back({c.slot, std::fabs(c.x), c.first});
+    scales_.add(first, 1.0);
+  }
+  if (q.xx > 0.0) {
+    sketch_.append(v, 1.0, &q_);  // ConfigError past the cap
+    q_(sketch_.rows() - 1) = h_.dot(v);
+  }
+  last_ = Last{q.new_direction, et, yhat, g, q.lev};
+  return clip_.of(common::to_float(yhat, caps_));
+}
+
+std::vector<std::string> ScinolSketchLearner::describe() const {
+  return {"scinol alpha = " + common::number(opt_.alpha), "scinol L = " + common::number(opt_.lipschitz),
+          "matrix = sketch, rank " + std::to_string(rank_)};
+}
+
+void ScinolSketchLearner::write_readable(std::ostream& out) const {
+  out << "scinol_alpha " << opt_.alpha << "\n";
+  out << "scinol_L " << opt_.lipschitz << "\n";
+  out << "matrix sketch\n";
+  out << "rank " << rank_ << "\n";
+  out << "shrinkage " << sketch_.shrinkage() << "\n";
+  out << "Gamma " << gamma_ << "\n";
+  clip_.write_readable(out);
+  // Per slot: h in the feature's own units (h~_i d_i).
+  for (uint64_t i = 0; i < (uint64_t{1} << bits_); ++i)
+    if (h_[i] != 0.0) out << i << ":" << h_[i] * scales_[i] << "\n";
+}
+
+void ScinolSketchLearner::save(ModelWriter& out) const {
+  out.put_u32(kStateVersion);
+  out.put_u32(static_cast<uint32_t>(bits_));
+  out.put_f64(opt_.alpha);
+  out.put_f64(opt_.lipschitz);
+  out.put_u32(rank_);
+  clip_.save(out);
+  out.put_f64(gamma_);
+  out.put_f64(hh_);
+  scales_.save(out);
+  h_.save(out);
+  sketch_.save(out);
+  out.put_values(q_.data(), sketch_.rows());
+}
+
+void ScinolSketchLearner::load(ModelReader& in) {
+  auto bad = [&](const std::string& what) { return ModelFormatError(in.source() + ": scinol-full state: " + what); };
+  if (in.get_u32("scinol-full state version") != kStateVersion)
+    throw bad("unknown state version (a model of another --matrix?)");
+  const uint32_t bits = in.get_u32("scinol-full bits");
+  if (bits != static_cast<uint32_t>(bits_))
+    throw bad("saved with -b " + std::to_string(bits) + ", this run has -b " + std::to_string(bits_));
+  ScinolFullOptions o = opt_;
+  o.alpha = in.get_f64("scinol-full alpha");
+  o.lipschitz = in.get_f64("scinol-full L");
+  const uint32_t rank = in.get_u32("scinol-full rank");
+  if (!(o.alpha > 9.0 / 8.0) || !std::isfinite(o.alpha) || !(o.lipschitz > 0.0) || !std::isfinite(o.lipschitz))
+    throw bad("alpha or L out of range");
+  if (rank != rank_) throw bad("saved with --rank " + std::to_string(rank) + ", this run has " + std::to_string(rank_));
+  common::LabelClip clip = clip_;
+  clip.load(in, "scinol-full");
+  const double gamma = in.get_f64("scinol-full Gamma"), hh = in.get_f64("scinol-full ||h||^2");
+  if (!(gamma >= 0.0) || !std::isfinite(gamma) || !(hh >= 0.0) || !std::isfinite(hh))
+    throw bad("Gamma or ||h||^2 out of range");
+  const TrackedVector::Entries scales = scales_.read(in);
+  for (const auto& [slot, d] : scales.nonzero)
+    if (!(d > 0.0)) throw bad("a feature scale <= 0");
+  const TrackedVector::Entries h = h_.read(in);
+  FrequentDirections sketch(rank_, kSketchCap);
+  sketch.load(in);
+  Eigen::VectorXd q = Eigen::VectorXd::Zero(q_.size());
+  in.get_raw(q.data(), sketch.rows() * sizeof(double), "scinol-full B h");
+  if (!q.allFinite()) throw bad("a non-finite B h");
+  opt_ = o;
+  clip_ = clip;
+  gamma_ = gamma;
+  hh_ = hh;
+  scales_.assign(scales);
+  h_.assign(h);
+  sketch_ = std::move(sketch);
+  q_.swap(q);
+}
+
+}  // namespace lepus

@@ -1,0 +1,93 @@
+// scinol-full --matrix sketch: Algorithm 2 of W. Kotłowski, "Scale-Invariant Unconstrained Online Learning"
+// (ALT 2017, Section 4) with S_t replaced by a Frequent Directions sketch plus its cumulative shrinkage ridge,
+//     S~ = BᵀB + Δ I   (B the sketch of the rows x~_t, Δ the mass its shrinks removed; frequent_directions.h),
+// the "sketch plus shrinkage" form of H. Luo, A. Agarwal, N. Cesa-Bianchi, J. Langford, "Efficient Second Order
+// Online Learning by Sketching" (NIPS 2016). The proof of Lemma 4.3 goes through for any surrogate with
+// S~_t ⪰ S~_{t-1} + x_t x_tᵀ (a shrink removes R ⪯ δ I and adds δ I), with S~^† in Γ, so the regret bound of
+// Theorem 4.5 holds with ||u||_{S~_T}; the predictions are invariant under per-feature rescaling always, and
+// under every invertible linear map only while Δ = 0 (the ridge is isotropic).
+//
+// Round t, from the state before it (lepus's order; Sherman–Morrison gives S~_{t-1} + x xᵀ's quantities, the
+// sketch takes x afterwards, so predicting and learning see the same matrix and the surrogate sequence stays
+// Loewner-monotone):
+//     with p = B x, q = B h, G = B Bᵀ = U diag(μ) Uᵀ:
+//     Δ > 0:  S~⁻¹ = (1/Δ)(I − Bᵀ (Δ I + G)⁻¹ B)      (Woodbury)
+//     Δ = 0:  S~^† = Bᵀ (G^†)² B, and x is outside the span when it has a never-seen feature or
+//             ||x_perp||² = ||x||² − pᵀ G^† p > τ ||x||²
+//     s_xx = xᵀS~^†x, s_xh = xᵀS~^†h, s_hh = hᵀS~^†h; in the span: β = 1 + s_xx,
+//     c = s_hh − s_xh²/β, r = s_xh/β, lev = s_xx/β; outside it: c = s_hh, r = 0, lev = 1 (ŷ = 0 exactly);
+//     η = exp((c − Γ)/(2α))/α, ŷ = η r;  h <- h − g x,  Γ += g² lev,  then B takes the row x.
+// While the rows span at most m dimensions no shrink removes anything (Δ = 0) and the sketch equals S: the
+// predictions are scinol-full's. The algorithm runs on x~_i = x_i / d_i, d_i the |value| feature i had when
+// first seen, as in the full mode. Cost per example O(m · nnz + m³): a Cholesky factor of the 2m x 2m Δ I + G
+// (m³/3 · 8 flops) once Δ > 0, an eigendecomposition of G before (the rank decision needs its spectrum),
+// memory O(m · features) plus 16 bytes per slot of -b for h and the scales.
+#pragma once
+#include <Eigen/Dense>
+#include <cstdint>
+#include <vector>
+
+#include "core/coords.h"
+#include "learners/common/plumbing.h"
+#include "learners/scinol_full.h"
+#include "lepus/learner.h"
+#include "sketch/frequent_directions.h"
+#include "sketch/matrix.h"
+
+namespace lepus {
+
+class ScinolSketchLearner final : public Learner {
+ public:
+  ScinolSketchLearner(const ScinolFullOptions& options, uint32_t rank, const Loss& loss, int bits,
+                      bool test_only = false);
+  Prediction predict(const Example& x) const override;
+  Prediction learn(const Example& x) override;
+  void save(ModelWriter& out) const override;
+  void load(ModelReader& in) override;
+  std::string_view name() const override { return "scinol-full"; }
+  LabelRange label_range() const override { return clip_.range(); }
+  std::vector<std::string> describe() const override;
+  void write_readable(std::ostream& out) const override;
+  uint64_t safeguard_count() const override { return caps_; }
+
+  // For tests: the last round's quantities and the state.
+  struct Last {
+    bool new_direction = false;
+    double eta = 0.0, yhat = 0.0, g = 0.0, lev = 0.0;
+  };
+  const Last& last() const { return last_; }
+  double gamma() const { return gamma_; }
+  double shrinkage() const { return sketch_.shrinkage(); }
+  const FrequentDirections& sketch() const { return sketch_; }
+
+ private:
+  struct Prepared {
+    bool new_direction = false;
+    double c = 0.0, r = 0.0, lev = 0.0, xh = 0.0, xx = 0.0;
+  };
+  const std::vector<Coord>& scaled(const Example& x, bool& fresh) const;  // x~ over the features seen
+  Prepared prepare(const std::vector<Coord>& x, bool fresh) const;
+  double eta(double c) const;
+  double score(const Example& x) const;
+
+  ScinolFullOptions opt_;
+  uint32_t rank_;
+  const Loss& loss_;
+  int bits_;
+  common::LabelClip clip_;
+  FrequentDirections sketch_;
+  TrackedVector scales_;  // d_i, 0 = never seen
+  TrackedVector h_;       // h, in x~ coordinates
+  double hh_ = 0.0;       // ||h||²
+  Eigen::VectorXd q_;     // B h (2m entries)
+  double gamma_ = 0.0;
+  mutable uint64_t caps_ = 0;
+  Last last_;
+  mutable VectorBuilder builder_;
+  mutable std::vector<Coord> x_;  // scratch: x~
+  mutable Eigen::VectorXd p_;
+  mutable Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig_;  // Δ = 0
+  mutable Eigen::LLT<Eigen::MatrixXd> llt_;                      // Δ > 0
+};
+
+}  // namespace lepus
