@@ -103,29 +103,31 @@ ScinolFullLearner::Prepared ScinolFullLearner::prepare(const SparseVector& v, bo
     norm2 += s.x * s.x;
   }
   const double perp2 = xp_.squaredNorm();
-  const double beta = 1.0 + q.b;
-  if (!fresh && !(perp2 > opt_.tau * norm2)) {  // in the span (x = 0 included): Sherman-Morrison
-    q.cp = c_ - q.r0 * q.r0 / beta;
-    q.r = q.r0 / beta;
-    q.lev = q.b / beta;
-  } else {
-    q.new_direction = true;
-    q.k = perp2 > 0.0 ? 1.0 / perp2 : 0.0;  // 0 only for x outside every held feature (predict)
-    q.cp = c_;
-    q.r = 0.0;
-    q.lev = 1.0;
-  }
+  const ScinolRankOne s = scinol_rank_one(!fresh && !(perp2 > opt_.tau * norm2), q.b, q.r0, c_);
+  q.new_direction = s.new_direction;
+  q.cp = s.c;
+  q.r = s.r;
+  q.lev = s.lev;
+  if (q.new_direction) q.k = perp2 > 0.0 ? 1.0 / perp2 : 0.0;  // 0 only for x outside every held feature (predict)
   return q;
 }
 
-double ScinolFullLearner::eta(double cp) const {
-  double e = (cp - gamma_) / (2.0 * opt_.alpha);
-  if (e > kMaxExponent) {
-    e = kMaxExponent;
-    ++caps_;
-  }
-  return std::exp(e) / opt_.alpha;
+ScinolRankOne scinol_rank_one(bool in_span, double s_xx, double s_xh, double s_hh) {
+  if (!in_span) return {true, s_hh, 0.0, 1.0};  // Appendix E, case 2
+  const double beta = 1.0 + s_xx;                // Sherman-Morrison for S + x x'
+  return {false, s_hh - s_xh * s_xh / beta, s_xh / beta, s_xx / beta};
 }
+
+double scinol_eta(double c, double gamma, double alpha, uint64_t& caps) {
+  double e = (c - gamma) / (2.0 * alpha);
+  if (e > ScinolFullLearner::kMaxExponent) {
+    e = ScinolFullLearner::kMaxExponent;
+    ++caps;
+  }
+  return std::exp(e) / alpha;
+}
+
+double ScinolFullLearner::eta(double cp) const { return scinol_eta(cp, gamma_, opt_.alpha, caps_); }
 
 double ScinolFullLearner::predict_score(const Example& x) const {
   const SparseVector& v = builder_.build(x);

@@ -45,6 +45,18 @@ struct ScinolFullOptions {
   static ScinolFullOptions from(const OptionValues& values);  // throws ConfigError
 };
 
+// Round t's quantities of Algorithm 2 from S_{t-1}'s s_xx = x'S^+x, s_xh = x'S^+h, s_hh = h'S^+h: for x in the
+// span, Sherman-Morrison for S_t = S_{t-1} + x x' (beta = 1 + s_xx: c = s_hh - s_xh^2/beta, r = s_xh/beta,
+// lev = s_xx/beta); for x leaving it (Appendix E, case 2), c = s_hh, r = 0 (yhat = 0 exactly), lev = 1.
+// c = h'S_t^+h, r = x'S_t^+h, lev = x'S_t^+x. Shared by the full and the sketched modes.
+struct ScinolRankOne {
+  bool new_direction;
+  double c, r, lev;
+};
+ScinolRankOne scinol_rank_one(bool in_span, double s_xx, double s_xh, double s_hh);
+// eta = exp((c - Gamma) / (2 alpha)) / alpha, the exponent capped at kMaxExponent (each cap counted in caps).
+double scinol_eta(double c, double gamma, double alpha, uint64_t& caps);
+
 class ScinolFullLearner final : public Learner {
  public:
   // exp() arguments above this are capped (counted), as in scinol-coord.

@@ -81,28 +81,15 @@ ScinolSketchLearner::Prepared ScinolSketchLearner::prepare(const std::vector<Coo
   } else {
     in_span = in_span && q.xx == 0.0;  // nothing seen yet: only x = 0 is in the (empty) span
   }
-  if (in_span) {  // Sherman–Morrison: S~ + x xᵀ
-    const double beta = 1.0 + s_xx;
-    q.c = s_hh - s_xh * s_xh / beta;
-    q.r = s_xh / beta;
-    q.lev = s_xx / beta;
-  } else {  // a new direction (Appendix E, case 2): ŷ = 0, h's quadratic form unchanged, leverage 1
-    q.new_direction = true;
-    q.c = s_hh;
-    q.r = 0.0;
-    q.lev = 1.0;
-  }
+  const ScinolRankOne s = scinol_rank_one(in_span, s_xx, s_xh, s_hh);  // S~ + x xᵀ, or a new direction
+  q.new_direction = s.new_direction;
+  q.c = s.c;
+  q.r = s.r;
+  q.lev = s.lev;
   return q;
 }
 
-double ScinolSketchLearner::eta(double c) const {
-  double e = (c - gamma_) / (2.0 * opt_.alpha);
-  if (e > ScinolFullLearner::kMaxExponent) {
-    e = ScinolFullLearner::kMaxExponent;
-    ++caps_;
-  }
-  return std::exp(e) / opt_.alpha;
-}
+double ScinolSketchLearner::eta(double c) const { return scinol_eta(c, gamma_, opt_.alpha, caps_); }
 
 double ScinolSketchLearner::score(const Example& x) const {
   bool fresh;
