@@ -66,8 +66,9 @@ AioliStep aioli_step(double m, double y, double one_plus_br) {
 }
 
 namespace {
-// AIOLI's sketch has no regret bound either way (the card's design note); the plain sketch λI + BᵀB learns far
-// better on sparse data than one with the shrinkage mass added back (sketch_matrix.h).
+// AIOLI's sketch has no regret bound either way (Jézéquel, Gaillard, Rudi 2020 prove Theorem 1 for the exact A
+// only); the plain sketch λI + BᵀB learns far better on sparse data than one with the shrinkage mass added back
+// (sketch_matrix.h).
 MatrixOptions aioli_matrix(const AioliOptions& o, int bits) {
   MatrixOptions m = common::matrix_options(o.matrix, o.ridge(), bits, o.rank, o.max_dense);
   m.sketch_shrink_back = 0.0;

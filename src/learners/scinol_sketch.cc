@@ -30,8 +30,7 @@ ScinolSketchLearner::ScinolSketchLearner(const ScinolFullOptions& options, uint3
   q_.setZero(2 * Eigen::Index{rank});
 }
 
-const std::vector<Coord>& ScinolSketchLearner::scaled(const Example& x, bool& fresh) const {
-  const SparseVector& v = builder_.build(x);
+const std::vector<Coord>& ScinolSketchLearner::scaled(const SparseVector& v, bool& fresh) const {
   x_.clear();
   fresh = false;
   for (const Coord& c : v) {
@@ -93,7 +92,7 @@ double ScinolSketchLearner::eta(double c) const { return scinol_eta(c, gamma_, o
 
 double ScinolSketchLearner::score(const Example& x) const {
   bool fresh;
-  const std::vector<Coord>& v = scaled(x, fresh);
+  const std::vector<Coord>& v = scaled(builder_.build(x), fresh);
   const Prepared q = prepare(v, fresh);
   return x.initial + eta(q.c) * q.r;
 }
@@ -105,9 +104,10 @@ Prediction ScinolSketchLearner::predict(const Example& x) const {
 Prediction ScinolSketchLearner::learn(const Example& x) {
   clip_.see(x);
   if (!common::teaches(x)) return predict(x);
+  const SparseVector& sv = builder_.build(x);  // built once: scaled, then the first-seen scales read it
+  caps_ += sv.dropped;
   bool fresh;
-  const std::vector<Coord> v = scaled(x, fresh);
-  caps_ += builder_.build(x).dropped;
+  const std::vector<Coord>& v = scaled(sv, fresh);
   const Prepared q = prepare(v, fresh);
   const double et = eta(q.c);
   const double yhat = x.initial + et * q.r;
@@ -124,7 +124,7 @@ Prediction ScinolSketchLearner::learn(const Example& x) {
   gamma_ += g * g * q.lev;
   if (fresh) {  // the features' scales d_i, fixed at first sight
     std::vector<Coord> first;
-    for (const Coord& c : builder_.build(x))
+    for (const Coord& c : sv)
       if (scales_[c.slot] == 0.0 && c.x != 0.0) first.push_back({c.slot, std::fabs(c.x), c.first});
     scales_.add(first, 1.0);
   }

@@ -65,7 +65,7 @@ class ScinolSketchLearner final : public Learner {
     bool new_direction = false;
     double c = 0.0, r = 0.0, lev = 0.0, xh = 0.0, xx = 0.0;
   };
-  const std::vector<Coord>& scaled(const Example& x, bool& fresh) const;  // x~ over the features seen
+  const std::vector<Coord>& scaled(const SparseVector& v, bool& fresh) const;  // x_ <- x~; fresh: a new feature
   Prepared prepare(const std::vector<Coord>& x, bool fresh) const;
   double eta(double c) const;
   double score(const Example& x) const;
