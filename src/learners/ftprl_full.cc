@@ -8,6 +8,7 @@
 
 #include "learners/common/matrix_option.h"
 #include "learners/ftprl.h"
+#include "learners/ftprl_sketch.h"
 #include "lepus/errors.h"
 #include "sketch/dense_io.h"
 
@@ -17,8 +18,11 @@ namespace {
 constexpr uint32_t kStateVersion = 1;
 constexpr uint64_t kMaxCap = 4096;
 
-// Eigenvalues at or below this fraction of the largest are 0 (directions no gradient has touched).
-constexpr double kRankTolerance = 1e-12;
+// Q's eigenvalues (square roots of M's) at or below this fraction of the largest are 0, directions no gradient
+// has touched: M's below 1e-14 of its largest. A symmetric eigensolver is accurate to ~1e-16 of the largest, so
+// this keeps real directions of small gradients (1e-12 of the largest is common once predictions saturate) and
+// drops M's rounding (a tolerance of 1e-12 on Q's would keep it as directions).
+constexpr double kRankTolerance = 1e-7;
 
 Eigen::VectorXd pinv_apply(const Eigen::MatrixXd& v, const Eigen::VectorXd& l, const Eigen::VectorXd& y) {
   const double top = l.size() ? l.maxCoeff() : 0.0;
@@ -126,7 +130,7 @@ void FtprlFullLearner::update(const Example& x, double dloss) {
     throw ConfigError("ftprl-full: this example would bring the distinct features to " +
                       std::to_string(index_.size() + fresh) + ", past the cap of " + std::to_string(opt_.cap) +
                       " (--max_dense_features; one eigendecomposition of n x n per example); use fewer bits "
-                      "(-b) or --learner ftprl-diag");
+                      "(-b), --matrix sketch or --learner ftprl-diag");
   for (const Coord& c : v)
     if (index_.find(c.slot) == CompactIndex::kNone) index_.insert(c.slot);
   const Eigen::Index n = static_cast<Eigen::Index>(index_.size());
@@ -154,10 +158,10 @@ void FtprlFullLearner::update(const Example& x, double dloss) {
   // Q_{1:t} = M^{1/2} / R in M's eigenbasis.
   const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig(m_);
   Eigen::VectorXd l = eig.eigenvalues().cwiseMax(0.0).cwiseSqrt() / opt_.radius;
-  const Eigen::VectorXd u = core_.advance(w_, g, eig.eigenvectors(), l);
   const double top = l.size() ? l.maxCoeff() : 0.0;
   for (Eigen::Index i = 0; i < l.size(); ++i)
     if (!(l(i) > kRankTolerance * top)) l(i) = 0.0;
+  const Eigen::VectorXd u = core_.advance(w_, g, eig.eigenvectors(), l);
   w_ = ftprl_ball_projection(eig.eigenvectors(), l, u, opt_.radius);
 }
 
@@ -239,14 +243,17 @@ LearnerRow ftprl_full_row() {
                  "no learning rate, a full-matrix step (the square root of the gradients' second moment), weights "
                  "in the ball of radius --ftprl_radius: for a few hundred correlated features (McMahan & Streeter "
                  "2010, FTPRL with a full-matrix schedule)",
-                 {ftprl_radius_spec(), common::matrix_option({"full"}), common::max_dense_option(256)},
-                 [](const LearnerContext& c) {
-                   return std::make_unique<FtprlFullLearner>(FtprlFullOptions::from(c.options), c.loss, c.bits,
-                                                             c.test_only);
+                 {ftprl_radius_spec(), common::matrix_option({"full", "sketch"}), common::rank_option(),
+                  common::max_dense_option(256)},
+                 [](const LearnerContext& c) -> std::unique_ptr<Learner> {
+                   const FtprlFullOptions o = FtprlFullOptions::from(c.options);
+                   if (common::matrix_kind_of(c.options, MatrixKind::kFull) == MatrixKind::kSketch)
+                     return std::make_unique<FtprlSketchLearner>(o, common::rank_of(c.options), c.loss, c.bits,
+                                                                 c.test_only);
+                   return std::make_unique<FtprlFullLearner>(o, c.loss, c.bits, c.test_only);
                  }};
-  row.traits.matrix_modes = {"full"};
-  row.traits.matrix_nearest = {{"diag", "--learner ftprl-diag (FTPRL-Diag, a box) or ftprl-const (the ball)"},
-                               {"sketch", "not built yet for ftprl-full: use --learner ftprl-diag"}};
+  row.traits.matrix_modes = {"full", "sketch"};
+  row.traits.matrix_nearest = {{"diag", "--learner ftprl-diag (FTPRL-Diag, a box) or ftprl-const (the ball)"}};
   return row;
 }
 

@@ -34,7 +34,7 @@ struct FtprlFullCore {
   Eigen::VectorXd q, z;   // q_t and z_t
   void resize(Eigen::Index n);  // grows, new coordinates zero
   // After playing w with gradient g: Q_{1:t} <- V diag(l) V' (>= the previous Q_{1:t}); returns u_{t+1}, with
-  // eigenvalues below 1e-12 of the largest treated as 0.
+  // eigenvalues of Q (given as l) at or below 1e-7 of the largest treated as 0.
   Eigen::VectorXd advance(const Eigen::VectorXd& w, const Eigen::VectorXd& g, const Eigen::MatrixXd& v,
                           const Eigen::VectorXd& l);
 };

@@ -95,6 +95,11 @@ double FrequentDirections::value(uint32_t row, uint32_t position) const {
 }
 
 bool FrequentDirections::append(std::span<const Coord> x, double c, Eigen::VectorXd* companion) {
+  Eigen::VectorXd* const one[1] = {companion};
+  return append(x, c, std::span<Eigen::VectorXd* const>(one));
+}
+
+bool FrequentDirections::append(std::span<const Coord> x, double c, std::span<Eigen::VectorXd* const> companions) {
   size_t fresh = 0, nonzero = 0;
   for (const Coord& e : x) {
     nonzero += e.x != 0.0;
@@ -106,7 +111,7 @@ bool FrequentDirections::append(std::span<const Coord> x, double c, Eigen::Vecto
                       std::to_string(columns() + fresh) + ", past the cap of " + std::to_string(cap_) +
                       " (memory 8 m bytes each); raise the cap, use fewer bits (-b) or use --matrix diag");
   const bool shrank = rows_ == 2 * rank_;
-  if (shrank) shrink(companion);
+  if (shrank) shrink(companions);
   const uint32_t r = rows_;
   // G's new column: B (c x) over the rows in use, before the row joins.
   gram_.col(r).head(r).noalias() = c * product(x);
@@ -139,7 +144,7 @@ bool FrequentDirections::append(std::span<const Coord> x, double c, Eigen::Vecto
   return shrank;
 }
 
-void FrequentDirections::shrink(Eigen::VectorXd* companion) {
+void FrequentDirections::shrink(std::span<Eigen::VectorXd* const> companions) {
   const Eigen::Index l = rows_, m = rank_;
   eig_.compute(gram_.topLeftCorner(l, l));  // ascending
   const auto& eig = eig_;
@@ -160,7 +165,8 @@ void FrequentDirections::shrink(Eigen::VectorXd* companion) {
   ++w_version_;
   gram_.setZero();
   gram_.topLeftCorner(m, m).diagonal() = kept;
-  if (companion != nullptr) {
+  for (Eigen::VectorXd* companion : companions) {
+    if (companion == nullptr) continue;
     Eigen::VectorXd v = Eigen::VectorXd::Zero(2 * m);
     v.head(m).noalias() = w * companion->head(l);
     companion->swap(v);

@@ -57,6 +57,8 @@ class FrequentDirections {
   // companion: a vector of B's row space (e.g. B b for a fixed b, 2m entries) that a shrink maps as it maps
   // the rows (v <- W v, W the m x 2m shrink), so it stays B b; the new row's entry is the caller's to set.
   bool append(std::span<const Coord> x, double c, Eigen::VectorXd* companion = nullptr);
+  // The same with several companions, each mapped by a shrink (null entries skipped).
+  bool append(std::span<const Coord> x, double c, std::span<Eigen::VectorXd* const> companions);
   // p <- B x over the rows in use (x's slots not held contribute nothing).
   void multiply(std::span<const Coord> x, Eigen::VectorXd& p) const;
   // p <- B v for the vector v given slot by slot (v(slot) read once per column held): O(m · columns).
@@ -97,7 +99,7 @@ class FrequentDirections {
   // s_ <- S x. The last x gathered is remembered with the state's version: asking again for the same x
   // with S unchanged (the prediction's B x, then the update's and its Gram column) reuses s_.
   void gather(std::span<const Coord> x) const;
-  void shrink(Eigen::VectorXd* companion);
+  void shrink(std::span<Eigen::VectorXd* const> companions);
   void rebase();  // C <- W S, R emptied, W <- I (right after a shrink)
   uint32_t raw_limit() const;
 

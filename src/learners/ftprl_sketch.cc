@@ -1,0 +1,279 @@
+// ftprl-full --matrix sketch: see ftprl_sketch.h for the algorithm, its papers and equations.
+#include "learners/ftprl_sketch.h"
+
+#include <algorithm>
+#include <cmath>
+#include <ostream>
+
+#include "lepus/errors.h"
+
+namespace lepus {
+namespace {
+constexpr uint32_t kStateVersion = 0xF5C1;  // not the full mode's version: the two refuse each other's models
+constexpr uint64_t kSketchCap = uint64_t{1} << 24;
+// G's eigenvalues below this times the largest count as 0: the full mode's tolerance (M's below 1e-14 of the
+// largest; G = BBᵀ and M = BᵀB share their nonzero eigenvalues).
+constexpr double kRankTolerance = 1e-14;
+}  // namespace
+
+FtprlSketchLearner::FtprlSketchLearner(const FtprlFullOptions& options, uint32_t rank, const Loss& loss, int bits,
+                                       bool test_only)
+    : opt_(options),
+      rank_(rank),
+      loss_(loss),
+      bits_(bits),
+      clip_(loss.initial_range(), test_only),
+      sketch_(rank, kSketchCap),
+      builder_(bits) {
+  if (!(opt_.radius > 0.0) || !std::isfinite(opt_.radius)) throw ConfigError("ftprl-full: the radius must be > 0");
+  bv_.setZero(2 * Eigen::Index{rank});
+  c_.setZero(2 * Eigen::Index{rank});
+}
+
+double FtprlSketchLearner::dot(const SparseVector& x) const {
+  double xv = 0.0;
+  for (const Coord& e : x) {
+    const uint32_t pos = sketch_.index().find(e.slot);
+    if (pos != CompactIndex::kNone) xv += v_[pos] * e.x;
+  }
+  double s = omega_ * xv;
+  const Eigen::Index r = sketch_.rows();
+  if (r > 0) {
+    sketch_.multiply(std::span<const Coord>(x.begin(), x.size()), p_);
+    s += c_.head(r).dot(p_.head(r));
+  }
+  return s;
+}
+
+void FtprlSketchLearner::materialize() {
+  const Eigen::Index r = sketch_.rows();
+  std::vector<double> out;
+  sketch_.multiply_transpose(c_, out);  // Bᵀc, one number per column
+  vv_ = 0.0;
+  for (size_t pos = 0; pos < v_.size(); ++pos) {
+    v_[pos] = omega_ * v_[pos] + out[pos];
+    vv_ += v_[pos] * v_[pos];
+  }
+  const Eigen::VectorXd bv = omega_ * bv_.head(r) + sketch_.gram().topLeftCorner(r, r) * c_.head(r);
+  bv_.head(r) = bv;
+  omega_ = 1.0;
+  c_.setZero();
+}
+
+Prediction FtprlSketchLearner::predict(const Example& x) const {
+  return clip_.of(common::to_float(x.initial + dot(builder_.build(x)), safeguards_));
+}
+
+Prediction FtprlSketchLearner::learn(const Example& x) {
+  clip_.see(x);
+  const Prediction p = predict(x);
+  if (!common::teaches(x)) return p;
+  const double d = loss_.first_derivative(p.raw, x.label, clip_.range()) * static_cast<double>(x.weight);
+  if (!std::isfinite(d)) {
+    ++safeguards_;
+    return p;
+  }
+  update(x, d);
+  return p;
+}
+
+void FtprlSketchLearner::update(const Example& x, double dloss) {
+  if (dloss == 0.0) return;
+  const SparseVector& v = builder_.build(x);
+  safeguards_ += v.dropped;
+  if (v.size() == 0) return;
+  const Eigen::Index m = rank_;
+  Eigen::Index n = sketch_.rows();
+  const double a = std::fabs(dloss), g2 = a * a * v.norm2();
+  const double top = n > 0 ? sketch_.gram().topLeftCorner(n, n).diagonal().maxCoeff() : 0.0;
+  // The sketch's entries stay below 1e300 (as the full mode's M): such a gradient is skipped and counted.
+  if (!(g2 > 0.0) || !(g2 + top < 1e300)) [[unlikely]] {
+    ++safeguards_;
+    return;
+  }
+  const double xw = dot(v);             // x . w_t
+  if (n == 2 * m) materialize();        // the append below shrinks: c must not refer to the rows it rotates
+  Eigen::VectorXd bw = Eigen::VectorXd::Zero(2 * m);  // B w_t
+  if (n > 0) bw.head(n) = omega_ * bv_.head(n) + sketch_.gram().topLeftCorner(n, n) * c_.head(n);
+  Eigen::VectorXd* const companions[2] = {&bv_, &bw};
+  sketch_.append(std::span<const Coord>(v.begin(), v.size()), a, companions);  // ConfigError past the cap
+  v_.resize(sketch_.columns(), 0.0);
+  n = sketch_.rows();
+  double xv = 0.0;
+  for (const Coord& e : v) xv += v_[sketch_.index().find(e.slot)] * e.x;
+  bv_(n - 1) = a * xv;
+  bw(n - 1) = a * xw;
+  c_(n - 1) = 0.0;
+
+  // Q_{1:t} from G = U diag(σ²) Uᵀ and Δ.
+  const auto G = sketch_.gram().topLeftCorner(n, n);
+  eig_.compute(G);
+  const Eigen::VectorXd& s2 = eig_.eigenvalues();  // ascending
+  const Eigen::MatrixXd& U = eig_.eigenvectors();
+  const double delta = sketch_.shrinkage(), s = std::sqrt(delta), R = opt_.radius;
+  const double floor = kRankTolerance * std::max(s2(n - 1), 0.0);
+  auto kept = [&](Eigen::Index k) { return s2(k) > floor; };
+  // y_t = κ w_t + Bᵀ U diag(1/(sqrt(Δ + σ²) + s)) Uᵀ (B w_t) / R − g_t = σ_y v + Bᵀ c_y.
+  const double kappa = (s + mu_ * R) / R;
+  Eigen::VectorXd t = U.transpose() * bw.head(n);
+  for (Eigen::Index k = 0; k < n; ++k) t(k) = kept(k) ? t(k) / ((std::sqrt(delta + s2(k)) + s) * R) : 0.0;
+  Eigen::VectorXd cy = kappa * c_.head(n) + U * t;
+  cy(n - 1) -= dloss > 0.0 ? 1.0 : -1.0;  // g_t = sign(l') times the row just appended
+  const double sy = kappa * omega_;
+  // a = Vᵀy = Σ⁻¹ Uᵀ (B y), D = sqrt(Δ + σ²) − s, ||y_⊥||² = ||y||² − ||a||² (0 while Δ = 0: y is in the span).
+  const Eigen::VectorXd gc = G * cy;
+  const Eigen::VectorXd ub = U.transpose() * (sy * bv_.head(n) + gc);
+  Eigen::VectorXd av = Eigen::VectorXd::Zero(n), dv = Eigen::VectorXd::Zero(n);
+  for (Eigen::Index k = 0; k < n; ++k) {
+    if (!kept(k)) continue;
+    av(k) = ub(k) / std::sqrt(s2(k));
+    dv(k) = s2(k) / (std::sqrt(delta + s2(k)) + s);
+  }
+  double perp2 = 0.0;
+  if (s > 0.0) {
+    const double yy = sy * sy * vv_ + 2.0 * sy * cy.dot(bv_.head(n)) + cy.dot(gc);
+    perp2 = std::max(yy - av.squaredNorm(), 0.0);
+  }
+  // ||w(μ)||² / R², falling in μ; μ = 0 unless that lies outside the ball (bisection as the full mode's).
+  auto norm2_at = [&](double mu) {
+    const double tau = s + mu * R;
+    double f = perp2 > 0.0 ? perp2 / (tau * tau) : 0.0;
+    for (Eigen::Index k = 0; k < n; ++k)
+      if (dv(k) > 0.0) f += av(k) * av(k) / ((tau + dv(k)) * (tau + dv(k)));
+    return f;
+  };
+  double mu = 0.0;
+  if (norm2_at(0.0) > 1.0) {
+    double lo = 0.0, hi = std::max(1e-300, dv.maxCoeff() / R);
+    while (norm2_at(hi) > 1.0) hi *= 2.0;
+    for (int it = 0; it < 200 && hi - lo > 1e-15 * hi; ++it) {
+      const double mid = lo == 0.0 ? hi / 2.0 : 0.5 * (lo + hi);
+      (norm2_at(mid) > 1.0 ? lo : hi) = mid;
+    }
+    mu = hi;  // feasible
+  }
+  // w_{t+1} = (Q_{1:t} + μ I)^{-1} y_t as ω v + Bᵀ c.
+  const double tau = s + mu * R;
+  Eigen::VectorXd e = Eigen::VectorXd::Zero(n);  // coefficients in U's basis, divided by σ (V = Bᵀ U Σ⁻¹)
+  for (Eigen::Index k = 0; k < n; ++k) {
+    if (!(dv(k) > 0.0)) continue;
+    const double f = s > 0.0 ? -(R / tau) * dv(k) / (tau + dv(k)) : R / (tau + dv(k));
+    e(k) = f * av(k) / std::sqrt(s2(k));
+  }
+  if (s > 0.0) {
+    omega_ = (R / tau) * sy;
+    c_.head(n) = (R / tau) * cy + U * e;
+  } else {
+    omega_ = 0.0;
+    c_.head(n) = U * e;
+  }
+  c_.tail(2 * m - n).setZero();
+  mu_ = mu;
+  const double norm = weight_norm();
+  if (norm > R) {  // rounding
+    omega_ *= R / norm;
+    c_ *= R / norm;
+  }
+}
+
+double FtprlSketchLearner::weight_norm() const {
+  const Eigen::Index n = sketch_.rows();
+  if (n == 0) return std::sqrt(std::max(omega_ * omega_ * vv_, 0.0));
+  const auto c = c_.head(n);
+  const double w2 = omega_ * omega_ * vv_ + 2.0 * omega_ * c.dot(bv_.head(n)) +
+                    c.dot(sketch_.gram().topLeftCorner(n, n) * c);
+  return std::sqrt(std::max(w2, 0.0));
+}
+
+double FtprlSketchLearner::weight(uint64_t slot) const {
+  const uint32_t pos = sketch_.index().find(slot);
+  if (pos == CompactIndex::kNone) return 0.0;
+  double w = omega_ * v_[pos];
+  if (sketch_.rows() > 0) {
+    Eigen::VectorXd col;
+    sketch_.column(pos, col);
+    w += c_.head(sketch_.rows()).dot(col);
+  }
+  return w;
+}
+
+std::vector<std::string> FtprlSketchLearner::describe() const {
+  return {"ftprl_radius = " + common::number(opt_.radius), "feasible set = ball ||w||_2 <= " + common::number(opt_.radius),
+          "matrix = sketch, rank " + std::to_string(rank_)};
+}
+
+void FtprlSketchLearner::write_readable(std::ostream& out) const {
+  out << "ftprl_radius " << opt_.radius << "\n";
+  out << "matrix sketch\n";
+  out << "rank " << rank_ << "\n";
+  out << "shrinkage " << sketch_.shrinkage() << "\n";
+  clip_.write_readable(out);
+  std::vector<double> bc;
+  sketch_.multiply_transpose(c_, bc);
+  std::vector<std::pair<uint64_t, uint32_t>> order;
+  for (uint32_t p = 0; p < sketch_.columns(); ++p) order.push_back({sketch_.index().slot(p), p});
+  std::sort(order.begin(), order.end());
+  for (const auto& [slot, p] : order) out << slot << ":" << omega_ * v_[p] + bc[p] << "\n";
+}
+
+void FtprlSketchLearner::save(ModelWriter& out) const {
+  out.put_u32(kStateVersion);
+  out.put_u32(static_cast<uint32_t>(bits_));
+  out.put_f64(opt_.radius);
+  out.put_u32(rank_);
+  clip_.save(out);
+  sketch_.save(out);
+  out.put_values(v_.data(), v_.size());
+  out.put_values(bv_.data(), sketch_.rows());
+  out.put_f64(omega_);
+  out.put_values(c_.data(), sketch_.rows());
+  out.put_f64(mu_);
+}
+
+void FtprlSketchLearner::load(ModelReader& in) {
+  auto bad = [&](const std::string& what) { return ModelFormatError(in.source() + ": ftprl-full state: " + what); };
+  if (in.get_u32("ftprl-full state version") != kStateVersion)
+    throw bad("unknown state version (a model of another --matrix?)");
+  const uint32_t bits = in.get_u32("ftprl-full bits");
+  if (bits != static_cast<uint32_t>(bits_))
+    throw bad("saved with -b " + std::to_string(bits) + ", this run has -b " + std::to_string(bits_));
+  const double radius = in.get_f64("ftprl-full radius");
+  if (!(radius > 0.0) || !std::isfinite(radius)) throw bad("radius out of range");
+  const uint32_t rank = in.get_u32("ftprl-full rank");
+  if (rank != rank_) throw bad("saved with --rank " + std::to_string(rank) + ", this run has " + std::to_string(rank_));
+  common::LabelClip clip = clip_;
+  clip.load(in, "ftprl-full");
+  FrequentDirections sketch(rank_, kSketchCap);
+  sketch.load(in);
+  const size_t cols = sketch.columns();
+  if (cols * sizeof(double) > in.remaining()) throw bad("column count does not fit the file");
+  std::vector<double> v(cols);
+  in.get_raw(v.data(), cols * sizeof(double), "ftprl-full v");
+  const Eigen::Index n = sketch.rows();
+  Eigen::VectorXd bv = Eigen::VectorXd::Zero(bv_.size()), c = Eigen::VectorXd::Zero(c_.size());
+  in.get_raw(bv.data(), n * sizeof(double), "ftprl-full B v");
+  const double omega = in.get_f64("ftprl-full omega");
+  in.get_raw(c.data(), n * sizeof(double), "ftprl-full c");
+  const double mu = in.get_f64("ftprl-full mu");
+  double vv = 0.0;
+  for (double x : v) {
+    if (!std::isfinite(x)) throw bad("a non-finite value");
+    vv += x * x;
+  }
+  if (!bv.allFinite() || !c.allFinite() || !std::isfinite(omega) || !(mu >= 0.0) || !std::isfinite(mu))
+    throw bad("a non-finite or negative value");
+  const double w2 = omega * omega * vv + 2.0 * omega * c.head(n).dot(bv.head(n)) +
+                    c.head(n).dot(sketch.gram().topLeftCorner(n, n) * c.head(n));
+  if (!(w2 <= radius * radius * (1 + 1e-9))) throw bad("the weights lie outside the ball");
+  opt_.radius = radius;
+  clip_ = clip;
+  sketch_ = std::move(sketch);
+  v_.swap(v);
+  vv_ = vv;
+  bv_.swap(bv);
+  omega_ = omega;
+  c_.swap(c);
+  mu_ = mu;
+}
+
+}  // namespace lepus
