@@ -26,38 +26,53 @@ FtprlSketchLearner::FtprlSketchLearner(const FtprlFullOptions& options, uint32_t
       sketch_(rank, kSketchCap),
       builder_(bits) {
   if (!(opt_.radius > 0.0) || !std::isfinite(opt_.radius)) throw ConfigError("ftprl-full: the radius must be > 0");
-  bv_.setZero(2 * Eigen::Index{rank});
+  bu_.setZero(2 * Eigen::Index{rank});
+  e_.setZero(2 * Eigen::Index{rank});
   c_.setZero(2 * Eigen::Index{rank});
 }
 
-double FtprlSketchLearner::dot(const SparseVector& x) const {
+double FtprlSketchLearner::dot_u(const SparseVector& x) const {
   double xv = 0.0;
-  for (const Coord& e : x) {
-    const uint32_t pos = sketch_.index().find(e.slot);
-    if (pos != CompactIndex::kNone) xv += v_[pos] * e.x;
-  }
-  double s = omega_ * xv;
+  if (alpha_ != 0.0)
+    for (const Coord& f : x) {
+      const uint32_t pos = sketch_.index().find(f.slot);
+      if (pos != CompactIndex::kNone) xv += v_[pos] * f.x;
+    }
+  const Eigen::Index k = sketch_.width();
+  return alpha_ * xv + e_.head(k).dot(sketch_.base_product(std::span<const Coord>(x.begin(), x.size())).head(k));
+}
+
+double FtprlSketchLearner::dot(const SparseVector& x) const {
   const Eigen::Index r = sketch_.rows();
-  if (r > 0) {
-    sketch_.multiply(std::span<const Coord>(x.begin(), x.size()), p_);
-    s += c_.head(r).dot(p_.head(r));
-  }
-  return s;
+  if (r == 0) return 0.0;  // nothing learned yet: w = 0
+  double s = omega_ != 0.0 ? omega_ * dot_u(x) : 0.0;
+  sketch_.multiply(std::span<const Coord>(x.begin(), x.size()), p_);
+  return s + c_.head(r).dot(p_.head(r));
+}
+
+void FtprlSketchLearner::fold() {
+  const Eigen::Index r = sketch_.rows();
+  const auto G = sketch_.gram().topLeftCorner(r, r);
+  const Eigen::VectorXd gc = G * c_.head(r);
+  uu_ = std::max(omega_ * omega_ * uu_ + 2.0 * omega_ * c_.head(r).dot(bu_.head(r)) + c_.head(r).dot(gc), 0.0);
+  bu_.head(r) = omega_ * bu_.head(r) + gc;
+  alpha_ *= omega_;
+  e_ *= omega_;
+  sketch_.to_base(c_, e_);
+  omega_ = 1.0;
+  c_.setZero();
 }
 
 void FtprlSketchLearner::materialize() {
-  const Eigen::Index r = sketch_.rows();
   std::vector<double> out;
-  sketch_.multiply_transpose(c_, out);  // Bᵀc, one number per column
-  vv_ = 0.0;
+  sketch_.base_transpose(e_, out);  // Sᵀe, one number per column
+  uu_ = 0.0;
   for (size_t pos = 0; pos < v_.size(); ++pos) {
-    v_[pos] = omega_ * v_[pos] + out[pos];
-    vv_ += v_[pos] * v_[pos];
+    v_[pos] = alpha_ * v_[pos] + out[pos];
+    uu_ += v_[pos] * v_[pos];
   }
-  const Eigen::VectorXd bv = omega_ * bv_.head(r) + sketch_.gram().topLeftCorner(r, r) * c_.head(r);
-  bv_.head(r) = bv;
-  omega_ = 1.0;
-  c_.setZero();
+  alpha_ = 1.0;
+  e_.setZero();
 }
 
 Prediction FtprlSketchLearner::predict(const Example& x) const {
@@ -91,17 +106,23 @@ void FtprlSketchLearner::update(const Example& x, double dloss) {
     ++safeguards_;
     return;
   }
-  const double xw = dot(v);             // x . w_t
-  if (n == 2 * m) materialize();        // the append below shrinks: c must not refer to the rows it rotates
+  const double xw = dot(v);  // x . w_t
+  double xu;                 // x . u
+  if (n == 2 * m) {          // the append below shrinks: c must not refer to the rows it rotates
+    fold();
+    if (sketch_.append_rebases()) materialize();  // nor e to the base it replaces
+    xu = xw;
+  } else {
+    xu = omega_ != 0.0 || alpha_ != 0.0 ? dot_u(v) : 0.0;
+  }
   Eigen::VectorXd bw = Eigen::VectorXd::Zero(2 * m);  // B w_t
-  if (n > 0) bw.head(n) = omega_ * bv_.head(n) + sketch_.gram().topLeftCorner(n, n) * c_.head(n);
-  Eigen::VectorXd* const companions[2] = {&bv_, &bw};
+  if (n > 0) bw.head(n) = omega_ * bu_.head(n) + sketch_.gram().topLeftCorner(n, n) * c_.head(n);
+  Eigen::VectorXd* const companions[2] = {&bu_, &bw};
   sketch_.append(std::span<const Coord>(v.begin(), v.size()), a, companions);  // ConfigError past the cap
   v_.resize(sketch_.columns(), 0.0);
+  if (e_.size() < sketch_.width()) e_.conservativeResizeLike(Eigen::VectorXd::Zero(2 * sketch_.width()));
   n = sketch_.rows();
-  double xv = 0.0;
-  for (const Coord& e : v) xv += v_[sketch_.index().find(e.slot)] * e.x;
-  bv_(n - 1) = a * xv;
+  bu_(n - 1) = a * xu;
   bw(n - 1) = a * xw;
   c_(n - 1) = 0.0;
 
@@ -122,7 +143,7 @@ void FtprlSketchLearner::update(const Example& x, double dloss) {
   const double sy = kappa * omega_;
   // a = Vᵀy = Σ⁻¹ Uᵀ (B y), D = sqrt(Δ + σ²) − s, ||y_⊥||² = ||y||² − ||a||² (0 while Δ = 0: y is in the span).
   const Eigen::VectorXd gc = G * cy;
-  const Eigen::VectorXd ub = U.transpose() * (sy * bv_.head(n) + gc);
+  const Eigen::VectorXd ub = U.transpose() * (sy * bu_.head(n) + gc);
   Eigen::VectorXd av = Eigen::VectorXd::Zero(n), dv = Eigen::VectorXd::Zero(n);
   for (Eigen::Index k = 0; k < n; ++k) {
     if (!kept(k)) continue;
@@ -131,7 +152,7 @@ void FtprlSketchLearner::update(const Example& x, double dloss) {
   }
   double perp2 = 0.0;
   if (s > 0.0) {
-    const double yy = sy * sy * vv_ + 2.0 * sy * cy.dot(bv_.head(n)) + cy.dot(gc);
+    const double yy = sy * sy * uu_ + 2.0 * sy * cy.dot(bu_.head(n)) + cy.dot(gc);
     perp2 = std::max(yy - av.squaredNorm(), 0.0);
   }
   // ||w(μ)||² / R², falling in μ; μ = 0 unless that lies outside the ball (bisection as the full mode's).
@@ -178,9 +199,8 @@ void FtprlSketchLearner::update(const Example& x, double dloss) {
 
 double FtprlSketchLearner::weight_norm() const {
   const Eigen::Index n = sketch_.rows();
-  if (n == 0) return std::sqrt(std::max(omega_ * omega_ * vv_, 0.0));
   const auto c = c_.head(n);
-  const double w2 = omega_ * omega_ * vv_ + 2.0 * omega_ * c.dot(bv_.head(n)) +
+  const double w2 = omega_ * omega_ * uu_ + 2.0 * omega_ * c.dot(bu_.head(n)) +
                     c.dot(sketch_.gram().topLeftCorner(n, n) * c);
   return std::sqrt(std::max(w2, 0.0));
 }
@@ -188,13 +208,11 @@ double FtprlSketchLearner::weight_norm() const {
 double FtprlSketchLearner::weight(uint64_t slot) const {
   const uint32_t pos = sketch_.index().find(slot);
   if (pos == CompactIndex::kNone) return 0.0;
-  double w = omega_ * v_[pos];
-  if (sketch_.rows() > 0) {
-    Eigen::VectorXd col;
-    sketch_.column(pos, col);
-    w += c_.head(sketch_.rows()).dot(col);
-  }
-  return w;
+  Eigen::VectorXd col;
+  sketch_.base_column(pos, col);
+  double w = omega_ * (alpha_ * v_[pos] + e_.head(col.size()).dot(col));
+  sketch_.column(pos, col);
+  return w + c_.head(sketch_.rows()).dot(col);
 }
 
 std::vector<std::string> FtprlSketchLearner::describe() const {
@@ -208,12 +226,13 @@ void FtprlSketchLearner::write_readable(std::ostream& out) const {
   out << "rank " << rank_ << "\n";
   out << "shrinkage " << sketch_.shrinkage() << "\n";
   clip_.write_readable(out);
-  std::vector<double> bc;
+  std::vector<double> bc, se;
   sketch_.multiply_transpose(c_, bc);
+  sketch_.base_transpose(e_, se);
   std::vector<std::pair<uint64_t, uint32_t>> order;
   for (uint32_t p = 0; p < sketch_.columns(); ++p) order.push_back({sketch_.index().slot(p), p});
   std::sort(order.begin(), order.end());
-  for (const auto& [slot, p] : order) out << slot << ":" << omega_ * v_[p] + bc[p] << "\n";
+  for (const auto& [slot, p] : order) out << slot << ":" << omega_ * (alpha_ * v_[p] + se[p]) + bc[p] << "\n";
 }
 
 void FtprlSketchLearner::save(ModelWriter& out) const {
@@ -224,7 +243,10 @@ void FtprlSketchLearner::save(ModelWriter& out) const {
   clip_.save(out);
   sketch_.save(out);
   out.put_values(v_.data(), v_.size());
-  out.put_values(bv_.data(), sketch_.rows());
+  out.put_f64(alpha_);
+  out.put_values(e_.data(), sketch_.width());
+  out.put_f64(uu_);
+  out.put_values(bu_.data(), sketch_.rows());
   out.put_f64(omega_);
   out.put_values(c_.data(), sketch_.rows());
   out.put_f64(mu_);
@@ -249,28 +271,32 @@ void FtprlSketchLearner::load(ModelReader& in) {
   if (cols * sizeof(double) > in.remaining()) throw bad("column count does not fit the file");
   std::vector<double> v(cols);
   in.get_raw(v.data(), cols * sizeof(double), "ftprl-full v");
-  const Eigen::Index n = sketch.rows();
-  Eigen::VectorXd bv = Eigen::VectorXd::Zero(bv_.size()), c = Eigen::VectorXd::Zero(c_.size());
-  in.get_raw(bv.data(), n * sizeof(double), "ftprl-full B v");
+  const double alpha = in.get_f64("ftprl-full alpha");
+  const Eigen::Index k = sketch.width(), n = sketch.rows();
+  Eigen::VectorXd e = Eigen::VectorXd::Zero(std::max<Eigen::Index>(k, e_.size()));
+  in.get_raw(e.data(), k * sizeof(double), "ftprl-full e");
+  const double uu = in.get_f64("ftprl-full ||u||^2");
+  Eigen::VectorXd bu = Eigen::VectorXd::Zero(bu_.size()), c = Eigen::VectorXd::Zero(c_.size());
+  in.get_raw(bu.data(), n * sizeof(double), "ftprl-full B u");
   const double omega = in.get_f64("ftprl-full omega");
   in.get_raw(c.data(), n * sizeof(double), "ftprl-full c");
   const double mu = in.get_f64("ftprl-full mu");
-  double vv = 0.0;
-  for (double x : v) {
+  for (double x : v)
     if (!std::isfinite(x)) throw bad("a non-finite value");
-    vv += x * x;
-  }
-  if (!bv.allFinite() || !c.allFinite() || !std::isfinite(omega) || !(mu >= 0.0) || !std::isfinite(mu))
+  if (!e.allFinite() || !bu.allFinite() || !c.allFinite() || !std::isfinite(alpha) || !std::isfinite(omega) ||
+      !(uu >= 0.0) || !std::isfinite(uu) || !(mu >= 0.0) || !std::isfinite(mu))
     throw bad("a non-finite or negative value");
-  const double w2 = omega * omega * vv + 2.0 * omega * c.head(n).dot(bv.head(n)) +
+  const double w2 = omega * omega * uu + 2.0 * omega * c.head(n).dot(bu.head(n)) +
                     c.head(n).dot(sketch.gram().topLeftCorner(n, n) * c.head(n));
   if (!(w2 <= radius * radius * (1 + 1e-9))) throw bad("the weights lie outside the ball");
   opt_.radius = radius;
   clip_ = clip;
   sketch_ = std::move(sketch);
   v_.swap(v);
-  vv_ = vv;
-  bv_.swap(bv);
+  alpha_ = alpha;
+  e_.swap(e);
+  uu_ = uu;
+  bu_.swap(bu);
   omega_ = omega;
   c_.swap(c);
   mu_ = mu;

@@ -17,11 +17,15 @@
 // a = Vᵀy (with Δ = 0, y_⊥ = 0 and w = R V diag(1/(τ + D)) a: the pseudo-inverse of the full mode). From
 // Q_{1:t-1} w_t = y_{t-1} − μ_{t-1} w_t the recurrence y_t = y_{t-1} + Q_t w_t − g_t becomes
 //     y_t = (Q_{1:t} + μ_{t-1} I) w_t − g_t = κ w_t + Bᵀ U diag(1/(sqrt(Δ + Σ²) + s)) Uᵀ (B w_t) / R − g_t,
-// κ = (s + μ_{t-1} R)/R: y needs no storage of its own. Every vector here lies in the span of the gradients, so
-// it is kept as w = ω v + Bᵀ c: v a dense vector over the sketch's columns, changed only right before a shrink
-// (v <- w, O(m · columns) once per m examples; the shrink would otherwise lose the rows c refers to), and c one
-// number per sketch row (g_t itself is ±Bᵀe for the row it adds). B v is kept as a companion the shrinks map.
-// Cost per example O(m · nnz + m³) (one 2m x 2m eigendecomposition) plus O(columns) amortised; memory
+// κ = (s + μ_{t-1} R)/R: y needs no storage of its own. Every vector here lies in the span of the gradients and
+// is kept as
+//     w = ω u + Bᵀc,   u = α v + Sᵀe,
+// c one number per sketch row (g_t itself is ±Bᵀ for the row it adds), S the sketch's base rows (B = W S;
+// frequent_directions.h), which a shrink leaves alone, and v a dense vector over the sketch's columns. Right
+// before a shrink c is folded into u (u <- ω u + Bᵀc: α <- ωα, e <- ωe + Wᵀc, no column touched); right before
+// the sketch forms its base again, u is written into v (O(m · columns), once per rebase, as the sketch's own).
+// B u and ||u||² are kept as the shrinks map them.
+// Cost per example O(m · nnz + m³) (one 2m x 2m eigendecomposition) plus the sketch's amortised rebase; memory
 // O(m · columns).
 #pragma once
 #include <Eigen/Dense>
@@ -60,7 +64,9 @@ class FtprlSketchLearner final : public Learner {
 
  private:
   double dot(const SparseVector& x) const;  // w . x
-  void materialize();                       // v <- w, c <- 0, ω <- 1
+  double dot_u(const SparseVector& x) const;  // u . x (S x as the sketch has it now)
+  void fold();                              // u <- w, ω <- 1, c <- 0 (before a shrink)
+  void materialize();                       // v <- u, α <- 1, e <- 0 (before a rebase)
 
   FtprlFullOptions opt_;
   uint32_t rank_;
@@ -69,9 +75,11 @@ class FtprlSketchLearner final : public Learner {
   common::LabelClip clip_;
   FrequentDirections sketch_;  // the rows |l'| x, so BᵀB sketches sum g gᵀ
   std::vector<double> v_;      // v, one number per sketch column
-  double vv_ = 0.0;            // ||v||²
-  Eigen::VectorXd bv_;         // B v (2m entries, rows() in use)
-  double omega_ = 0.0;         // w = ω v + Bᵀ c
+  double alpha_ = 1.0;         // u = α v + Sᵀe
+  Eigen::VectorXd e_;          // e (the sketch's width() entries in use)
+  double uu_ = 0.0;            // ||u||²
+  Eigen::VectorXd bu_;         // B u (2m entries, rows() in use)
+  double omega_ = 0.0;         // w = ω u + Bᵀc
   Eigen::VectorXd c_;          // c (2m entries)
   double mu_ = 0.0;
   mutable uint64_t safeguards_ = 0;

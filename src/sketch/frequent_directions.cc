@@ -70,21 +70,39 @@ void FrequentDirections::multiply_all(const std::function<double(uint64_t)>& v, 
 }
 
 void FrequentDirections::multiply_transpose(const Eigen::VectorXd& c, std::vector<double>& out) const {
-  const Eigen::Index m = rank_;
   const Eigen::VectorXd v = w_.topLeftCorner(rows_, width()).transpose() * c.head(rows_);  // Sᵀ(Wᵀc)
+  base_transpose(v, out);
+}
+
+void FrequentDirections::base_transpose(const Eigen::VectorXd& e, std::vector<double>& out) const {
+  const Eigen::Index m = rank_;
   out.assign(columns(), 0.0);
   for (uint32_t pos = 0; pos < columns(); ++pos) {
-    double sum = Eigen::Map<const Eigen::VectorXd>(base_.data() + size_t{pos} * rank_, m).dot(v.head(m));
-    for (const Entry& r : raw_[pos]) sum += v(m + r.row) * r.value;
+    double sum = Eigen::Map<const Eigen::VectorXd>(base_.data() + size_t{pos} * rank_, m).dot(e.head(m));
+    for (const Entry& r : raw_[pos]) sum += e(m + r.row) * r.value;
     out[pos] = sum;
   }
 }
 
-void FrequentDirections::column(uint32_t position, Eigen::VectorXd& out) const {
+const Eigen::VectorXd& FrequentDirections::base_product(std::span<const Coord> x) const {
+  gather(x);
+  return s_;
+}
+
+void FrequentDirections::base_column(uint32_t position, Eigen::VectorXd& out) const {
   const Eigen::Index m = rank_;
-  Eigen::VectorXd s = Eigen::VectorXd::Zero(width());
-  s.head(m) = Eigen::Map<const Eigen::VectorXd>(base_.data() + size_t{position} * rank_, m);
-  for (const Entry& r : raw_[position]) s(m + r.row) += r.value;
+  out.setZero(width());
+  out.head(m) = Eigen::Map<const Eigen::VectorXd>(base_.data() + size_t{position} * rank_, m);
+  for (const Entry& r : raw_[position]) out(m + r.row) += r.value;
+}
+
+void FrequentDirections::to_base(const Eigen::VectorXd& c, Eigen::VectorXd& e) const {
+  e.head(width()).noalias() += w_.topLeftCorner(rows_, width()).transpose() * c.head(rows_);
+}
+
+void FrequentDirections::column(uint32_t position, Eigen::VectorXd& out) const {
+  Eigen::VectorXd s;
+  base_column(position, s);
   out.noalias() = w_.topLeftCorner(rows_, width()) * s;
 }
 

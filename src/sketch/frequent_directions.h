@@ -67,6 +67,16 @@ class FrequentDirections {
   void multiply_transpose(const Eigen::VectorXd& c, std::vector<double>& out) const;
   // B's column at a position, over the rows in use: O(rows · (m + k)).
   void column(uint32_t position, Eigen::VectorXd& out) const;
+
+  // The base rows S = [C; R] (B = W S), for a learner that keeps vectors of the form Sᵀe: they change only at
+  // a rebase, not at a shrink. width() = m + k entries of e.
+  Eigen::Index width() const { return Eigen::Index{rank_} + k_; }
+  const Eigen::VectorXd& base_product(std::span<const Coord> x) const;    // S x (cached as B x's first step)
+  void base_column(uint32_t position, Eigen::VectorXd& out) const;       // S's column: O(m + entries there)
+  void to_base(const Eigen::VectorXd& c, Eigen::VectorXd& e) const;       // e += Wᵀc: Bᵀc = Sᵀ(e's increment)
+  void base_transpose(const Eigen::VectorXd& e, std::vector<double>& out) const;  // out[pos] = (Sᵀe)_pos
+  // The next append with a nonzero row shrinks and then forms the base again (S changes).
+  bool append_rebases() const { return rows_ == 2 * rank_ && k_ >= raw_limit(); }
   double value(uint32_t row, uint32_t position) const;
   // B <- sqrt(f) B (so BᵀB, G and Δ scale by f), f > 0: O(rows · (m + k)).
   void scale(double f);
@@ -95,7 +105,6 @@ class FrequentDirections {
     uint32_t row;
     double value;
   };
-  Eigen::Index width() const { return Eigen::Index{rank_} + k_; }  // columns of W in use: m + k
   // s_ <- S x. The last x gathered is remembered with the state's version: asking again for the same x
   // with S unchanged (the prediction's B x, then the update's and its Gram column) reuses s_.
   void gather(std::span<const Coord> x) const;
