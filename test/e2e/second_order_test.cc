@@ -1,7 +1,7 @@
 // The second-order learners from the command line: aioli (logistic only; --matrix auto switches from full to a
-// sketch mid-run, and a model saved on either side resumes exactly), scinol-full and ftprl-full (full only:
-// another --matrix is refused naming the learner to use), each learning a real set (rcv1_small, heart_scale)
-// better than the constant and saving models that predict what the run predicted.
+// sketch mid-run, and a model saved on either side resumes exactly), scinol-full and ftprl-full (full and
+// sketch; diag is refused naming the learner to use), each learning a real set (rcv1_small, heart_scale) better
+// than the constant and saving models that predict what the run predicted.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -28,6 +28,8 @@ TEST(SecondOrder, EachLearnerLearnsAndItsModelPredictsAsTheRun) {
       {"--learner aioli --matrix full", kHeart},
       {"--learner scinol-full --loss_function logistic", kHeart},
       {"--learner ftprl-full --loss_function logistic --ftprl_radius 3", kHeart},
+      {"--learner ftprl-full --matrix sketch --rank 5 --loss_function logistic --ftprl_radius 30", kRcv1},
+      {"--learner scinol-full --matrix sketch --rank 5 --loss_function logistic", kHeart},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.args);

@@ -184,13 +184,14 @@ TEST(FtprlSketch, BelowTheDataRankEqualsTheDenseReferenceAndKeepsTheoremTwo) {
   }
 }
 
-// 10^5 rounds in d = 20, m = 5, feature scales from 1e-6 to 1e6: every prediction finite, w in the ball.
-TEST(FtprlSketch, ManyRoundsWithWildScalesStayFiniteAndInTheBall) {
+// 10^6 rounds in d = 20, m = 5, feature scales from 1e-6 to 1e6: every prediction finite, w in the ball (its
+// norm from the representation equal to the one from the weights), the sketch's Gram matrix exactly symmetric.
+TEST(FtprlSketch, MillionRoundsWithWildScalesStayFiniteAndInTheBall) {
   std::mt19937_64 rng(43);
   std::uniform_real_distribution<double> u(-1, 1);
   const int d = 20;
   FtprlSketchLearner l(opts(1.0), 5, kLogistic, 6);
-  for (int t = 0; t < 100000; ++t) {
+  for (int t = 0; t < 1000000; ++t) {
     std::vector<double> x(d, 0.0);
     for (int i = 0; i < d; ++i)
       if (u(rng) > 0.2) x[i] = u(rng) * std::pow(10.0, -6 + 12.0 * i / (d - 1));
@@ -198,6 +199,10 @@ TEST(FtprlSketch, ManyRoundsWithWildScalesStayFiniteAndInTheBall) {
     ASSERT_TRUE(std::isfinite(p.raw)) << t;
   }
   EXPECT_LE(l.weight_norm(), 1.0 + 1e-12);
+  const Eigen::Index n = l.sketch().rows();
+  const Eigen::MatrixXd g = l.sketch().gram().topLeftCorner(n, n);
+  EXPECT_TRUE(g.allFinite());
+  EXPECT_EQ(g, g.transpose());
   double norm2 = 0.0;
   for (int i = 0; i < d; ++i) norm2 += l.weight(i) * l.weight(i);
   EXPECT_NEAR(std::sqrt(norm2), l.weight_norm(), 1e-6);
