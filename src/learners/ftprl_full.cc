@@ -106,16 +106,18 @@ Prediction FtprlFullLearner::predict(const Example& x) const {
   return clip_.of(common::to_float(s, safeguards_));
 }
 
+double ftprl_full_dloss(const Loss& loss, const Prediction& p, const Example& x, const common::LabelClip& clip,
+                        uint64_t& safeguards) {
+  const double d = loss.first_derivative(p.raw, x.label, clip.range()) * static_cast<double>(x.weight);
+  if (std::isfinite(d)) return d;
+  ++safeguards;
+  return 0.0;
+}
+
 Prediction FtprlFullLearner::learn(const Example& x) {
   clip_.see(x);
   const Prediction p = predict(x);
-  if (!common::teaches(x)) return p;
-  const double d = loss_.first_derivative(p.raw, x.label, clip_.range()) * static_cast<double>(x.weight);
-  if (!std::isfinite(d)) {
-    ++safeguards_;
-    return p;
-  }
-  update(x, d);
+  if (common::teaches(x)) update(x, ftprl_full_dloss(loss_, p, x, clip_, safeguards_));
   return p;
 }
 

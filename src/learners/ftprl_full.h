@@ -43,6 +43,11 @@ struct FtprlFullCore {
 Eigen::VectorXd ftprl_ball_projection(const Eigen::MatrixXd& v, const Eigen::VectorXd& l, const Eigen::VectorXd& u,
                                       double r);
 
+// The scale of FTPRL's gradient for a prediction p: l'(p) times the importance weight; a non-finite value is
+// counted in `safeguards` and gives 0 (no step). Both modes' learn() step with it.
+double ftprl_full_dloss(const Loss& loss, const Prediction& p, const Example& x, const common::LabelClip& clip,
+                        uint64_t& safeguards);
+
 struct FtprlFullOptions {
   double radius = 1.0;  // --ftprl_radius R
   uint64_t cap = 256;   // --max_dense_features

@@ -82,13 +82,7 @@ Prediction FtprlSketchLearner::predict(const Example& x) const {
 Prediction FtprlSketchLearner::learn(const Example& x) {
   clip_.see(x);
   const Prediction p = predict(x);
-  if (!common::teaches(x)) return p;
-  const double d = loss_.first_derivative(p.raw, x.label, clip_.range()) * static_cast<double>(x.weight);
-  if (!std::isfinite(d)) {
-    ++safeguards_;
-    return p;
-  }
-  update(x, d);
+  if (common::teaches(x)) update(x, ftprl_full_dloss(loss_, p, x, clip_, safeguards_));
   return p;
 }
 
