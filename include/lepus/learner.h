@@ -4,6 +4,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <string_view>
@@ -19,6 +20,9 @@ namespace lepus {
 struct Prediction {
   float raw = 0.0f;    // raw score (-r)
   float value = 0.0f;  // the learner's clipped prediction (before --link / --binary)
+  // The prediction the loss is reported at, when the learner learned from another one than `value` (VW's --ftrl
+  // and --coin print the prediction made before learning and score the one they learned from); unset: `value`.
+  std::optional<float> scored = std::nullopt;
 };
 
 class Learner {
@@ -66,6 +70,8 @@ struct LearnerTraits {
   std::map<std::string, std::string> matrix_nearest;
   // Whether the feature space must compute VW's per-group sum of x^2 (Example::invariant_norm) for these options.
   std::function<bool(const OptionValues&)> needs_invariant_norm;
+  // A VW flag that selects this learner (--ftrl: --learner vw-ftrl); the row declares it among its options.
+  std::string vw_flag;
 };
 
 struct LearnerRow {

@@ -535,6 +535,29 @@ Config parse_command_line(int argc, const char* const argv[]) {
   auto flag = [&](const std::string& n) { return m.count(n) && m.at(n).flag && !m.at(n).values.empty(); };
   auto list = [&](const std::string& n) { return m.count(n) ? m.at(n).values : V{}; };
 
+  // A VW flag that selects a learner (its row's traits: --ftrl is --learner vw-ftrl); VW allows one at a time.
+  // Read before an -i model's options, so a model of another learner is a conflict naming both.
+  {
+    std::vector<const LearnerRow*> chosen;
+    for (const auto& r : learner_registry())
+      if (!r.traits.vw_flag.empty() && flag(r.traits.vw_flag)) chosen.push_back(&r);
+    if (chosen.size() > 1) {
+      std::string flags;
+      for (const LearnerRow* r : chosen) flags += (flags.empty() ? "--" : " and --") + r->traits.vw_flag;
+      throw ConfigError(flags + " each select a learner: give only one of them");
+    }
+    if (chosen.size() == 1) {
+      const LearnerRow& r = *chosen.front();
+      if (given("learner") && text("learner") != r.name)
+        throw ConfigError("--" + r.traits.vw_flag + " selects --learner " + r.name + "; it conflicts with --learner " +
+                          text("learner"));
+      Entry& e = m["learner"];
+      e.values = {r.name};
+      e.given = true;
+      e.defaulted = false;
+    }
+  }
+
   // Model files; an -i model's options are merged before anything else is read from the map.
   c.final_regressor = text("final_regressor");
   c.initial_regressor = text("initial_regressor");

@@ -23,12 +23,7 @@ const Specific kSpecific[] = {
     // Tuning knobs of VW's parser with no lepus counterpart: accepted, with a note, so VW scripts run.
     {"ring_size", true, "has no effect in lepus (its pipeline sizes its own buffers); ignored"},
     {"example_queue_limit", true, "has no effect in lepus (its pipeline sizes its own queues); ignored"},
-    // VW's optimizers that lepus does not reproduce (lepus's ftprl-* and scinol-coord are other algorithms).
-    {"ftrl", false, "(VW's FTRL-Proximal optimizer) is not in lepus; lepus's ftprl-* learners are different algorithms"},
-    {"ftrl_alpha", false, "belongs to VW's --ftrl optimizer, which is not in lepus"},
-    {"ftrl_beta", false, "belongs to VW's --ftrl optimizer, which is not in lepus"},
-    {"pistol", false, "(VW's PiSTOL optimizer) is not in lepus; scinol-coord is a different algorithm"},
-    {"coin", false, "(VW's coin-betting optimizer) is not in lepus; scinol-coord is a different algorithm"},
+    // VW's optimizers that lepus does not reproduce (--ftrl, --pistol and --coin are the vw-* learners).
     {"freegrad", false, "(VW's FreeGrad optimizer) is not in lepus"},
     {"bfgs", false, "(VW's batch L-BFGS optimizer) is not in lepus: lepus learns online only"},
     {"conjugate_gradient", false, "(VW's batch conjugate-gradient optimizer) is not in lepus: lepus learns online only"},

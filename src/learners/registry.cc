@@ -11,6 +11,7 @@
 #include "learners/aioli.h"
 #include "learners/scinol_full.h"
 #include "learners/ftprl_full.h"
+#include "learners/vw_optimizers.h"
 
 namespace lepus {
 namespace {
@@ -57,6 +58,9 @@ std::vector<LearnerRow> build_registry() {
   rows.push_back(aioli_row());
   rows.push_back(scinol_full_row());
   rows.push_back(ftprl_full_row());
+  rows.push_back(vw_ftrl_row());
+  rows.push_back(vw_pistol_row());
+  rows.push_back(vw_coin_row());
   return rows;
 }
 

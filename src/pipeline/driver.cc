@@ -410,11 +410,12 @@ void Driver::consume(Example& ex, RunStats& st, PassState& ps) {
   };
   p.raw = finite(p.raw);
   p.value = finite(p.value);
+  const float scored = p.scored ? finite(*p.scored) : p.value;  // the prediction the loss is reported at
   float shown = finite(apply_link(opt_.link, p.value));
   if (opt_.binary) shown = p.value > 0.0f ? 1.0f : -1.0f;
   float l = 0.0f;
   if (ex.labeled) {
-    l = loss_.loss(p.value, ex.label, learner_.label_range()) * ex.weight;
+    l = loss_.loss(scored, ex.label, learner_.label_range()) * ex.weight;
     if (opt_.binary) {
       if (ex.label == 1.0f || ex.label == -1.0f) {
         l = ex.label == shown ? 0.0f : ex.weight;

@@ -80,9 +80,9 @@ TEST(Cli, ProgressEveryNExamples) {
 // A VW option lepus lacks is one line that says so, and never names a lepus learner as if it did the same job.
 TEST(Cli, VwOptionsLepusLacksAreAnsweredInOneLine) {
   const std::string d = scratch_dir("missing");
-  EXPECT_EQ(run_lepus("--ftrl -d " + kData + "/heart_scale.vw 2> " + d + "/err.txt"), 1);
+  EXPECT_EQ(run_lepus("--freegrad -d " + kData + "/heart_scale.vw 2> " + d + "/err.txt"), 1);
   const std::string err = read_file(d + "/err.txt");
-  EXPECT_NE(err.find("--ftrl (VW's FTRL-Proximal optimizer) is not in lepus"), std::string::npos) << err;
+  EXPECT_NE(err.find("--freegrad (VW's FreeGrad optimizer) is not in lepus"), std::string::npos) << err;
   EXPECT_EQ(err.find("--learner "), std::string::npos) << err;
   EXPECT_EQ(lines_of(err).size(), 1u);
 }

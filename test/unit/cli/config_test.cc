@@ -82,7 +82,7 @@ TEST(VwOptionTable, ListedByVwOptions) {
 TEST(VwOptionTable, AnswersNameNoFalseEquivalent) {
   EXPECT_TRUE(contains(error_of({"--oaa", "3"}), "one-against-all"));
   EXPECT_FALSE(contains(error_of({"--oaa", "3"}), "--learner sgd"));
-  EXPECT_TRUE(contains(error_of({"--ftrl"}), "different algorithms"));
+  EXPECT_TRUE(contains(error_of({"--freegrad"}), "FreeGrad optimizer) is not in lepus"));
   EXPECT_TRUE(contains(error_of({"--cb_explore_adf"}), "which lepus does not implement"));
   EXPECT_TRUE(contains(error_of({"-a"}), "-a/--audit"));
 }
