@@ -6,6 +6,7 @@
 #include "lepus/learner.h"
 #include "learners/gd.h"
 #include "learners/scinol.h"
+#include "learners/scinol2.h"
 #include "learners/ftprl.h"
 #include "learners/nlms.h"
 #include "learners/aioli.h"
@@ -51,6 +52,8 @@ std::vector<LearnerRow> build_registry() {
             return o.given("invariant") && !o.given("adaptive") && !o.given("normalized");
           }}});
   rows.push_back(scinol_row());
+  rows.push_back(scinol2_row());
+  rows.push_back(scinol1_row());
   rows.push_back(ftprl_diag_row());
   rows.push_back(ftprl_const_row());
   rows.push_back(ftprl_scale_row());

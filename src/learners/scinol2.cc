@@ -1,0 +1,292 @@
+// scinol2 / scinol1: ScInOL2 and ScInOL1 of Kempka, Kotłowski and Warmuth (ICML 2019) on the hashed table;
+// see scinol2.h for the problem, the update and the mapping.
+#include "learners/scinol2.h"
+
+#include <algorithm>
+#include <cfloat>
+#include <cmath>
+#include <iomanip>
+#include <limits>
+#include <new>
+#include <sstream>
+
+#include "learners/scinol.h"
+#include "lepus/errors.h"
+
+namespace lepus {
+namespace {
+
+using common::number;
+
+// Not scinol-coord's version 1, and one per variant: each refuses the other's state.
+constexpr uint32_t kStateTag1 = 0x5C1A0001;
+constexpr uint32_t kStateTag2 = 0x5C2A0001;
+
+OptionSpec eps_option(const std::string& name, const std::string& help) {
+  return {name, "",   OptionSpec::Kind::kNumber,
+          "1",  help, {0.0, std::numeric_limits<double>::infinity(), true, false},
+          {}};
+}
+
+}  // namespace
+
+Scinol2Options Scinol2Options::from(ScinolKkwVariant variant, const OptionValues& v) {
+  Scinol2Options o;
+  o.variant = variant;
+  const bool one = variant == ScinolKkwVariant::kScinol1;
+  check_option_values((one ? scinol1_row() : scinol2_row()).options, v);
+  const std::string eps = one ? "scinol1_eps" : "scinol2_eps";
+  if (v.has(eps)) o.eps = v.number(eps);
+  if (v.has("scinol_L")) o.lipschitz = v.number("scinol_L");
+  return o;
+}
+
+Scinol2Learner::Scinol2Learner(const Scinol2Options& options, const Loss& loss, int bits, bool test_only)
+    : opt_(options),
+      loss_(loss),
+      bits_(bits),
+      mask_((uint64_t{1} << bits) - 1),
+      clip_(loss.initial_range(), test_only),
+      builder_(bits) {
+  allocate();
+}
+
+void Scinol2Learner::allocate() {
+  void* p = std::calloc(size_t{1} << bits_, sizeof(Slot));
+  if (p == nullptr) throw std::bad_alloc();
+  block_.reset(p);
+  slots_ = static_cast<Slot*>(p);
+}
+
+// ŷ without the base prediction over the example's distinct coordinates, for round t (1-based). With kLearn
+// the new M (and β, and a fresh slot's initial η) are stored and each coordinate's w x kept in terms_;
+// otherwise nothing is written (predict-only rounds use temporaries).
+template <bool kLearn>
+double Scinol2Learner::score(const SparseVector& v, double t) const {
+  const bool one = this->one();
+  const double eps = opt_.eps;
+  double sum = 0.0;
+  uint64_t capped = 0;
+  if constexpr (kLearn) terms_.resize(v.size());
+  for (size_t k = 0; k < v.size(); ++k) {
+    Slot& s = slots_[v[k].slot];
+    const double x = v[k].x;
+    const bool fresh = s.m == 0.0;  // first occurrence: G = S2 = 0, so θ = 0 and w = 0
+    double p = fresh ? (one ? 1.0 : eps) : s.p;
+    const double m = std::max(s.m, std::fabs(x));
+    const double den = s.s2 + m * m;
+    const double d = std::sqrt(den);
+    const double theta = s.g / d;
+    const double x_over_2d = x / (2.0 * d);  // |x| <= M <= D: at most 1/2
+    double term;
+    if (one) {
+      p = std::min(p, eps * den / (x * x * t));  // β, nonincreasing
+      double e = 0.5 * std::fabs(theta);
+      if (e > kMaxExponent) [[unlikely]] {
+        e = kMaxExponent;
+        ++capped;
+      }
+      term = p * std::copysign(std::expm1(e), theta) * x_over_2d;
+    } else {
+      term = std::copysign(std::min(std::fabs(theta), 1.0), theta) * p * x_over_2d;
+    }
+    if constexpr (kLearn) {
+      s.m = m;
+      s.p = p;
+      terms_[k] = term;
+    }
+    sum += term;
+  }
+  caps_ += capped;
+  return sum;
+}
+
+float Scinol2Learner::clipped(double score) const {
+  const float raw =
+      static_cast<float>(std::clamp(score, -static_cast<double>(FLT_MAX), static_cast<double>(FLT_MAX)));
+  return clip_.clip(raw);
+}
+
+Prediction Scinol2Learner::finish(double score) const {
+  // A prediction beyond float range is reported as ±FLT_MAX (counted: outside what a float output can say).
+  if (std::fabs(score) > FLT_MAX) ++caps_;
+  const float raw =
+      static_cast<float>(std::clamp(score, -static_cast<double>(FLT_MAX), static_cast<double>(FLT_MAX)));
+  return clip_.of(raw);
+}
+
+double Scinol2Learner::predict_score(const Example& x) const {
+  return x.initial + score<false>(builder_.build(x), t_ + 1.0);
+}
+
+Prediction Scinol2Learner::predict(const Example& x) const { return finish(predict_score(x)); }
+
+// One learning round in the order of the authors' code: t += 1; per present coordinate M, β and w from the
+// old G, S2, η; predict; g from the loss (or the given linear gradient), scaled by the importance weight,
+// clipped to [-L, L] and divided by L; then G, S2 and η.
+double Scinol2Learner::round(const Example& x, bool use_loss, double g_linear) {
+  const SparseVector& v = builder_.build(x);
+  t_ += 1.0;
+  const double yhat = x.initial + score<true>(v, t_);
+  double g = use_loss ? loss_.first_derivative(clipped(yhat), x.label, clip_.range()) : g_linear;
+  g = std::clamp(g * static_cast<double>(x.weight), -opt_.lipschitz, opt_.lipschitz) / opt_.lipschitz;
+  if (std::isnan(g)) [[unlikely]] {
+    g = 0.0;
+    ++caps_;
+  }
+  if (g == 0.0) return yhat;
+  const bool two = !one();
+  for (size_t k = 0; k < v.size(); ++k) {
+    Slot& s = slots_[v[k].slot];
+    const double gx = g * v[k].x;
+    s.g -= gx;
+    s.s2 += gx * gx;
+    if (two) {
+      s.p -= g * terms_[k];  // η -= g x w, with the w of the prediction
+      if (s.p > kMaxWealth) [[unlikely]] {
+        s.p = kMaxWealth;
+        ++caps_;
+      }
+    }
+  }
+  return yhat;
+}
+
+double Scinol2Learner::learn_score(const Example& x) {
+  if (!x.labeled) return predict_score(x);  // unlabelled: predict only, no state change
+  clip_.see(x);
+  // An importance weight of 0 (or less) asks for no learning: the round is not played at all.
+  if (!(x.weight > 0.0f)) return predict_score(x);
+  return round(x, true, 0.0);
+}
+
+Prediction Scinol2Learner::learn(const Example& x) { return finish(learn_score(x)); }
+
+double Scinol2Learner::learn_gradient(const Example& x, double g) {
+  if (!(x.weight > 0.0f)) return predict_score(x);
+  return round(x, false, g);
+}
+
+double Scinol2Learner::weight(uint64_t i, double x) const {
+  const Slot& s = slots_[i & mask_];
+  const double m = std::max(s.m, std::fabs(x));
+  if (!(m > 0.0)) return 0.0;  // never seen: w = 0
+  double p = s.m == 0.0 ? (one() ? 1.0 : opt_.eps) : s.p;
+  const double den = s.s2 + m * m;
+  const double d = std::sqrt(den);
+  const double theta = s.g / d;
+  double bet;
+  if (one()) {
+    if (x != 0.0) p = std::min(p, opt_.eps * den / (x * x * (t_ + 1.0)));
+    bet = p * std::copysign(std::expm1(std::min(0.5 * std::fabs(theta), kMaxExponent)), theta);
+  } else {
+    bet = std::copysign(std::min(std::fabs(theta), 1.0), theta) * p;
+  }
+  // Indicative only: with a tiny feature scale the weight can exceed double range.
+  return std::clamp(bet / (2.0 * d), -DBL_MAX, DBL_MAX);
+}
+
+std::vector<std::string> Scinol2Learner::describe() const {
+  return {std::string(one() ? "scinol1_eps" : "scinol2_eps") + " = " + number(opt_.eps),
+          "scinol_L = " + number(opt_.lipschitz)};
+}
+
+void Scinol2Learner::write_readable(std::ostream& out) const {
+  std::ostringstream o;
+  o << std::setprecision(17);
+  o << (one() ? "scinol1_eps " : "scinol2_eps ") << opt_.eps << "\n";
+  o << "scinol_L " << opt_.lipschitz << "\n";
+  o << "t " << t_ << "\n";
+  clip_.write_readable(o);
+  // Per slot: the indicative weight (M unchanged; w depends on x), then the state G, S2, M, β or η.
+  for (uint64_t i = 0; i <= mask_; ++i) {
+    const Slot& s = slots_[i];
+    if (s.m == 0.0) continue;
+    o << i << ":" << weight(i, 0.0) << " " << s.g << " " << s.s2 << " " << s.m << " " << s.p << "\n";
+  }
+  out << o.str();
+}
+
+void Scinol2Learner::save(ModelWriter& out) const {
+  out.put_u32(one() ? kStateTag1 : kStateTag2);
+  out.put_f64(opt_.eps);
+  out.put_f64(opt_.lipschitz);
+  out.put_f64(t_);
+  clip_.save(out);
+  const uint64_t size = mask_ + 1;
+  common::save_table(
+      out, size, [&](uint64_t i) { return slots_[i].m != 0.0; },
+      [&](uint64_t i) { out.put_values(&slots_[i].g, 4); });
+}
+
+void Scinol2Learner::load(ModelReader& in) {
+  const std::string who(name());
+  auto bad = [&](const std::string& what) {
+    return ModelFormatError(in.source() + ": " + who + " state: " + what);
+  };
+  const uint32_t tag = in.get_u32((who + " state version").c_str());
+  if (tag != (one() ? kStateTag1 : kStateTag2)) throw bad("not a " + who + " state, or an unknown version");
+  const double eps = in.get_f64((who + " eps").c_str());
+  const double lipschitz = in.get_f64((who + " L").c_str());
+  const double t = in.get_f64((who + " t").c_str());
+  if (!(eps > 0.0) || !std::isfinite(eps)) throw bad("eps " + number(eps) + " is not > 0");
+  if (!(lipschitz > 0.0) || !std::isfinite(lipschitz)) throw bad("L " + number(lipschitz) + " is not > 0");
+  if (!(t >= 0.0) || !std::isfinite(t) || t != std::floor(t)) throw bad("bad round count");
+  common::LabelClip clip = clip_;
+  clip.load(in, who);
+  const uint64_t size = mask_ + 1;
+  common::load_table_size(in, size, who);
+  // Read into a fresh table, so that a refused state leaves this learner as it was.
+  std::unique_ptr<void, FreeDeleter> block(std::calloc(size, sizeof(Slot)));
+  if (block == nullptr) throw std::bad_alloc();
+  Slot* const slots = static_cast<Slot*>(block.get());
+  common::load_count_and_records(in, size, sizeof(Slot), who, [&](uint64_t i) {
+    Slot& s = slots[i];
+    in.get_raw(&s, sizeof(Slot), (who + " slot").c_str());
+    if (!std::isfinite(s.g) || !std::isfinite(s.s2) || !std::isfinite(s.m) || !std::isfinite(s.p))
+      throw bad("non-finite value in slot " + std::to_string(i));
+    if (!(s.m > 0.0) || !(s.s2 >= 0.0) || !(s.p >= 0.0) || (one() && s.p > 1.0))
+      throw bad("slot " + std::to_string(i) + " out of range");
+  });
+  opt_.eps = eps;
+  opt_.lipschitz = lipschitz;
+  t_ = t;
+  clip_ = clip;
+  block_ = std::move(block);
+  slots_ = slots;
+}
+
+LearnerRow scinol2_row() {
+  return LearnerRow{
+      "scinol2",
+      "no learning rate, unchanged by rescaling any feature, and no slow start: a per-feature coin-betting "
+      "learner for features of unknown, very different scales, sparse text included (ScInOL2, Kempka, "
+      "Kotlowski, Warmuth 2019)",
+      {
+          eps_option("scinol2_eps", "scinol2's initial wealth per feature (how much it may lose on each)"),
+          scinol_lipschitz_option(),
+      },
+      [](const LearnerContext& c) {
+        return std::make_unique<Scinol2Learner>(Scinol2Options::from(ScinolKkwVariant::kScinol2, c.options),
+                                                c.loss, c.bits, c.test_only);
+      },
+      LearnerTraits{}};
+}
+
+LearnerRow scinol1_row() {
+  return LearnerRow{
+      "scinol1",
+      "no learning rate, unchanged by rescaling any feature; features that first appear late start with a "
+      "small prior, so scinol2 is usually better (ScInOL1, Kempka, Kotlowski, Warmuth 2019)",
+      {
+          eps_option("scinol1_eps", "scale of scinol1's per-feature prior (larger bets more at first)"),
+          scinol_lipschitz_option(),
+      },
+      [](const LearnerContext& c) {
+        return std::make_unique<Scinol2Learner>(Scinol2Options::from(ScinolKkwVariant::kScinol1, c.options),
+                                                c.loss, c.bits, c.test_only);
+      },
+      LearnerTraits{}};
+}
+
+}  // namespace lepus
