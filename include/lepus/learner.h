@@ -47,6 +47,8 @@ class Learner {
   virtual void write_readable(std::ostream& out) const = 0;
   // Counts of numeric safeguards that fired (caps, NaN updates zeroed), for the summary.
   virtual uint64_t safeguard_count() const { return 0; }
+  // Extra lines for the end-of-run summary (a mixture's member weights and losses); most learners have none.
+  virtual std::vector<std::string> summary_lines() const { return {}; }
 };
 
 // Everything a learner factory may use. The loss outlives the learner.

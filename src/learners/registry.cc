@@ -13,6 +13,7 @@
 #include "learners/scinol_full.h"
 #include "learners/ftprl_full.h"
 #include "learners/vw_optimizers.h"
+#include "learners/mix.h"
 
 namespace lepus {
 namespace {
@@ -64,6 +65,7 @@ std::vector<LearnerRow> build_registry() {
   rows.push_back(vw_ftrl_row());
   rows.push_back(vw_pistol_row());
   rows.push_back(vw_coin_row());
+  rows.push_back(mix_row());
   return rows;
 }
 

@@ -612,6 +612,7 @@ std::string Driver::summary(const RunStats& st) const {
     out += "interaction values clamped to the float range = " + std::to_string(space_.clamped_values()) + "\n";
   if (replaced_outputs_ > 0)
     out += "non-finite predictions replaced = " + std::to_string(replaced_outputs_) + "\n";
+  for (const auto& line : learner_.summary_lines()) out += line + "\n";
   return out;
 }
 

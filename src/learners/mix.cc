@@ -1,0 +1,434 @@
+// mix: exponentially weighted mixtures of registry learners (see mix.h for the rules and their papers).
+#include "learners/mix.h"
+
+#include <algorithm>
+#include <cfloat>
+#include <cmath>
+#include <iomanip>
+#include <limits>
+#include <sstream>
+
+#include "lepus/errors.h"
+
+namespace lepus {
+namespace {
+
+using common::number;
+constexpr uint32_t kStateTag = 0x3158494Du;  // "MIX1"
+constexpr double kScoreCap = 50.0;           // VW's logistic range: ln σ(±s) stays finite
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kLossCap = 1e250;  // one round's member loss
+constexpr double kCumCap = 1e280;   // cumulative losses and AdaHedge's gap
+
+double lse(const std::vector<double>& v) {
+  double m = -kInf;
+  for (double x : v) m = std::max(m, x);
+  if (!std::isfinite(m)) return m;
+  double s = 0.0;
+  for (double x : v) s += std::exp(x - m);
+  return m + std::log(s);
+}
+
+// ln σ(z), stable on both sides.
+double log_sigmoid(double z) { return z >= 0.0 ? -std::log1p(std::exp(-z)) : z - std::log1p(std::exp(z)); }
+
+void normalise(std::vector<double>& lw) {
+  const double m = lse(lw);
+  for (double& v : lw) v -= m;
+}
+
+std::vector<std::string> split(const std::string& text) {
+  std::vector<std::string> out;
+  std::string cur;
+  for (char ch : text + ",") {
+    if (ch == ',') {
+      if (!cur.empty()) out.push_back(cur);
+      cur.clear();
+    } else if (ch != ' ') {
+      cur += ch;
+    }
+  }
+  return out;
+}
+
+OptionValues defaults_of(const LearnerRow& row) {
+  OptionValues v;
+  for (const auto& s : row.options)
+    if (s.kind != OptionSpec::Kind::kFlag && !s.default_value.empty()) v.set(s.name, s.default_value, false);
+  return v;
+}
+
+MixLearner::Rule rule_of(const Loss& loss) {
+  if (loss.name() == "logistic") return MixLearner::Rule::kLog;
+  if (loss.name() == "squared") return MixLearner::Rule::kSquare;
+  return MixLearner::Rule::kHedge;
+}
+
+}  // namespace
+
+MixLearner::MixLearner(const std::string& members, double share, const LearnerContext& c)
+    : loss_(c.loss),
+      bits_(c.bits),
+      test_only_(c.test_only),
+      seed_(c.random_seed),
+      share_(share),
+      rule_(rule_of(c.loss)),
+      clip_(c.loss.initial_range(), c.test_only) {
+  if (!(share >= 0.0 && share < 1.0)) throw ConfigError("--mix_share must be in [0, 1), got " + number(share));
+  names_ = split(members);
+  if (names_.empty()) throw ConfigError("--mix names no learner");
+  member_options_.reserve(names_.size());
+  for (const auto& n : names_) {
+    const LearnerRow* row = find_learner(n);
+    if (row == nullptr) throw ConfigError("--mix: unknown learner '" + n + "'");
+    if (n == "mix") throw ConfigError("--mix: a mixture cannot contain a mixture");
+    if (!row->accepts_loss(std::string(c.loss.name())))
+      throw ConfigError("--mix: learner '" + n + "' does not accept the " + std::string(c.loss.name()) + " loss");
+    // The mixture's traits are static: a member that cannot run several passes, or looks at examples before
+    // predicting, would need traits the mix row does not declare.
+    if (!row->traits.passes || row->traits.warmup_examples > 0)
+      throw ConfigError("--mix: learner '" + n + "' cannot be a member");
+    member_options_.push_back(defaults_of(*row));
+  }
+  for (size_t k = 0; k < names_.size(); ++k) {
+    const LearnerRow* row = find_learner(names_[k]);
+    members_.push_back(row->make(LearnerContext{member_options_[k], c.loss, c.bits, c.test_only, c.random_seed}));
+  }
+  const size_t n = names_.size();
+  cum_loss_.assign(n, 0.0);
+  lw_.assign(n, -std::log(static_cast<double>(n)));
+  scratch_.resize(n);
+}
+
+double MixLearner::eta() const {
+  const double damp = 1.0 / std::max(1.0, c_max_);
+  switch (rule_) {
+    case Rule::kLog:
+      return damp;
+    case Rule::kSquare: {
+      const LabelRange r = clip_.range();
+      const double w = static_cast<double>(r.hi) - r.lo;
+      if (!(w > 0.0) || !std::isfinite(w)) return 0.0;  // a single point: every member predicts it
+      return damp * 2.0 / (w * w);
+    }
+    case Rule::kHedge:
+      return gap_ > 0.0 ? std::log(static_cast<double>(size())) / gap_ : kInf;
+  }
+  return 0.0;
+}
+
+std::vector<double> MixLearner::log_weights() const {
+  const size_t n = size();
+  if (share_ > 0.0) return lw_;
+  std::vector<double> lw(n);
+  const double e = eta();
+  if (std::isinf(e)) {  // AdaHedge before any mixability gap: uniform over the leaders
+    const double best = *std::min_element(cum_loss_.begin(), cum_loss_.end());
+    for (size_t k = 0; k < n; ++k) lw[k] = cum_loss_[k] == best ? 0.0 : -kInf;
+  } else {
+    const double best = *std::min_element(cum_loss_.begin(), cum_loss_.end());
+    for (size_t k = 0; k < n; ++k) lw[k] = -e * (cum_loss_[k] - best);
+  }
+  normalise(lw);
+  return lw;
+}
+
+std::vector<double> MixLearner::weights() const {
+  std::vector<double> w = log_weights();
+  for (double& v : w) v = std::exp(v);
+  return w;
+}
+
+double MixLearner::input(float s) const {
+  double v = s;
+  if (std::isnan(v)) v = 0.0;
+  if (rule_ == Rule::kLog) return std::clamp(v, -kScoreCap, kScoreCap);
+  if (rule_ == Rule::kSquare) {
+    const LabelRange r = clip_.range();
+    return std::clamp(v, static_cast<double>(r.lo), static_cast<double>(r.hi));
+  }
+  return std::clamp(v, -static_cast<double>(FLT_MAX), static_cast<double>(FLT_MAX));
+}
+
+double MixLearner::mix(const std::vector<double>& s, const std::vector<double>& lw) const {
+  const size_t n = size();
+  std::vector<double> a(n), b(n);
+  switch (rule_) {
+    case Rule::kLog: {  // ŝ = ln Σ w σ(s) − ln Σ w σ(−s)
+      for (size_t k = 0; k < n; ++k) {
+        a[k] = lw[k] + log_sigmoid(s[k]);
+        b[k] = lw[k] + log_sigmoid(-s[k]);
+      }
+      return std::clamp(lse(a) - lse(b), -kScoreCap, kScoreCap);
+    }
+    case Rule::kSquare: {  // Vovk's substitution function at the ends of [lo, hi]
+      const LabelRange r = clip_.range();
+      const double lo = r.lo, hi = r.hi;
+      const double e = eta();
+      if (!(e > 0.0)) return lo;
+      for (size_t k = 0; k < n; ++k) {
+        a[k] = lw[k] - e * (lo - s[k]) * (lo - s[k]);
+        b[k] = lw[k] - e * (hi - s[k]) * (hi - s[k]);
+      }
+      const double g_lo = -lse(a) / e, g_hi = -lse(b) / e;
+      return std::clamp(0.5 * (lo + hi) + (g_lo - g_hi) / (2.0 * (hi - lo)), lo, hi);
+    }
+    case Rule::kHedge: {
+      double y = 0.0;
+      for (size_t k = 0; k < n; ++k)
+        if (std::isfinite(lw[k])) y += std::exp(lw[k]) * s[k];
+      return y;
+    }
+  }
+  return 0.0;
+}
+
+double MixLearner::member_loss_term(double s, const Example& x) const {
+  switch (rule_) {
+    case Rule::kLog: {
+      // The loss's class-1 share q of the label, read off the loss itself: ℓ(1) − ℓ(−1) = 1 − 2q.
+      const double d = static_cast<double>(loss_.loss(1.0f, x.label, clip_.range())) -
+                       static_cast<double>(loss_.loss(-1.0f, x.label, clip_.range()));
+      double q = std::clamp((1.0 - d) / 2.0, 0.0, 1.0);
+      if (std::fabs(q - 1.0) < 1e-5) q = 1.0;
+      if (std::fabs(q) < 1e-5) q = 0.0;
+      if (q == 1.0) return -log_sigmoid(s);
+      if (q == 0.0) return -log_sigmoid(-s);
+      return -(q * log_sigmoid(s) + (1.0 - q) * log_sigmoid(-s));
+    }
+    case Rule::kSquare:
+      return (x.label - s) * (x.label - s);
+    case Rule::kHedge:
+      return loss_.loss(static_cast<float>(s), x.label, clip_.range());
+  }
+  return 0.0;
+}
+
+Prediction MixLearner::predict(const Example& x) const {
+  const size_t n = size();
+  std::vector<double> v(n), r(n);
+  bool scored = false;
+  for (size_t k = 0; k < n; ++k) {
+    const Prediction p = members_[k]->predict(x);
+    v[k] = input(p.value);
+    r[k] = input(p.scored.value_or(p.value));
+    scored = scored || p.scored.has_value();
+  }
+  const std::vector<double> lw = log_weights();
+  const double s = mix(v, lw);
+  Prediction out = clip_.of(common::to_float(s, safeguards_));
+  if (scored) out.scored = clip_.clip(common::to_float(mix(r, lw), safeguards_));
+  return out;
+}
+
+Prediction MixLearner::learn(const Example& x) {
+  clip_.see(x);  // the range widens with the label before predicting, as every member's does
+  const size_t n = size();
+  bool any_scored = false;
+  for (size_t k = 0; k < n; ++k) {
+    scratch_[k] = members_[k]->learn(x);  // each member's one round
+    any_scored = any_scored || scratch_[k].scored.has_value();
+  }
+  std::vector<double> v(n), r(n);
+  for (size_t k = 0; k < n; ++k) {
+    v[k] = input(scratch_[k].value);
+    r[k] = input(scratch_[k].scored.value_or(scratch_[k].value));
+  }
+  const std::vector<double> lw = log_weights();
+  Prediction out = clip_.of(common::to_float(mix(v, lw), safeguards_));
+  const double mixed_r = mix(r, lw);
+  if (any_scored) out.scored = clip_.clip(common::to_float(mixed_r, safeguards_));
+  if (!common::teaches(x) || test_only_) return out;
+
+  const double c = x.weight;
+  std::vector<double> l(n);
+  for (size_t k = 0; k < n; ++k) {
+    l[k] = c * member_loss_term(r[k], x);
+    if (!(std::fabs(l[k]) <= kLossCap)) {  // an overflowing member loss (hostile values): capped, counted
+      l[k] = std::isnan(l[k]) ? kLossCap : std::clamp(l[k], -kLossCap, kLossCap);
+      ++safeguards_;
+    }
+  }
+  if (rule_ == Rule::kHedge) {  // AdaHedge: the mixability gap of this round, at the weights just used
+    const double e = eta();
+    double h = 0.0, m = kInf;
+    std::vector<double> t(n);
+    for (size_t k = 0; k < n; ++k) {
+      const double w = std::exp(lw[k]);
+      if (w > 0.0) h += w * l[k];
+      if (std::isinf(e)) {
+        if (w > 0.0) m = std::min(m, l[k]);
+      } else {
+        t[k] = lw[k] - e * l[k];
+      }
+    }
+    if (!std::isinf(e)) m = -lse(t) / e;
+    const double delta = h - m;
+    if (std::isfinite(delta) && delta > 0.0) gap_ = std::min(gap_ + delta, kCumCap);
+  }
+  c_max_ = std::max(c_max_, c);
+  for (size_t k = 0; k < n; ++k) cum_loss_[k] = std::clamp(cum_loss_[k] + l[k], -kCumCap, kCumCap);
+  if (share_ > 0.0) {  // Fixed Share (Herbster & Warmuth 1998): loss update, normalise, mix with uniform
+    const double e = eta();
+    if (std::isinf(e)) {
+      const double best = *std::min_element(cum_loss_.begin(), cum_loss_.end());
+      for (size_t k = 0; k < n; ++k) lw_[k] = cum_loss_[k] == best ? 0.0 : -kInf;
+    } else {
+      for (size_t k = 0; k < n; ++k) lw_[k] -= e * l[k];
+    }
+    normalise(lw_);
+    const double keep = std::log1p(-share_), floor = std::log(share_ / static_cast<double>(n));
+    for (size_t k = 0; k < n; ++k) {
+      const double a = keep + lw_[k];
+      const double hi = std::max(a, floor);
+      lw_[k] = hi + std::log1p(std::exp(std::min(a, floor) - hi));
+    }
+    normalise(lw_);
+  }
+  return out;
+}
+
+void MixLearner::end_pass() {
+  for (auto& m : members_) m->end_pass();
+}
+
+uint64_t MixLearner::safeguard_count() const {
+  uint64_t s = safeguards_;
+  for (const auto& m : members_) s += m->safeguard_count();
+  return s;
+}
+
+std::vector<std::string> MixLearner::describe() const {
+  std::string list;
+  for (const auto& n : names_) list += (list.empty() ? "" : ",") + n;
+  const char* rule = rule_ == Rule::kLog ? "bayes (log loss, eta 1)"
+                     : rule_ == Rule::kSquare ? "aggregating algorithm (square loss)"
+                                              : "adahedge";
+  std::vector<std::string> out{"mix = " + list, std::string("mix rule = ") + rule, "mix_share = " + number(share_)};
+  for (size_t k = 0; k < size(); ++k)
+    for (const auto& line : members_[k]->describe()) out.push_back(names_[k] + ": " + line);
+  return out;
+}
+
+std::vector<std::string> MixLearner::summary_lines() const {
+  std::vector<std::string> out;
+  const std::vector<double> w = weights();
+  for (size_t k = 0; k < size(); ++k)
+    out.push_back("mix member " + names_[k] + ": weight = " + number(w[k]) + ", loss = " + number(cum_loss_[k]));
+  return out;
+}
+
+void MixLearner::write_readable(std::ostream& out) const {
+  std::ostringstream o;
+  o << std::setprecision(17);
+  o << "mix_members " << size() << "\n";
+  o << "mix_share " << share_ << "\n";
+  o << "mix_c_max " << c_max_ << "\n";
+  o << "mix_gap " << gap_ << "\n";
+  clip_.write_readable(o);
+  const std::vector<double> w = weights();
+  for (size_t k = 0; k < size(); ++k)
+    o << "mix_member " << k << " " << names_[k] << " weight " << w[k] << " loss " << cum_loss_[k] << "\n";
+  out << o.str();
+  for (size_t k = 0; k < size(); ++k) {
+    out << "mix_member_model " << k << " " << names_[k] << "\n";
+    members_[k]->write_readable(out);
+  }
+}
+
+// Format: tag, K, then the mixture state (c_max, Δ, the clipping range, per member L_k and Fixed Share's
+// log-weight), then per member its name and its own state (its predict-only state in a predict-only model).
+void MixLearner::save_state(ModelWriter& out, bool predict_only) const {
+  out.put_u32(kStateTag);
+  out.put_u64(size());
+  out.put_f64(c_max_);
+  out.put_f64(gap_);
+  clip_.save(out);
+  for (size_t k = 0; k < size(); ++k) {
+    out.put_f64(cum_loss_[k]);
+    out.put_f64(std::isfinite(lw_[k]) ? lw_[k] : -1e300);  // -inf (AdaHedge non-leader) stored finite
+  }
+  for (size_t k = 0; k < size(); ++k) {
+    out.put_string(names_[k]);
+    if (predict_only)
+      members_[k]->save_predict_only(out);
+    else
+      members_[k]->save(out);
+  }
+}
+
+void MixLearner::load_state(ModelReader& in, bool predict_only) {
+  auto bad = [&](const std::string& what) { return ModelFormatError(in.source() + ": mix state: " + what); };
+  if (in.get_u32("mix state version") != kStateTag) throw bad("not a mix state, or an unknown version");
+  const uint64_t n = in.get_u64("mix member count");
+  if (n != size()) throw bad("has " + std::to_string(n) + " members, expected " + std::to_string(size()));
+  const double c_max = in.get_f64("mix c_max");
+  const double gap = in.get_f64("mix gap");
+  if (!std::isfinite(c_max) || c_max < 0.0) throw bad("bad largest importance weight");
+  if (!std::isfinite(gap) || gap < 0.0) throw bad("bad mixability gap");
+  common::LabelClip clip = clip_;
+  clip.load(in, "mix");
+  std::vector<double> cum(n), lw(n);
+  for (size_t k = 0; k < n; ++k) {
+    cum[k] = in.get_f64("mix member loss");
+    lw[k] = in.get_f64("mix member log-weight");
+    if (!std::isfinite(cum[k])) throw bad("non-finite member loss");
+    if (!std::isfinite(lw[k]) || lw[k] > 1e-9) throw bad("bad member log-weight");
+    if (lw[k] <= -1e300) lw[k] = -kInf;
+  }
+  // Fresh members, so that a refused state leaves this learner as it was.
+  std::vector<std::unique_ptr<Learner>> fresh;
+  for (size_t k = 0; k < n; ++k) {
+    const std::string got = in.get_string("mix member name");
+    if (got != names_[k]) throw bad("member " + std::to_string(k) + " is '" + got + "', expected '" + names_[k] + "'");
+    const LearnerRow* row = find_learner(names_[k]);
+    fresh.push_back(row->make(LearnerContext{member_options_[k], loss_, bits_, test_only_, seed_}));
+    if (predict_only)
+      fresh.back()->load_predict_only(in);
+    else
+      fresh.back()->load(in);
+  }
+  c_max_ = c_max;
+  gap_ = gap;
+  clip_ = clip;
+  cum_loss_ = std::move(cum);
+  lw_ = std::move(lw);
+  members_ = std::move(fresh);
+}
+
+LearnerRow mix_row() {
+  using Kind = OptionSpec::Kind;
+  LearnerTraits traits;
+  traits.passes = true;
+  // The feature space computes VW's per-group sum of x^2 when any member would ask for it.
+  traits.needs_invariant_norm = [](const OptionValues& o) {
+    const std::string list = o.has("mix") ? o.text("mix") : MixLearner::kDefaultMembers;
+    for (const auto& n : split(list)) {
+      const LearnerRow* row = find_learner(n);
+      if (row != nullptr && n != "mix" && row->traits.needs_invariant_norm &&
+          row->traits.needs_invariant_norm(defaults_of(*row)))
+        return true;
+    }
+    return false;
+  };
+  return LearnerRow{
+      "mix",
+      "several learners side by side, predicting with their exponentially weighted mixture: close to the best "
+      "of them on every stream (within ln K in log loss), for when you do not know which learner suits the data",
+      {
+          {"mix", "", Kind::kText, MixLearner::kDefaultMembers,
+           "the learners --learner mix runs, comma-separated, each with its own defaults (default provisional)",
+           {}, {}},
+          {"mix_share", "", Kind::kNumber, "0",
+           "Fixed Share rate: each round mixes this much of the uniform weights back in, to follow drift",
+           {0.0, 1.0, false, true}, {}},
+      },
+      [](const LearnerContext& c) {
+        const std::string members = c.options.has("mix") ? c.options.text("mix") : MixLearner::kDefaultMembers;
+        const double share = c.options.has("mix_share") ? c.options.number("mix_share") : 0.0;
+        return std::make_unique<MixLearner>(members, share, c);
+      },
+      std::move(traits)};
+}
+
+}  // namespace lepus

@@ -1,0 +1,116 @@
+// mix: an online mixture of registry learners ("experts") run side by side on the same examples.
+//
+// Each member learns exactly as if it ran alone, from the gradient at its own prediction; it never sees the
+// mixture's prediction (the setting of the expert-advice bounds: N. Cesa-Bianchi, G. Lugosi, "Prediction,
+// Learning, and Games", 2006, chapter 3). Each member's work per example is done once: learn() calls every
+// member's learn() once and mixes the pre-update predictions they return.
+//
+// The mixture keeps, per member k, the cumulative importance-weighted loss L_k of the member's own reported
+// prediction s_k, and the largest importance weight seen c_max. By loss:
+//   logistic — the Bayes mixture, exponential weights at η = 1 for the 1-mixable log loss of σ(s)
+//     (Cesa-Bianchi & Lugosi 2006, section 3.3 and the Bayes-mixture discussion of chapter 3; Vovk's
+//     aggregating algorithm): P(+1) = Σ_k w_k σ(s_k), ŝ = ln P(+1) − ln P(−1). Regret ≤ ln K against the best
+//     member for importance weights ≤ 1 (the cumulative loss equals −ln Σ_k π_k e^{−L_k} exactly).
+//   squared — Vovk's aggregating algorithm with its substitution function (V. Vovk, "Competitive on-line
+//     statistics", Int. Statistical Review 69, 2001, square loss section): on [a, b] (the clipping range,
+//     widened by each label before predicting), η = 2/(b − a)², G(z) = −(1/η) ln Σ_k w_k e^{−η (z − s_k)²},
+//     ŷ = (a + b)/2 + (G(a) − G(b)) / (2 (b − a)). Regret ≤ (b − a)²/2 · ln K.
+//   every other loss (hinge, quantile: convex, not mixable) — the weighted average of the members'
+//     predictions with the AdaHedge learning rate η = ln K / Δ (S. de Rooij, T. van Erven, P. D. Grünwald,
+//     W. M. Koolen, "Follow the Leader If You Can, Hedge If You Must", JMLR 15, 2014, section 2), where Δ is
+//     the cumulative mixability gap; regret ≤ 2Δ.
+// Importance weights c > 1 make c·ℓ mixable only at η/c, so η_t = η / max(1, c_max) and the weights are
+// computed from the cumulative losses at the current η, lw_k = ln π_k − η_t L_k, normalised (the mix-loss
+// lemma for nonincreasing rates; de Rooij et al. 2014, lemma 1).
+//
+// Fixed Share (--mix_share α > 0; M. Herbster, M. K. Warmuth, "Tracking the Best Expert", Machine Learning 32,
+// 1998, section 3): the weights become the state; after each learning round's loss update lw_k −= η_t ℓ_k and
+// normalisation, lw_k ← ln((1 − α) e^{lw_k} + α/K), so every weight stays ≥ α/K and a member that becomes the
+// best later regains weight in a few rounds. α = 0 is exactly the plain mixture.
+//
+// lepus's choices (the papers are silent):
+//   - The prior is uniform. Members get their own rows' defaults (the mix command line names no member
+//     option), the mix's table size, -t and random seed.
+//   - A member's prediction s_k is the one it reports its loss at (Prediction::scored if set, else value);
+//     logistic scores are clipped to [−50, 50]. The mixture's `value` mixes the members' values and its
+//     `scored` (set only when a member sets one) mixes what they score.
+//   - Logistic labels that are not the two classes are soft labels q = the loss's class-1 share, a_k =
+//     q ln σ(s_k) + (1 − q) ln σ(−s_k) (p^q (1−p)^{1−q} is concave in p: still 1-mixable).
+//   - Fixed Share: one share step per learning round (labelled, importance > 0), whatever the importance.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "learners/common/plumbing.h"
+#include "lepus/learner.h"
+
+namespace lepus {
+
+class MixLearner final : public Learner {
+ public:
+  enum class Rule : uint8_t { kLog = 1, kSquare = 2, kHedge = 3 };
+  static constexpr const char* kDefaultMembers = "sgd,scinol2,vw-pistol";
+
+  // Builds the members named in `members` (comma-separated registry rows) through the registry; throws
+  // ConfigError for an unknown or nested member, one that does not accept the loss, or an empty list.
+  MixLearner(const std::string& members, double share, const LearnerContext& context);
+
+  Prediction predict(const Example& x) const override;
+  Prediction learn(const Example& x) override;
+  void end_pass() override;
+  void save(ModelWriter& out) const override { save_state(out, false); }
+  void load(ModelReader& in) override { load_state(in, false); }
+  void save_predict_only(ModelWriter& out) const override { save_state(out, true); }
+  void load_predict_only(ModelReader& in) override { load_state(in, true); }
+  std::string_view name() const override { return "mix"; }
+  LabelRange label_range() const override { return clip_.range(); }
+  std::vector<std::string> describe() const override;
+  void write_readable(std::ostream& out) const override;
+  uint64_t safeguard_count() const override;
+  std::vector<std::string> summary_lines() const override;
+
+  size_t size() const { return members_.size(); }
+  const std::string& member_name(size_t k) const { return names_[k]; }
+  const Learner& member(size_t k) const { return *members_[k]; }
+  // The normalised weights the next prediction uses, and each member's cumulative weighted loss.
+  std::vector<double> weights() const;
+  double member_loss(size_t k) const { return cum_loss_[k]; }
+  Rule rule() const { return rule_; }
+
+ private:
+  struct Member {
+    std::string name;
+    OptionValues options;
+  };
+  std::vector<double> log_weights() const;  // normalised
+  double eta() const;                       // the current rate (may be +inf for AdaHedge before any gap)
+  // The mixture of member predictions `s` (already the rule's inputs) under log-weights `lw`.
+  double mix(const std::vector<double>& s, const std::vector<double>& lw) const;
+  double member_loss_term(double s, const Example& x) const;  // unweighted ℓ(y, s) in double
+  double input(float s) const;                                // a member prediction as the rule reads it
+  void save_state(ModelWriter& out, bool predict_only) const;
+  void load_state(ModelReader& in, bool predict_only);
+
+  const Loss& loss_;
+  int bits_;
+  bool test_only_;
+  uint64_t seed_;
+  double share_;
+  Rule rule_;
+  std::vector<std::string> names_;
+  std::vector<OptionValues> member_options_;  // each member's own defaults (outlive the members)
+  std::vector<std::unique_ptr<Learner>> members_;
+  common::LabelClip clip_;
+  std::vector<double> cum_loss_;  // L_k
+  std::vector<double> lw_;        // Fixed Share's normalised log-weights (used only when share_ > 0)
+  double c_max_ = 0.0;            // largest importance weight learned from
+  double gap_ = 0.0;              // AdaHedge's Δ
+  mutable uint64_t safeguards_ = 0;
+  mutable std::vector<Prediction> scratch_;
+};
+
+LearnerRow mix_row();
+
+}  // namespace lepus
