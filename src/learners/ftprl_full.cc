@@ -243,8 +243,8 @@ void FtprlFullLearner::load(ModelReader& in) {
 LearnerRow ftprl_full_row() {
   LearnerRow row{"ftprl-full",
                  "no learning rate, a full-matrix step (the square root of the gradients' second moment), weights "
-                 "in the ball of radius --ftprl_radius: for a few hundred correlated features (McMahan & Streeter "
-                 "2010, FTPRL with a full-matrix schedule)",
+                 "in the ball of radius --ftprl_radius: for a few hundred correlated features, or any number with "
+                 "--matrix sketch (McMahan & Streeter 2010, FTPRL with a full-matrix schedule)",
                  {ftprl_radius_spec(), common::matrix_option({"full", "sketch"}), common::rank_option(),
                   common::max_dense_option(256)},
                  [](const LearnerContext& c) -> std::unique_ptr<Learner> {
