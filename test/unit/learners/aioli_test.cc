@@ -6,6 +6,7 @@
 // numerical health over 10^6 rounds.
 #include "learners/aioli.h"
 
+#include "long_run.h"
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -273,7 +274,7 @@ TEST(Aioli, MillionRoundsStayFiniteAndSymmetric) {
   std::uniform_real_distribution<double> e(-6, 6), u(0, 1);
   AioliLearner l(opts(1, 1, 1e6 * std::sqrt(20.0)), kLoss, 6);
   const double scale[] = {1e-6, 1e-3, 1, 1e3, 1e6};
-  for (int t = 0; t < 1000000; ++t) {
+  for (int t = 0; t < test::long_run(1000000); ++t) {
     std::vector<std::pair<uint64_t, double>> f;
     for (uint64_t i = 0; i < 20; ++i)
       if (u(rng) < 0.25) f.push_back({i, scale[i % 5] * (u(rng) * 2 - 1)});

@@ -5,6 +5,7 @@
 // by Theorem 2's a-posteriori regret bound on every run; iterates stay in the ball.
 #include "learners/ftprl_full.h"
 
+#include "long_run.h"
 #include <gtest/gtest.h>
 
 #include <Eigen/Dense>
@@ -195,7 +196,7 @@ TEST(FtprlFull, MillionRoundsStayFinite) {
   std::uniform_real_distribution<double> u(-1, 1);
   const int d = 20;
   FtprlFullLearner l(opts(1.0), kLogistic, 6);
-  for (int t = 0; t < 1000000; ++t) {
+  for (int t = 0; t < test::long_run(1000000); ++t) {
     std::vector<double> x(d, 0.0);
     for (int i = 0; i < d; ++i)
       if (u(rng) > 0.2) x[i] = u(rng) * std::pow(10.0, -6 + 12.0 * i / (d - 1));

@@ -5,6 +5,7 @@
 // (y += Q_t w_t − g_t, w = the Q-norm projection onto the ball), every increment Q_t is ⪰ 0 and Theorem 2's
 // a-posteriori bound holds; 10^5 rounds with feature scales from 1e-6 to 1e6 stay finite and in the ball; the
 // modes refuse each other's state.
+#include "long_run.h"
 #include <gtest/gtest.h>
 
 #include <Eigen/Dense>
@@ -191,7 +192,7 @@ TEST(FtprlSketch, MillionRoundsWithWildScalesStayFiniteAndInTheBall) {
   std::uniform_real_distribution<double> u(-1, 1);
   const int d = 20;
   FtprlSketchLearner l(opts(1.0), 5, kLogistic, 6);
-  for (int t = 0; t < 1000000; ++t) {
+  for (int t = 0; t < test::long_run(1000000); ++t) {
     std::vector<double> x(d, 0.0);
     for (int i = 0; i < d; ++i)
       if (u(rng) > 0.2) x[i] = u(rng) * std::pow(10.0, -6 + 12.0 * i / (d - 1));

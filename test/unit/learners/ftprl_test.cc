@@ -7,6 +7,7 @@
 // (conformance_test.cc), for every row and every --ftprl_set.
 #include "learners/ftprl.h"
 
+#include "long_run.h"
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -980,7 +981,7 @@ void same_sign_stream(L& l, const std::string& kind) {
     x.num_linear = 6;
     xs.push_back(x);
   }
-  const int kRounds = 10'000'000;
+  const int kRounds = test::long_run(10'000'000);
   for (int t = 0; t < kRounds; ++t) {
     const Example& x = xs[t & 63];
     const Prediction p = l.predict(x);

@@ -6,6 +6,7 @@
 // rounds with values from 1e-6 to 1e6 and rank decisions equal to the column-normalised run's.
 #include "learners/scinol_full.h"
 
+#include "long_run.h"
 #include <gtest/gtest.h>
 
 #include <Eigen/Dense>
@@ -209,7 +210,7 @@ TEST(ScinolFull, MillionRoundsFiniteAndRankDecisionsScaleFree) {
   double scale[d];
   for (int i = 0; i < d; ++i) scale[i] = std::pow(10.0, -6 + 12.0 * i / (d - 1));
   ScinolFullLearner scaled(opts(), kLogistic, 6), normal(opts(), kLogistic, 6);
-  for (int t = 0; t < 1000000; ++t) {
+  for (int t = 0; t < test::long_run(1000000); ++t) {
     std::vector<double> x(d, 0.0), xs(d, 0.0);
     for (int i = 0; i < d; ++i) {
       if (u(rng) < 0.6) continue;

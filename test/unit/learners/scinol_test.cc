@@ -7,6 +7,7 @@
 // (conformance_test.cc), in every --scinol_d mode.
 #include "learners/scinol.h"
 
+#include "long_run.h"
 #include <gtest/gtest.h>
 #include <zlib.h>
 
@@ -599,13 +600,13 @@ void same_sign_rounds(Dim dim, const std::vector<double>& scales, int rounds) {
 }
 
 TEST(Scinol, TenMillionSameSignRoundsStayFinite) {
-  same_sign_rounds(ScinolOptions{}.dimension, {1e-30, 1.0, 1e30}, 10'000'000);
+  same_sign_rounds(ScinolOptions{}.dimension, {1e-30, 1.0, 1e30}, test::long_run(10'000'000));
 }
 
 TEST(Scinol, SameSignRoundsStayFiniteInEveryMode) {
   for (Dim dim : {Dim::kBits, Dim::kSeen, Dim::kClock}) {
     SCOPED_TRACE("mode " + std::to_string(static_cast<int>(dim)));
-    same_sign_rounds(dim, {1e-30, 1e-20, 1e-10, 1.0, 1e10, 1e20, 1e30}, 1'000'000);
+    same_sign_rounds(dim, {1e-30, 1e-20, 1e-10, 1.0, 1e10, 1e20, 1e30}, test::long_run(1'000'000));
   }
 }
 
