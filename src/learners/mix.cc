@@ -66,7 +66,7 @@ MixLearner::Rule rule_of(const Loss& loss) {
 
 }  // namespace
 
-MixLearner::MixLearner(const std::string& members, double share, const LearnerContext& c)
+MixLearner::MixLearner(const std::string& members, double share, const LearnerContext& c, bool default_list)
     : loss_(c.loss),
       bits_(c.bits),
       test_only_(c.test_only),
@@ -76,6 +76,11 @@ MixLearner::MixLearner(const std::string& members, double share, const LearnerCo
       clip_(c.loss.initial_range(), c.test_only) {
   if (!(share >= 0.0 && share < 1.0)) throw ConfigError("--mix_share must be in [0, 1), got " + number(share));
   names_ = split(members);
+  if (default_list)
+    std::erase_if(names_, [&](const std::string& n) {
+      const LearnerRow* row = find_learner(n);
+      return row != nullptr && !row->accepts_loss(std::string(c.loss.name()));
+    });
   if (names_.empty()) throw ConfigError("--mix names no learner");
   member_options_.reserve(names_.size());
   for (const auto& n : names_) {
@@ -417,7 +422,8 @@ LearnerRow mix_row() {
       "of them on every stream (within ln K in log loss), for when you do not know which learner suits the data",
       {
           {"mix", "", Kind::kText, MixLearner::kDefaultMembers,
-           "the learners --learner mix runs, comma-separated, each with its own defaults (default provisional)",
+           "the learners --learner mix runs, comma-separated, each with its own defaults (by default those of "
+           "this list that accept the loss: aioli is logistic only)",
            {}, {}},
           {"mix_share", "", Kind::kNumber, "0",
            "Fixed Share rate: each round mixes this much of the uniform weights back in, to follow drift",
@@ -426,7 +432,7 @@ LearnerRow mix_row() {
       [](const LearnerContext& c) {
         const std::string members = c.options.has("mix") ? c.options.text("mix") : MixLearner::kDefaultMembers;
         const double share = c.options.has("mix_share") ? c.options.number("mix_share") : 0.0;
-        return std::make_unique<MixLearner>(members, share, c);
+        return std::make_unique<MixLearner>(members, share, c, !c.options.given("mix"));
       },
       std::move(traits)};
 }

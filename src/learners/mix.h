@@ -29,7 +29,7 @@
 // best later regains weight in a few rounds. α = 0 is exactly the plain mixture.
 //
 // lepus's choices (the papers are silent):
-//   - The prior is uniform. Members get their own rows' defaults (the mix command line names no member
+//   - The default members are the list above less those that do not accept the loss. The prior is uniform. Members get their own rows' defaults (the mix command line names no member
 //     option), the mix's table size, -t and random seed.
 //   - A member's prediction s_k is the one it reports its loss at (Prediction::scored if set, else value);
 //     logistic scores are clipped to [−50, 50]. The mixture's `value` mixes the members' values and its
@@ -51,11 +51,14 @@ namespace lepus {
 class MixLearner final : public Learner {
  public:
   enum class Rule : uint8_t { kLog = 1, kSquare = 2, kHedge = 3 };
-  static constexpr const char* kDefaultMembers = "sgd,scinol2,vw-pistol";
+  // The default members, chosen by measurement against VW's optimizers (docs/vs_vw.md, utl/vs_vw).
+  static constexpr const char* kDefaultMembers = "sgd,scinol2,vw-pistol,vw-coin,aioli";
 
   // Builds the members named in `members` (comma-separated registry rows) through the registry; throws
-  // ConfigError for an unknown or nested member, one that does not accept the loss, or an empty list.
-  MixLearner(const std::string& members, double share, const LearnerContext& context);
+  // ConfigError for an unknown or nested member, one that does not accept the loss, or an empty list. With
+  // `default_list` (the user named no members), a member that does not accept the loss is left out instead
+  // (aioli is logistic only).
+  MixLearner(const std::string& members, double share, const LearnerContext& context, bool default_list = false);
 
   Prediction predict(const Example& x) const override;
   Prediction learn(const Example& x) override;

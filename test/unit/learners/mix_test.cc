@@ -251,6 +251,24 @@ TEST(Mix, BadMemberListsAreConfigErrors) {
   EXPECT_THROW(make_mix("sgd", 1.0, *loss), ConfigError);
 }
 
+// The default list leaves out a member that does not accept the loss (aioli: logistic only); a list the user
+// names keeps the error.
+TEST(Mix, DefaultListLeavesOutMembersThatRefuseTheLoss) {
+  for (const std::string name : {"squared", "logistic"}) {
+    LossOptions lo;
+    lo.name = name;
+    const auto loss = make_loss(lo);
+    const OptionValues o = mix_options(MixLearner::kDefaultMembers, 0.0);
+    MixLearner mix(MixLearner::kDefaultMembers, 0.0, LearnerContext{o, *loss, 18}, true);
+    EXPECT_EQ(mix.size(), name == "logistic" ? 5u : 4u) << name;
+    for (size_t k = 0; k < mix.size(); ++k) EXPECT_TRUE(name == "logistic" || mix.member_name(k) != "aioli");
+  }
+  LossOptions lo;
+  lo.name = "squared";
+  const auto loss = make_loss(lo);
+  EXPECT_THROW(make_mix("sgd,aioli", 0.0, *loss), ConfigError);
+}
+
 // A model holding another member list is refused.
 TEST(Mix, ModelOfOtherMembersIsRefused) {
   LossOptions lo;
