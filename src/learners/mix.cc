@@ -14,9 +14,11 @@ namespace lepus {
 namespace {
 
 using common::number;
-constexpr uint32_t kStateTag = 0x3158494Du;  // "MIX1"
+constexpr uint32_t kStateTagV1 = 0x3158494Du;  // "MIX1": without the mixture's own loss
+constexpr uint32_t kStateTag = 0x3258494Du;    // "MIX2"
 constexpr double kScoreCap = 50.0;           // VW's logistic range: ln σ(±s) stays finite
 constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kLossCap = 1e250;  // one round's member loss
 constexpr double kCumCap = 1e280;   // cumulative losses and AdaHedge's gap
 
@@ -136,6 +138,20 @@ std::vector<double> MixLearner::log_weights() const {
   }
   normalise(lw);
   return lw;
+}
+
+// The regret bound of the plain mixture (no Fixed Share) against its best member, as the summary prints it:
+// log loss ln K / η_T (the Bayes mixture's loss is its mix loss), square loss ln K / η_T with
+// η_T = 2 / (b − a)² on the current range (the mix-loss lemma for nonincreasing η: de Rooij et al. 2014,
+// lemma 1; Vovk 2001), AdaHedge 2Δ_T (de Rooij et al. 2014, section 2: R ≤ Δ_T + ln K/η_T = Δ_T + Δ_{T−1};
+// the average prediction's convex loss is at most the weighted average loss). +inf with Fixed Share, whose
+// bound against one member grows with the rounds.
+double MixLearner::regret_bound() const {
+  if (share_ > 0.0) return kInf;
+  const double ln_k = std::log(static_cast<double>(size()));
+  if (rule_ == Rule::kHedge) return 2.0 * gap_;
+  const double e = eta();
+  return e > 0.0 ? ln_k / e : kInf;
 }
 
 std::vector<double> MixLearner::weights() const {
@@ -272,6 +288,10 @@ Prediction MixLearner::learn(const Example& x) {
     if (std::isfinite(delta) && delta > 0.0) gap_ = std::min(gap_ + delta, kCumCap);
   }
   c_max_ = std::max(c_max_, c);
+  if (!std::isnan(own_loss_)) {
+    const double own = c * member_loss_term(mixed_r, x);
+    own_loss_ = std::clamp(own_loss_ + (std::fabs(own) <= kLossCap ? own : kLossCap), -kCumCap, kCumCap);
+  }
   for (size_t k = 0; k < n; ++k) cum_loss_[k] = std::clamp(cum_loss_[k] + l[k], -kCumCap, kCumCap);
   if (share_ > 0.0) {  // Fixed Share (Herbster & Warmuth 1998): loss update, normalise, mix with uniform
     const double e = eta();
@@ -320,6 +340,12 @@ std::vector<std::string> MixLearner::summary_lines() const {
   const std::vector<double> w = weights();
   for (size_t k = 0; k < size(); ++k)
     out.push_back("mix member " + names_[k] + ": weight = " + number(w[k]) + ", loss = " + number(cum_loss_[k]));
+  if (std::isnan(own_loss_)) return out;  // resumed from a model that did not keep it
+  const double best = *std::min_element(cum_loss_.begin(), cum_loss_.end());
+  std::string line = "mix regret against its best member = " + number(own_loss_ - best);
+  const double b = regret_bound();
+  if (std::isfinite(b)) line += " (bound " + number(b) + ")";
+  out.push_back(line);
   return out;
 }
 
@@ -341,13 +367,14 @@ void MixLearner::write_readable(std::ostream& out) const {
   }
 }
 
-// Format: tag, K, then the mixture state (c_max, Δ, the clipping range, per member L_k and Fixed Share's
+// Format: tag, K, then the mixture state (c_max, Δ, the mixture's own cumulative loss (MIX2), the clipping range, per member L_k and Fixed Share's
 // log-weight), then per member its name and its own state (its predict-only state in a predict-only model).
 void MixLearner::save_state(ModelWriter& out, bool predict_only) const {
   out.put_u32(kStateTag);
   out.put_u64(size());
   out.put_f64(c_max_);
   out.put_f64(gap_);
+  out.put_f64(std::isnan(own_loss_) ? kInf : own_loss_);  // +inf: not kept (resumed from a MIX1 state)
   clip_.save(out);
   for (size_t k = 0; k < size(); ++k) {
     out.put_f64(cum_loss_[k]);
@@ -364,13 +391,22 @@ void MixLearner::save_state(ModelWriter& out, bool predict_only) const {
 
 void MixLearner::load_state(ModelReader& in, bool predict_only) {
   auto bad = [&](const std::string& what) { return ModelFormatError(in.source() + ": mix state: " + what); };
-  if (in.get_u32("mix state version") != kStateTag) throw bad("not a mix state, or an unknown version");
+  const uint32_t tag = in.get_u32("mix state version");
+  if (tag != kStateTag && tag != kStateTagV1) throw bad("not a mix state, or an unknown version");
   const uint64_t n = in.get_u64("mix member count");
   if (n != size()) throw bad("has " + std::to_string(n) + " members, expected " + std::to_string(size()));
   const double c_max = in.get_f64("mix c_max");
   const double gap = in.get_f64("mix gap");
   if (!std::isfinite(c_max) || c_max < 0.0) throw bad("bad largest importance weight");
   if (!std::isfinite(gap) || gap < 0.0) throw bad("bad mixability gap");
+  double own = kNaN;
+  if (tag == kStateTag) {
+    own = in.get_f64("mix own loss");
+    if (std::isinf(own) && own > 0.0)
+      own = kNaN;
+    else if (!std::isfinite(own))
+      throw bad("non-finite mixture loss");
+  }
   common::LabelClip clip = clip_;
   clip.load(in, "mix");
   std::vector<double> cum(n), lw(n);
@@ -395,6 +431,7 @@ void MixLearner::load_state(ModelReader& in, bool predict_only) {
   }
   c_max_ = c_max;
   gap_ = gap;
+  own_loss_ = own;
   clip_ = clip;
   cum_loss_ = std::move(cum);
   lw_ = std::move(lw);

@@ -80,6 +80,10 @@ class MixLearner final : public Learner {
   // The normalised weights the next prediction uses, and each member's cumulative weighted loss.
   std::vector<double> weights() const;
   double member_loss(size_t k) const { return cum_loss_[k]; }
+  // The mixture's own cumulative weighted loss (NaN after resuming a model that did not keep it) and the regret
+  // bound the summary prints next to own loss − min_k L_k (+inf with Fixed Share).
+  double own_loss() const { return own_loss_; }
+  double regret_bound() const;
   Rule rule() const { return rule_; }
 
  private:
@@ -110,6 +114,7 @@ class MixLearner final : public Learner {
   std::vector<double> lw_;        // Fixed Share's normalised log-weights (used only when share_ > 0)
   double c_max_ = 0.0;            // largest importance weight learned from
   double gap_ = 0.0;              // AdaHedge's Δ
+  double own_loss_ = 0.0;         // the mixture's own cumulative weighted loss (NaN: resumed from a MIX1 state)
   mutable uint64_t safeguards_ = 0;
   mutable std::vector<Prediction> scratch_;
 };

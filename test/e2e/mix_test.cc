@@ -29,6 +29,8 @@ TEST(MixCli, Rcv1SmallWithinLnKOfTheBestMember) {
     EXPECT_TRUE(has(log, "mix member " + member + ": weight = ")) << log;
   }
   const double mix = loss_of(d + "/log");
+  EXPECT_TRUE(has(log, "mix regret against its best member = ")) << log;
+  EXPECT_TRUE(has(log, "(bound 1.60944)")) << log;  // ln 5
   // 1000 examples, K = 5; the summary prints 6 decimals.
   EXPECT_LE(mix, best + std::log(5.0) / 1000.0 + 1e-6);
   EXPECT_LT(mix, 0.40);  // measured 0.368378 (scinol2 alone: 0.367279)

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
@@ -117,6 +118,9 @@ TEST(Mix, LogLossWithinLnKOfTheBestMember) {
     const double tol = 1e-6 * data.size();  // the mixed score is reported as a float
     EXPECT_NEAR(total, identity, tol);
     EXPECT_LE(total, best + std::log(3.0) + tol);
+    // The mixture's own account (the summary's regret line) agrees, and its bound is ln K.
+    EXPECT_NEAR(mix->own_loss(), total, tol);
+    EXPECT_NEAR(mix->regret_bound(), std::log(3.0), 1e-12);
     // Not vacuous: the members differ by more than ln K somewhere.
     EXPECT_GT(*std::max_element(member.begin(), member.end()) - best, std::log(3.0));
   }
@@ -143,7 +147,38 @@ TEST(Mix, SquareLossWithinTheAggregatingAlgorithmBound) {
     const LabelRange r = mix->label_range();
     const double width = static_cast<double>(r.hi) - r.lo;
     EXPECT_LE(total, best + width * width / 2.0 * std::log(3.0) + 1e-5 * data.size());
+    EXPECT_NEAR(mix->own_loss(), total, 1e-5 * data.size());
+    EXPECT_NEAR(mix->regret_bound(), width * width / 2.0 * std::log(3.0), 1e-9);
   }
+}
+
+// Hinge loss (AdaHedge): the mixture's loss is within 2Δ of its best member's, Δ its mixability gap; with Fixed
+// Share no bound is printed.
+TEST(Mix, HingeLossWithinTwiceTheMixabilityGap) {
+  LossOptions lo;
+  lo.name = "hinge";
+  const auto loss = make_loss(lo);
+  for (uint32_t seed : {10u, 11u, 12u}) {
+    SCOPED_TRACE(seed);
+    const auto data = random_stream(seed, 1500);
+    auto mix = make_mix("sgd,scinol2,vw-pistol", 0.0, *loss);
+    double total = 0.0;
+    for (const auto& ex : data) {
+      const Prediction p = mix->learn(ex);
+      total += std::max(0.0, 1.0 - ex.label * static_cast<double>(p.scored.value_or(p.value)));
+    }
+    double best = mix->member_loss(0);
+    for (size_t k = 1; k < mix->size(); ++k) best = std::min(best, mix->member_loss(k));
+    EXPECT_NEAR(mix->own_loss(), total, 1e-5 * data.size());
+    EXPECT_GT(mix->regret_bound(), 0.0);
+    EXPECT_LE(total - best, mix->regret_bound() + 1e-5 * data.size());
+    const auto lines = mix->summary_lines();
+    EXPECT_NE(lines.back().find("(bound "), std::string::npos) << lines.back();
+  }
+  auto shared = make_mix("sgd,scinol2", 0.01, *loss);
+  for (const auto& ex : random_stream(13, 100)) shared->learn(ex);
+  EXPECT_TRUE(std::isinf(shared->regret_bound()));
+  EXPECT_EQ(shared->summary_lines().back().find("(bound "), std::string::npos);
 }
 
 // One member: the mixture predicts as that member, for log and square loss.
@@ -267,6 +302,31 @@ TEST(Mix, DefaultListLeavesOutMembersThatRefuseTheLoss) {
   lo.name = "squared";
   const auto loss = make_loss(lo);
   EXPECT_THROW(make_mix("sgd,aioli", 0.0, *loss), ConfigError);
+}
+
+// A state of the first format (tag "MIX1", without the mixture's own loss) still loads and predicts alike; the
+// summary then leaves out the regret line it cannot compute.
+TEST(Mix, FirstFormatStateLoads) {
+  LossOptions lo;
+  lo.name = "logistic";
+  const auto loss = make_loss(lo);
+  const auto data = random_stream(15, 60);
+  auto a = make_mix("sgd,scinol2", 0.0, *loss, 10);
+  for (const auto& ex : data) a->learn(ex);
+  ModelWriter w;
+  a->save(w);
+  std::vector<uint8_t> v1(w.bytes().begin(), w.bytes().end());
+  // tag (4) | K (8) | c_max (8) | gap (8) | own loss (8, MIX2 only) | ...
+  const uint32_t tag1 = 0x3158494Du;
+  std::memcpy(v1.data(), &tag1, 4);
+  v1.erase(v1.begin() + 28, v1.begin() + 36);
+  auto b = make_mix("sgd,scinol2", 0.0, *loss, 10);
+  ModelReader r(v1.data(), v1.size(), "mem");
+  ASSERT_NO_THROW(b->load(r));
+  EXPECT_TRUE(std::isnan(b->own_loss()));
+  for (const auto& ex : random_stream(16, 20)) EXPECT_EQ(a->predict(ex).value, b->predict(ex).value);
+  EXPECT_EQ(b->summary_lines().size(), 2u);
+  EXPECT_EQ(a->summary_lines().size(), 3u);
 }
 
 // A model holding another member list is refused.
