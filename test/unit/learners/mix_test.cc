@@ -77,6 +77,22 @@ std::unique_ptr<MixLearner> make_mix(const std::string& members, double share, c
   return std::make_unique<MixLearner>(members, share, LearnerContext{o, loss, bits});
 }
 
+std::unique_ptr<Loss> loss_named(const std::string& name) {
+  LossOptions lo;
+  lo.name = name;
+  return make_loss(lo);
+}
+
+// A logistic "sgd,scinol2" mixture at -b 10 after n examples of random_stream(seed), and its saved state.
+std::unique_ptr<MixLearner> trained(const Loss& loss, uint32_t seed, size_t n, std::vector<uint8_t>& state) {
+  auto m = make_mix("sgd,scinol2", 0.0, loss, 10);
+  for (const auto& ex : random_stream(seed, n)) m->learn(ex);
+  ModelWriter w;
+  m->save(w);
+  state.assign(w.bytes().begin(), w.bytes().end());
+  return m;
+}
+
 double log_loss(double s, float y) {
   const double z = y * s;
   return z >= 0.0 ? std::log1p(std::exp(-z)) : -z + std::log1p(std::exp(z));
@@ -85,9 +101,7 @@ double log_loss(double s, float y) {
 // The mixture's cumulative log loss equals −ln Σ_k e^{−L_k}/K (Bayes' rule telescopes) and so is at most
 // min_k L_k + ln K, on several random streams; the members' losses are those of the same learners run alone.
 TEST(Mix, LogLossWithinLnKOfTheBestMember) {
-  LossOptions lo;
-  lo.name = "logistic";
-  const auto loss = make_loss(lo);
+  const auto loss = loss_named("logistic");
   const std::vector<std::string> names{"sgd", "scinol2", "vw-pistol"};
   for (uint32_t seed : {1u, 2u, 3u, 4u, 5u}) {
     SCOPED_TRACE(seed);
@@ -129,9 +143,7 @@ TEST(Mix, LogLossWithinLnKOfTheBestMember) {
 // Square loss: the aggregating algorithm stays within (b − a)²/2 · ln K of the best member, with the range
 // [a, b] the labels widen (the label widens it before each prediction).
 TEST(Mix, SquareLossWithinTheAggregatingAlgorithmBound) {
-  LossOptions lo;
-  lo.name = "squared";
-  const auto loss = make_loss(lo);
+  const auto loss = loss_named("squared");
   for (uint32_t seed : {7u, 8u, 9u}) {
     SCOPED_TRACE(seed);
     const auto data = random_stream(seed, 1500, /*real_labels=*/true);
@@ -155,9 +167,7 @@ TEST(Mix, SquareLossWithinTheAggregatingAlgorithmBound) {
 // Hinge loss (AdaHedge): the mixture's loss is within 2Δ of its best member's, Δ its mixability gap; with Fixed
 // Share no bound is printed.
 TEST(Mix, HingeLossWithinTwiceTheMixabilityGap) {
-  LossOptions lo;
-  lo.name = "hinge";
-  const auto loss = make_loss(lo);
+  const auto loss = loss_named("hinge");
   for (uint32_t seed : {10u, 11u, 12u}) {
     SCOPED_TRACE(seed);
     const auto data = random_stream(seed, 1500);
@@ -186,9 +196,7 @@ TEST(Mix, OneMemberIsThatMember) {
   for (const char* loss_name : {"logistic", "squared"}) {
     for (const char* member : {"sgd", "scinol2", "vw-pistol"}) {
       SCOPED_TRACE(std::string(loss_name) + " " + member);
-      LossOptions lo;
-      lo.name = loss_name;
-      const auto loss = make_loss(lo);
+      const auto loss = loss_named(loss_name);
       const auto data = random_stream(11, 600, std::string(loss_name) == "squared");
       auto mix = make_mix(member, 0.0, *loss);
       const OptionValues o = registry_test::defaults_of(*find_learner(member));
@@ -206,9 +214,7 @@ TEST(Mix, OneMemberIsThatMember) {
 
 // Two identical members predict as one of them (P-C5).
 TEST(Mix, TwoIdenticalMembersAreOne) {
-  LossOptions lo;
-  lo.name = "logistic";
-  const auto loss = make_loss(lo);
+  const auto loss = loss_named("logistic");
   const auto data = random_stream(12, 500);
   auto two = make_mix("scinol2,scinol2", 0.0, *loss);
   auto one = make_mix("scinol2", 0.0, *loss);
@@ -233,9 +239,7 @@ std::vector<Example> switching_stream(size_t n) {
 }
 
 TEST(Mix, FixedShareKeepsAFloorAndTracksASwitch) {
-  LossOptions lo;
-  lo.name = "logistic";
-  const auto loss = make_loss(lo);
+  const auto loss = loss_named("logistic");
   const auto data = switching_stream(4000);
   const double alpha = 0.01;
   auto shared = make_mix("sgd,scinol2,vw-pistol", alpha, *loss);
@@ -267,9 +271,7 @@ TEST(Mix, FixedShareKeepsAFloorAndTracksASwitch) {
 
 // α = 0 is the plain mixture.
 TEST(Mix, ShareZeroIsThePlainMixture) {
-  LossOptions lo;
-  lo.name = "logistic";
-  const auto loss = make_loss(lo);
+  const auto loss = loss_named("logistic");
   const auto data = random_stream(13, 300);
   auto a = make_mix("sgd,scinol2", 0.0, *loss);
   auto b = make_mix("sgd,scinol2", 1e-300, *loss);  // the Fixed Share path with a share that rounds away
@@ -277,9 +279,7 @@ TEST(Mix, ShareZeroIsThePlainMixture) {
 }
 
 TEST(Mix, BadMemberListsAreConfigErrors) {
-  LossOptions lo;
-  lo.name = "logistic";
-  const auto loss = make_loss(lo);
+  const auto loss = loss_named("logistic");
   EXPECT_THROW(make_mix("", 0.0, *loss), ConfigError);
   EXPECT_THROW(make_mix("sgd,nope", 0.0, *loss), ConfigError);
   EXPECT_THROW(make_mix("sgd,mix", 0.0, *loss), ConfigError);
@@ -290,32 +290,22 @@ TEST(Mix, BadMemberListsAreConfigErrors) {
 // names keeps the error.
 TEST(Mix, DefaultListLeavesOutMembersThatRefuseTheLoss) {
   for (const std::string name : {"squared", "logistic"}) {
-    LossOptions lo;
-    lo.name = name;
-    const auto loss = make_loss(lo);
+    const auto loss = loss_named(name);
     const OptionValues o = mix_options(MixLearner::kDefaultMembers, 0.0);
     MixLearner mix(MixLearner::kDefaultMembers, 0.0, LearnerContext{o, *loss, 18}, true);
     EXPECT_EQ(mix.size(), name == "logistic" ? 5u : 4u) << name;
     for (size_t k = 0; k < mix.size(); ++k) EXPECT_TRUE(name == "logistic" || mix.member_name(k) != "aioli");
   }
-  LossOptions lo;
-  lo.name = "squared";
-  const auto loss = make_loss(lo);
+  const auto loss = loss_named("squared");
   EXPECT_THROW(make_mix("sgd,aioli", 0.0, *loss), ConfigError);
 }
 
 // A state of the first format (tag "MIX1", without the mixture's own loss) still loads and predicts alike; the
 // summary then leaves out the regret line it cannot compute.
 TEST(Mix, FirstFormatStateLoads) {
-  LossOptions lo;
-  lo.name = "logistic";
-  const auto loss = make_loss(lo);
-  const auto data = random_stream(15, 60);
-  auto a = make_mix("sgd,scinol2", 0.0, *loss, 10);
-  for (const auto& ex : data) a->learn(ex);
-  ModelWriter w;
-  a->save(w);
-  std::vector<uint8_t> v1(w.bytes().begin(), w.bytes().end());
+  const auto loss = loss_named("logistic");
+  std::vector<uint8_t> v1;
+  auto a = trained(*loss, 15, 60, v1);
   // tag (4) | K (8) | c_max (8) | gap (8) | own loss (8, MIX2 only) | ...
   const uint32_t tag1 = 0x3158494Du;
   std::memcpy(v1.data(), &tag1, 4);
@@ -331,19 +321,14 @@ TEST(Mix, FirstFormatStateLoads) {
 
 // A model holding another member list is refused.
 TEST(Mix, ModelOfOtherMembersIsRefused) {
-  LossOptions lo;
-  lo.name = "logistic";
-  const auto loss = make_loss(lo);
-  const auto data = random_stream(14, 50);
-  auto a = make_mix("sgd,scinol2", 0.0, *loss, 10);
-  for (const auto& ex : data) a->learn(ex);
-  ModelWriter w;
-  a->save(w);
+  const auto loss = loss_named("logistic");
+  std::vector<uint8_t> state;
+  trained(*loss, 14, 50, state);
   auto b = make_mix("scinol2,sgd", 0.0, *loss, 10);
-  ModelReader r(w.bytes().data(), w.bytes().size(), "mem");
+  ModelReader r(state.data(), state.size(), "mem");
   EXPECT_THROW(b->load(r), ModelFormatError);
   auto c = make_mix("sgd", 0.0, *loss, 10);
-  ModelReader r2(w.bytes().data(), w.bytes().size(), "mem");
+  ModelReader r2(state.data(), state.size(), "mem");
   EXPECT_THROW(c->load(r2), ModelFormatError);
 }
 
