@@ -15,7 +15,8 @@ namespace {
 
 using common::number;
 constexpr uint32_t kStateTagV1 = 0x3158494Du;  // "MIX1": without the mixture's own loss
-constexpr uint32_t kStateTag = 0x3258494Du;    // "MIX2"
+constexpr uint32_t kStateTagV2 = 0x3258494Du;  // "MIX2": without retirements and the round count
+constexpr uint32_t kStateTag = 0x3358494Du;    // "MIX3"
 constexpr double kScoreCap = 50.0;           // VW's logistic range: ln σ(±s) stays finite
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
@@ -104,7 +105,28 @@ MixLearner::MixLearner(const std::string& members, double share, const LearnerCo
   const size_t n = names_.size();
   cum_loss_.assign(n, 0.0);
   lw_.assign(n, -std::log(static_cast<double>(n)));
+  retired_.assign(n, std::string());
   scratch_.resize(n);
+}
+
+size_t MixLearner::active_count() const {
+  return static_cast<size_t>(std::count_if(retired_.begin(), retired_.end(), [](const auto& r) { return r.empty(); }));
+}
+
+double MixLearner::best_active_loss() const {
+  double best = kInf;
+  for (size_t k = 0; k < size(); ++k)
+    if (active(k)) best = std::min(best, cum_loss_[k]);
+  return best;
+}
+
+// A member that cannot go on (a typed capacity error from its learn(), e.g. a sketch's cap on distinct
+// features) leaves the mixture: its weight becomes 0 for good and the others are renormalised. For the Bayes
+// mixture this is conditioning on the remaining members, so the ln K bound against each of them still holds.
+void MixLearner::retire(size_t k, const std::string& why) {
+  retired_[k] = "at learning example " + std::to_string(rounds_) + ": " + why;
+  lw_[k] = -kInf;
+  normalise(lw_);
 }
 
 double MixLearner::eta() const {
@@ -129,12 +151,11 @@ std::vector<double> MixLearner::log_weights() const {
   if (share_ > 0.0) return lw_;
   std::vector<double> lw(n);
   const double e = eta();
+  const double best = best_active_loss();
   if (std::isinf(e)) {  // AdaHedge before any mixability gap: uniform over the leaders
-    const double best = *std::min_element(cum_loss_.begin(), cum_loss_.end());
-    for (size_t k = 0; k < n; ++k) lw[k] = cum_loss_[k] == best ? 0.0 : -kInf;
+    for (size_t k = 0; k < n; ++k) lw[k] = active(k) && cum_loss_[k] == best ? 0.0 : -kInf;
   } else {
-    const double best = *std::min_element(cum_loss_.begin(), cum_loss_.end());
-    for (size_t k = 0; k < n; ++k) lw[k] = -e * (cum_loss_[k] - best);
+    for (size_t k = 0; k < n; ++k) lw[k] = active(k) ? -e * (cum_loss_[k] - best) : -kInf;
   }
   normalise(lw);
   return lw;
@@ -230,6 +251,7 @@ Prediction MixLearner::predict(const Example& x) const {
   std::vector<double> v(n), r(n);
   bool scored = false;
   for (size_t k = 0; k < n; ++k) {
+    if (!active(k)) continue;  // weight 0
     const Prediction p = members_[k]->predict(x);
     v[k] = input(p.value);
     r[k] = input(p.scored.value_or(p.value));
@@ -246,8 +268,20 @@ Prediction MixLearner::learn(const Example& x) {
   clip_.see(x);  // the range widens with the label before predicting, as every member's does
   const size_t n = size();
   bool any_scored = false;
+  if (common::teaches(x) && !test_only_) ++rounds_;  // examples learned from (others change no state)
   for (size_t k = 0; k < n; ++k) {
-    scratch_[k] = members_[k]->learn(x);  // each member's one round
+    if (!active(k)) {
+      scratch_[k] = Prediction{};
+      continue;
+    }
+    try {
+      scratch_[k] = members_[k]->learn(x);  // each member's one round
+    } catch (const ConfigError& e) {
+      if (active_count() == 1) throw;  // the last member: nothing left to predict with
+      retire(k, e.what());
+      scratch_[k] = Prediction{};
+      continue;
+    }
     any_scored = any_scored || scratch_[k].scored.has_value();
   }
   std::vector<double> v(n), r(n);
@@ -264,6 +298,7 @@ Prediction MixLearner::learn(const Example& x) {
   const double c = x.weight;
   std::vector<double> l(n);
   for (size_t k = 0; k < n; ++k) {
+    if (!active(k)) continue;  // its loss stays where it left
     l[k] = c * member_loss_term(r[k], x);
     if (!(std::fabs(l[k]) <= kLossCap)) {  // an overflowing member loss (hostile values): capped, counted
       l[k] = std::isnan(l[k]) ? kLossCap : std::clamp(l[k], -kLossCap, kLossCap);
@@ -296,14 +331,16 @@ Prediction MixLearner::learn(const Example& x) {
   if (share_ > 0.0) {  // Fixed Share (Herbster & Warmuth 1998): loss update, normalise, mix with uniform
     const double e = eta();
     if (std::isinf(e)) {
-      const double best = *std::min_element(cum_loss_.begin(), cum_loss_.end());
-      for (size_t k = 0; k < n; ++k) lw_[k] = cum_loss_[k] == best ? 0.0 : -kInf;
+      const double best = best_active_loss();
+      for (size_t k = 0; k < n; ++k) lw_[k] = active(k) && cum_loss_[k] == best ? 0.0 : -kInf;
     } else {
       for (size_t k = 0; k < n; ++k) lw_[k] -= e * l[k];
     }
     normalise(lw_);
-    const double keep = std::log1p(-share_), floor = std::log(share_ / static_cast<double>(n));
+    const double keep = std::log1p(-share_);
+    const double floor = std::log(share_ / static_cast<double>(active_count()));
     for (size_t k = 0; k < n; ++k) {
+      if (!active(k)) continue;  // stays at weight 0
       const double a = keep + lw_[k];
       const double hi = std::max(a, floor);
       lw_[k] = hi + std::log1p(std::exp(std::min(a, floor) - hi));
@@ -314,7 +351,8 @@ Prediction MixLearner::learn(const Example& x) {
 }
 
 void MixLearner::end_pass() {
-  for (auto& m : members_) m->end_pass();
+  for (size_t k = 0; k < size(); ++k)
+    if (active(k)) members_[k]->end_pass();
 }
 
 uint64_t MixLearner::safeguard_count() const {
@@ -339,9 +377,10 @@ std::vector<std::string> MixLearner::summary_lines() const {
   std::vector<std::string> out;
   const std::vector<double> w = weights();
   for (size_t k = 0; k < size(); ++k)
-    out.push_back("mix member " + names_[k] + ": weight = " + number(w[k]) + ", loss = " + number(cum_loss_[k]));
+    out.push_back("mix member " + names_[k] + ": " + (active(k) ? "" : "retired " + retired_[k] + "; ") +
+                  "weight = " + number(w[k]) + ", loss = " + number(cum_loss_[k]));
   if (std::isnan(own_loss_)) return out;  // resumed from a model that did not keep it
-  const double best = *std::min_element(cum_loss_.begin(), cum_loss_.end());
+  const double best = best_active_loss();
   std::string line = "mix regret against its best member = " + number(own_loss_ - best);
   const double b = regret_bound();
   if (std::isfinite(b)) line += " (bound " + number(b) + ")";
@@ -359,22 +398,30 @@ void MixLearner::write_readable(std::ostream& out) const {
   clip_.write_readable(o);
   const std::vector<double> w = weights();
   for (size_t k = 0; k < size(); ++k)
-    o << "mix_member " << k << " " << names_[k] << " weight " << w[k] << " loss " << cum_loss_[k] << "\n";
+    o << "mix_member " << k << " " << names_[k] << " weight " << w[k] << " loss " << cum_loss_[k]
+      << (active(k) ? "" : " retired") << "\n";
   out << o.str();
   for (size_t k = 0; k < size(); ++k) {
+    if (!active(k)) continue;
     out << "mix_member_model " << k << " " << names_[k] << "\n";
     members_[k]->write_readable(out);
   }
 }
 
-// Format: tag, K, then the mixture state (c_max, Δ, the mixture's own cumulative loss (MIX2), the clipping range, per member L_k and Fixed Share's
-// log-weight), then per member its name and its own state (its predict-only state in a predict-only model).
+// Format: tag, K, then the mixture state (c_max, Δ, the mixture's own cumulative loss (MIX2), the round count and
+// per member a retired flag, then each retired member's reason (MIX3), the clipping range, per member L_k and
+// Fixed Share's log-weight), then per member its name and, unless retired, its own state (its predict-only
+// state in a predict-only model).
 void MixLearner::save_state(ModelWriter& out, bool predict_only) const {
   out.put_u32(kStateTag);
   out.put_u64(size());
   out.put_f64(c_max_);
   out.put_f64(gap_);
   out.put_f64(std::isnan(own_loss_) ? kInf : own_loss_);  // +inf: not kept (resumed from a MIX1 state)
+  out.put_u64(rounds_);
+  for (size_t k = 0; k < size(); ++k) out.put_u8(active(k) ? 0 : 1);
+  for (size_t k = 0; k < size(); ++k)
+    if (!active(k)) out.put_string(retired_[k]);
   clip_.save(out);
   for (size_t k = 0; k < size(); ++k) {
     out.put_f64(cum_loss_[k]);
@@ -382,6 +429,7 @@ void MixLearner::save_state(ModelWriter& out, bool predict_only) const {
   }
   for (size_t k = 0; k < size(); ++k) {
     out.put_string(names_[k]);
+    if (!active(k)) continue;
     if (predict_only)
       members_[k]->save_predict_only(out);
     else
@@ -392,7 +440,8 @@ void MixLearner::save_state(ModelWriter& out, bool predict_only) const {
 void MixLearner::load_state(ModelReader& in, bool predict_only) {
   auto bad = [&](const std::string& what) { return ModelFormatError(in.source() + ": mix state: " + what); };
   const uint32_t tag = in.get_u32("mix state version");
-  if (tag != kStateTag && tag != kStateTagV1) throw bad("not a mix state, or an unknown version");
+  if (tag != kStateTag && tag != kStateTagV2 && tag != kStateTagV1)
+    throw bad("not a mix state, or an unknown version");
   const uint64_t n = in.get_u64("mix member count");
   if (n != size()) throw bad("has " + std::to_string(n) + " members, expected " + std::to_string(size()));
   const double c_max = in.get_f64("mix c_max");
@@ -400,12 +449,28 @@ void MixLearner::load_state(ModelReader& in, bool predict_only) {
   if (!std::isfinite(c_max) || c_max < 0.0) throw bad("bad largest importance weight");
   if (!std::isfinite(gap) || gap < 0.0) throw bad("bad mixability gap");
   double own = kNaN;
-  if (tag == kStateTag) {
+  if (tag != kStateTagV1) {
     own = in.get_f64("mix own loss");
     if (std::isinf(own) && own > 0.0)
       own = kNaN;
     else if (!std::isfinite(own))
       throw bad("non-finite mixture loss");
+  }
+  uint64_t rounds = 0;
+  std::vector<std::string> retired(n);
+  if (tag == kStateTag) {
+    rounds = in.get_u64("mix round count");
+    std::vector<uint8_t> flag(n);
+    for (size_t k = 0; k < n; ++k) {
+      flag[k] = in.get_u8("mix member retired flag");
+      if (flag[k] > 1) throw bad("bad retired flag");
+    }
+    for (size_t k = 0; k < n; ++k)
+      if (flag[k]) {
+        retired[k] = in.get_string("mix member retirement");
+        if (retired[k].empty()) throw bad("empty retirement reason");
+      }
+    if (std::all_of(flag.begin(), flag.end(), [](uint8_t f) { return f == 1; })) throw bad("every member retired");
   }
   common::LabelClip clip = clip_;
   clip.load(in, "mix");
@@ -415,7 +480,7 @@ void MixLearner::load_state(ModelReader& in, bool predict_only) {
     lw[k] = in.get_f64("mix member log-weight");
     if (!std::isfinite(cum[k])) throw bad("non-finite member loss");
     if (!std::isfinite(lw[k]) || lw[k] > 1e-9) throw bad("bad member log-weight");
-    if (lw[k] <= -1e300) lw[k] = -kInf;
+    if (lw[k] <= -1e300 || !retired[k].empty()) lw[k] = -kInf;
   }
   // Fresh members, so that a refused state leaves this learner as it was.
   std::vector<std::unique_ptr<Learner>> fresh;
@@ -424,6 +489,7 @@ void MixLearner::load_state(ModelReader& in, bool predict_only) {
     if (got != names_[k]) throw bad("member " + std::to_string(k) + " is '" + got + "', expected '" + names_[k] + "'");
     const LearnerRow* row = find_learner(names_[k]);
     fresh.push_back(row->make(LearnerContext{member_options_[k], loss_, bits_, test_only_, seed_}));
+    if (!retired[k].empty()) continue;  // a fresh member stands in; it is never asked again
     if (predict_only)
       fresh.back()->load_predict_only(in);
     else
@@ -432,6 +498,8 @@ void MixLearner::load_state(ModelReader& in, bool predict_only) {
   c_max_ = c_max;
   gap_ = gap;
   own_loss_ = own;
+  rounds_ = rounds;
+  retired_ = std::move(retired);
   clip_ = clip;
   cum_loss_ = std::move(cum);
   lw_ = std::move(lw);

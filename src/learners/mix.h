@@ -80,6 +80,8 @@ class MixLearner final : public Learner {
   // The normalised weights the next prediction uses, and each member's cumulative weighted loss.
   std::vector<double> weights() const;
   double member_loss(size_t k) const { return cum_loss_[k]; }
+  // Why member k left the mixture ("at learning example N: <its error>", N counting the examples learned from), empty while it takes part.
+  const std::string& retired(size_t k) const { return retired_[k]; }
   // The mixture's own cumulative weighted loss (NaN after resuming a model that did not keep it) and the regret
   // bound the summary prints next to own loss − min_k L_k (+inf with Fixed Share).
   double own_loss() const { return own_loss_; }
@@ -93,6 +95,10 @@ class MixLearner final : public Learner {
   };
   std::vector<double> log_weights() const;  // normalised
   double eta() const;                       // the current rate (may be +inf for AdaHedge before any gap)
+  bool active(size_t k) const { return retired_[k].empty(); }
+  size_t active_count() const;
+  double best_active_loss() const;  // min_k L_k over the members that take part
+  void retire(size_t k, const std::string& why);
   // The mixture of member predictions `s` (already the rule's inputs) under log-weights `lw`.
   double mix(const std::vector<double>& s, const std::vector<double>& lw) const;
   double member_loss_term(double s, const Example& x) const;  // unweighted ℓ(y, s) in double
@@ -114,6 +120,8 @@ class MixLearner final : public Learner {
   std::vector<double> lw_;        // Fixed Share's normalised log-weights (used only when share_ > 0)
   double c_max_ = 0.0;            // largest importance weight learned from
   double gap_ = 0.0;              // AdaHedge's Δ
+  std::vector<std::string> retired_;  // per member: empty, or why it left (it predicts nothing from then on)
+  uint64_t rounds_ = 0;               // examples learned from, for the retirement message
   double own_loss_ = 0.0;         // the mixture's own cumulative weighted loss (NaN: resumed from a MIX1 state)
   mutable uint64_t safeguards_ = 0;
   mutable std::vector<Prediction> scratch_;

@@ -55,6 +55,19 @@ TEST(MixCli, DefaultMembersFollowTheLoss) {
   EXPECT_TRUE(has(read_file(d + "/log2"), "does not accept the squared loss")) << read_file(d + "/log2");
 }
 
+// A member past its capacity leaves the mixture and the run goes on: rcv1_small with -q ff has more distinct
+// features than scinol-full's dense cap (4096), so scinol-full retires at the first example; the summary says
+// so, the model keeps it and predicts with -t.
+TEST(MixCli, AMemberPastItsCapRetires) {
+  const std::string d = scratch_dir("mix_retire");
+  const std::string o = " -q ff --loss_function logistic --learner mix --mix sgd,scinol-full";
+  ASSERT_EQ(run_lepus(kRcv1 + o + " -f " + d + "/m 2> " + d + "/log"), 0) << read_file(d + "/log");
+  EXPECT_TRUE(has(read_file(d + "/log"), "mix member scinol-full: retired at learning example 1: ")) << read_file(d + "/log");
+  ASSERT_EQ(run_lepus("-t -i " + d + "/m " + kRcv1 + " -p " + d + "/p 2> " + d + "/t"), 0) << read_file(d + "/t");
+  EXPECT_TRUE(has(read_file(d + "/t"), "mix member scinol-full: retired at learning example 1: ")) << read_file(d + "/t");
+  EXPECT_EQ(read_predictions(d + "/p").size(), 1000u);
+}
+
 // Training on the first half, saving, and continuing on the rest from the model predicts exactly as one
 // uninterrupted run (members, weights and Fixed Share's state all resume), with the default members and with
 // Fixed Share.

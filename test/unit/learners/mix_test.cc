@@ -306,10 +306,10 @@ TEST(Mix, FirstFormatStateLoads) {
   const auto loss = loss_named("logistic");
   std::vector<uint8_t> v1;
   auto a = trained(*loss, 15, 60, v1);
-  // tag (4) | K (8) | c_max (8) | gap (8) | own loss (8, MIX2 only) | ...
+  // tag (4) | K (8) | c_max (8) | gap (8) | own loss (8, MIX2 on) | rounds (8) and K retired flags (MIX3) | ...
   const uint32_t tag1 = 0x3158494Du;
   std::memcpy(v1.data(), &tag1, 4);
-  v1.erase(v1.begin() + 28, v1.begin() + 36);
+  v1.erase(v1.begin() + 28, v1.begin() + 28 + 8 + 8 + 2);
   auto b = make_mix("sgd,scinol2", 0.0, *loss, 10);
   ModelReader r(v1.data(), v1.size(), "mem");
   ASSERT_NO_THROW(b->load(r));
@@ -317,6 +317,55 @@ TEST(Mix, FirstFormatStateLoads) {
   for (const auto& ex : random_stream(16, 20)) EXPECT_EQ(a->predict(ex).value, b->predict(ex).value);
   EXPECT_EQ(b->summary_lines().size(), 2u);
   EXPECT_EQ(a->summary_lines().size(), 3u);
+}
+
+// A member that hits a capacity limit (ftprl-full's cap on distinct features, a ConfigError from its learn())
+// leaves the mixture instead of ending the run: from then on the mixture predicts as the members left (here sgd
+// alone: the Bayes mixture of one member is that member), the summary says why and since when, and a saved
+// model keeps the retirement. When the last member fails the error goes through.
+TEST(Mix, AMemberPastItsCapRetiresAndTheRunGoesOn) {
+  const auto loss = loss_named("logistic");
+  // 40 examples of 10 fresh features each (and the constant): ftprl-full's default cap of 256 distinct
+  // features falls at the 26th.
+  std::vector<std::string> lines;
+  for (int i = 0; i < 40; ++i) {
+    std::string l = i % 2 ? "1 |a" : "-1 |a";
+    for (int j = 0; j < 10; ++j) l += " f" + std::to_string(i * 10 + j) + ":" + std::to_string(0.1 * (1 + j % 7));
+    lines.push_back(l);
+  }
+  const auto data = parse(lines);
+  auto mix = make_mix("sgd,ftprl-full", 0.0, *loss);
+  auto shared = make_mix("sgd,ftprl-full", 0.01, *loss);  // Fixed Share keeps a retired member at 0 too
+  const OptionValues o = registry_test::defaults_of(*find_learner("sgd"));
+  auto sgd = find_learner("sgd")->make(LearnerContext{o, *loss, 18});
+  int after = 0;
+  for (const auto& ex : data) {
+    const Prediction p = mix->learn(ex), q = sgd->learn(ex), f = shared->learn(ex);
+    if (!mix->retired(1).empty()) {
+      ++after;
+      EXPECT_NEAR(p.value, q.value, 1e-5);
+      EXPECT_NEAR(f.value, q.value, 1e-5);
+    }
+  }
+  EXPECT_EQ(shared->weights()[1], 0.0);
+  EXPECT_EQ(mix->retired(0), "");
+  EXPECT_EQ(mix->retired(1).rfind("at learning example 26: ", 0), 0u) << mix->retired(1);
+  EXPECT_EQ(after, 15);
+  EXPECT_EQ(mix->weights()[1], 0.0);
+  const auto lines_out = mix->summary_lines();
+  EXPECT_NE(lines_out[1].find("mix member ftprl-full: retired at learning example 26: "), std::string::npos) << lines_out[1];
+  EXPECT_NE(lines_out.back().find("mix regret against its best member = "), std::string::npos);
+
+  ModelWriter w;
+  mix->save(w);
+  auto back = make_mix("sgd,ftprl-full", 0.0, *loss);
+  ModelReader r(w.bytes().data(), w.bytes().size(), "mem");
+  ASSERT_NO_THROW(back->load(r));
+  EXPECT_EQ(back->retired(1), mix->retired(1));
+  for (const auto& ex : random_stream(17, 20)) EXPECT_EQ(back->learn(ex).value, mix->learn(ex).value);
+
+  auto alone = make_mix("ftprl-full", 0.0, *loss);
+  EXPECT_THROW(for (const auto& ex : data) alone->learn(ex), ConfigError);
 }
 
 // A model holding another member list is refused.
