@@ -29,8 +29,11 @@
 // best later regains weight in a few rounds. α = 0 is exactly the plain mixture.
 //
 // lepus's choices (the papers are silent):
-//   - The default members are the list above less those that do not accept the loss. The prior is uniform. Members get their own rows' defaults (the mix command line names no member
-//     option), the mix's table size, -t and random seed.
+//   - The default members are the list below less those that do not accept the loss. The prior is uniform.
+//     Members get their own rows' defaults (the mix command line names no member option), the mix's table
+//     size, -t and random seed.
+//   - A member whose learning round throws a ConfigError (a capacity limit) retires: weight 0 for good, never
+//     asked again (for the Bayes mixture, conditioning on the others: the bound against each still holds).
 //   - A member's prediction s_k is the one it reports its loss at (Prediction::scored if set, else value);
 //     logistic scores are clipped to [−50, 50]. The mixture's `value` mixes the members' values and its
 //     `scored` (set only when a member sets one) mixes what they score.
@@ -80,7 +83,8 @@ class MixLearner final : public Learner {
   // The normalised weights the next prediction uses, and each member's cumulative weighted loss.
   std::vector<double> weights() const;
   double member_loss(size_t k) const { return cum_loss_[k]; }
-  // Why member k left the mixture ("at learning example N: <its error>", N counting the examples learned from), empty while it takes part.
+  // Why member k left the mixture ("at learning example N: <its error>", N counting the examples learned
+  // from), empty while it takes part.
   const std::string& retired(size_t k) const { return retired_[k]; }
   // The mixture's own cumulative weighted loss (NaN after resuming a model that did not keep it) and the regret
   // bound the summary prints next to own loss − min_k L_k (+inf with Fixed Share).

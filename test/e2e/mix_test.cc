@@ -62,9 +62,10 @@ TEST(MixCli, AMemberPastItsCapRetires) {
   const std::string d = scratch_dir("mix_retire");
   const std::string o = " -q ff --loss_function logistic --learner mix --mix sgd,scinol-full";
   ASSERT_EQ(run_lepus(kRcv1 + o + " -f " + d + "/m 2> " + d + "/log"), 0) << read_file(d + "/log");
-  EXPECT_TRUE(has(read_file(d + "/log"), "mix member scinol-full: retired at learning example 1: ")) << read_file(d + "/log");
+  const std::string retired = "mix member scinol-full: retired at learning example 1: ";
+  EXPECT_TRUE(has(read_file(d + "/log"), retired)) << read_file(d + "/log");
   ASSERT_EQ(run_lepus("-t -i " + d + "/m " + kRcv1 + " -p " + d + "/p 2> " + d + "/t"), 0) << read_file(d + "/t");
-  EXPECT_TRUE(has(read_file(d + "/t"), "mix member scinol-full: retired at learning example 1: ")) << read_file(d + "/t");
+  EXPECT_TRUE(has(read_file(d + "/t"), retired)) << read_file(d + "/t");
   EXPECT_EQ(read_predictions(d + "/p").size(), 1000u);
 }
 

@@ -353,7 +353,8 @@ TEST(Mix, AMemberPastItsCapRetiresAndTheRunGoesOn) {
   EXPECT_EQ(after, 15);
   EXPECT_EQ(mix->weights()[1], 0.0);
   const auto lines_out = mix->summary_lines();
-  EXPECT_NE(lines_out[1].find("mix member ftprl-full: retired at learning example 26: "), std::string::npos) << lines_out[1];
+  EXPECT_NE(lines_out[1].find("mix member ftprl-full: retired at learning example 26: "), std::string::npos)
+      << lines_out[1];
   EXPECT_NE(lines_out.back().find("mix regret against its best member = "), std::string::npos);
 
   ModelWriter w;
