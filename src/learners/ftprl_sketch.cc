@@ -29,31 +29,38 @@ FtprlSketchLearner::FtprlSketchLearner(const FtprlFullOptions& options, uint32_t
   bu_.setZero(2 * Eigen::Index{rank});
   e_.setZero(2 * Eigen::Index{rank});
   c_.setZero(2 * Eigen::Index{rank});
+  for (Eigen::VectorXd* v : {&bw_, &t_, &cy_, &gc_, &av_, &dv_, &coef_}) v->setZero(2 * Eigen::Index{rank});
 }
 
 double FtprlSketchLearner::dot_u(const SparseVector& x) const {
+  const std::span<const Coord> xs(x.begin(), x.size());
+  const Eigen::VectorXd& sx = sketch_.base_product(xs);
   double xv = 0.0;
-  if (alpha_ != 0.0)
-    for (const Coord& f : x) {
-      const uint32_t pos = sketch_.index().find(f.slot);
-      if (pos != CompactIndex::kNone) xv += v_[pos] * f.x;
-    }
+  if (alpha_ != 0.0) {
+    const std::vector<uint32_t>& pos = sketch_.positions(xs);  // found with S x
+    for (size_t i = 0; i < x.size(); ++i)
+      if (pos[i] != CompactIndex::kNone) xv += v_[pos[i]] * x[i].x;
+  }
   const Eigen::Index k = sketch_.width();
-  return alpha_ * xv + e_.head(k).dot(sketch_.base_product(std::span<const Coord>(x.begin(), x.size())).head(k));
+  return alpha_ * xv + e_.head(k).dot(sx.head(k));
 }
 
-double FtprlSketchLearner::dot(const SparseVector& x) const {
+FtprlSketchLearner::Dots FtprlSketchLearner::dots(const SparseVector& x) const {
+  Dots d;
   const Eigen::Index r = sketch_.rows();
-  if (r == 0) return 0.0;  // nothing learned yet: w = 0
-  double s = omega_ != 0.0 ? omega_ * dot_u(x) : 0.0;
+  if (r == 0) return d;  // nothing learned yet: w = 0 (and u = 0)
+  if (omega_ != 0.0 || alpha_ != 0.0) d.xu = dot_u(x);
+  const double s = omega_ != 0.0 ? omega_ * d.xu : 0.0;
   sketch_.multiply(std::span<const Coord>(x.begin(), x.size()), p_);
-  return s + c_.head(r).dot(p_.head(r));
+  d.xw = s + c_.head(r).dot(p_.head(r));
+  return d;
 }
 
 void FtprlSketchLearner::fold() {
   const Eigen::Index r = sketch_.rows();
   const auto G = sketch_.gram().topLeftCorner(r, r);
-  const Eigen::VectorXd gc = G * c_.head(r);
+  auto gc = gc_.head(r);
+  gc.noalias() = G * c_.head(r);
   uu_ = std::max(omega_ * omega_ * uu_ + 2.0 * omega_ * c_.head(r).dot(bu_.head(r)) + c_.head(r).dot(gc), 0.0);
   bu_.head(r) = omega_ * bu_.head(r) + gc;
   alpha_ *= omega_;
@@ -76,19 +83,25 @@ void FtprlSketchLearner::materialize() {
 }
 
 Prediction FtprlSketchLearner::predict(const Example& x) const {
-  return clip_.of(common::to_float(x.initial + dot(builder_.build(x)), safeguards_));
+  return clip_.of(common::to_float(x.initial + dots(builder_.build(x)).xw, safeguards_));
 }
 
 Prediction FtprlSketchLearner::learn(const Example& x) {
   clip_.see(x);
-  const Prediction p = predict(x);
-  if (common::teaches(x)) update(x, ftprl_full_dloss(loss_, p, x, clip_, safeguards_));
+  const SparseVector& v = builder_.build(x);
+  const Dots d = dots(v);  // predict()'s, kept for the update
+  const Prediction p = clip_.of(common::to_float(x.initial + d.xw, safeguards_));
+  if (common::teaches(x)) step(v, ftprl_full_dloss(loss_, p, x, clip_, safeguards_), d);
   return p;
 }
 
 void FtprlSketchLearner::update(const Example& x, double dloss) {
-  if (dloss == 0.0) return;
   const SparseVector& v = builder_.build(x);
+  step(v, dloss, dots(v));
+}
+
+void FtprlSketchLearner::step(const SparseVector& v, double dloss, const Dots& d) {
+  if (dloss == 0.0) return;
   safeguards_ += v.dropped;
   if (v.size() == 0) return;
   const Eigen::Index m = rank_;
@@ -100,19 +113,22 @@ void FtprlSketchLearner::update(const Example& x, double dloss) {
     ++safeguards_;
     return;
   }
-  const double xw = dot(v);  // x . w_t
-  double xu;                 // x . u
-  if (n == 2 * m) {          // the append below shrinks: c must not refer to the rows it rotates
+  const double xw = d.xw;  // x . w_t
+  double xu = d.xu;        // x . u
+  if (n == 2 * m) {        // the append below shrinks: c must not refer to the rows it rotates
     fold();
     if (sketch_.append_rebases()) materialize();  // nor e to the base it replaces
     xu = xw;
-  } else {
-    xu = omega_ != 0.0 || alpha_ != 0.0 ? dot_u(v) : 0.0;
   }
-  Eigen::VectorXd bw = Eigen::VectorXd::Zero(2 * m);  // B w_t
-  if (n > 0) bw.head(n) = omega_ * bu_.head(n) + sketch_.gram().topLeftCorner(n, n) * c_.head(n);
+  Eigen::VectorXd& bw = bw_;  // B w_t
+  bw.setZero();
+  if (n > 0) bw.head(n).noalias() = sketch_.gram().topLeftCorner(n, n) * c_.head(n);
+  if (n > 0) bw.head(n) += omega_ * bu_.head(n);
   Eigen::VectorXd* const companions[2] = {&bu_, &bw};
-  sketch_.append(std::span<const Coord>(v.begin(), v.size()), a, companions);  // ConfigError past the cap
+  // A shrink decomposes G as the last update did (eig_): that decomposition is passed on.
+  const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>* known = eig_current_ && n == 2 * m ? &eig_ : nullptr;
+  eig_current_ = false;
+  sketch_.append(std::span<const Coord>(v.begin(), v.size()), a, companions, known);  // ConfigError past the cap
   v_.resize(sketch_.columns(), 0.0);
   if (e_.size() < sketch_.width()) e_.conservativeResizeLike(Eigen::VectorXd::Zero(2 * sketch_.width()));
   n = sketch_.rows();
@@ -123,6 +139,7 @@ void FtprlSketchLearner::update(const Example& x, double dloss) {
   // Q_{1:t} from G = U diag(σ²) Uᵀ and Δ.
   const auto G = sketch_.gram().topLeftCorner(n, n);
   eig_.compute(G);
+  eig_current_ = true;
   const Eigen::VectorXd& s2 = eig_.eigenvalues();  // ascending
   const Eigen::MatrixXd& U = eig_.eigenvectors();
   const double delta = sketch_.shrinkage(), s = std::sqrt(delta), R = opt_.radius;
@@ -286,6 +303,7 @@ void FtprlSketchLearner::load(ModelReader& in) {
   opt_.radius = radius;
   clip_ = clip;
   sketch_ = std::move(sketch);
+  eig_current_ = false;
   v_.swap(v);
   alpha_ = alpha;
   e_.swap(e);

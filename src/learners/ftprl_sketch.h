@@ -63,8 +63,12 @@ class FtprlSketchLearner final : public Learner {
   const FrequentDirections& sketch() const { return sketch_; }
 
  private:
-  double dot(const SparseVector& x) const;  // w . x
+  struct Dots {
+    double xu = 0.0, xw = 0.0;  // x . u, x . w
+  };
+  Dots dots(const SparseVector& x) const;     // both from one S x (learn() shares them with the update)
   double dot_u(const SparseVector& x) const;  // u . x (S x as the sketch has it now)
+  void step(const SparseVector& v, double dloss, const Dots& d);  // update() with x's dots given
   void fold();                              // u <- w, ω <- 1, c <- 0 (before a shrink)
   void materialize();                       // v <- u, α <- 1, e <- 0 (before a rebase)
 
@@ -85,7 +89,9 @@ class FtprlSketchLearner final : public Learner {
   mutable uint64_t safeguards_ = 0;
   mutable VectorBuilder builder_;
   mutable Eigen::VectorXd p_;  // B x
-  Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig_;
+  Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig_;  // of G as the last update left it (the next shrink's)
+  bool eig_current_ = false;                             // eig_ is of the sketch's G now
+  Eigen::VectorXd bw_, t_, cy_, gc_, av_, dv_, coef_;    // the update's scratch (2m entries)
 };
 
 }  // namespace lepus

@@ -33,17 +33,26 @@ void FrequentDirections::gather(std::span<const Coord> x) const {
                  [](const Coord& a, const Coord& b) { return a.slot == b.slot && a.x == b.x; }))
     return;
   const Eigen::Index m = rank_;
+  // The positions first, then the columns: the table look-ups do not wait on the sums.
+  positions_.resize(x.size());
+  for (size_t i = 0; i < x.size(); ++i) positions_[i] = index_.find(x[i].slot);
   s_.setZero(width());
   double* s = s_.data() + m;
-  for (const Coord& e : x) {
-    const uint32_t pos = index_.find(e.slot);
-    if (pos == CompactIndex::kNone || e.x == 0.0) continue;
-    s_.head(m).noalias() += e.x * Eigen::Map<const Eigen::VectorXd>(base_.data() + size_t{pos} * rank_, m);
-    for (const Entry& r : raw_[pos]) s[r.row] += e.x * r.value;
+  for (size_t i = 0; i < x.size(); ++i) {
+    const uint32_t pos = positions_[i];
+    const double a = x[i].x;
+    if (pos == CompactIndex::kNone || a == 0.0) continue;
+    s_.head(m).noalias() += a * Eigen::Map<const Eigen::VectorXd>(base_.data() + size_t{pos} * rank_, m);
+    for (const Entry& r : raw_[pos]) s[r.row] += a * r.value;
   }
   gathered_.assign(x.begin(), x.end());
   gathered_version_ = version_;
   p_version_ = UINT64_MAX;  // p_ was of another x
+}
+
+const std::vector<uint32_t>& FrequentDirections::positions(std::span<const Coord> x) const {
+  gather(x);
+  return positions_;
 }
 
 const Eigen::VectorXd& FrequentDirections::product(std::span<const Coord> x) const {
@@ -118,10 +127,18 @@ bool FrequentDirections::append(std::span<const Coord> x, double c, Eigen::Vecto
 }
 
 bool FrequentDirections::append(std::span<const Coord> x, double c, std::span<Eigen::VectorXd* const> companions) {
+  return append(x, c, companions, nullptr);
+}
+
+bool FrequentDirections::append(std::span<const Coord> x, double c, std::span<Eigen::VectorXd* const> companions,
+                                const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>* gram_eig) {
   size_t fresh = 0, nonzero = 0;
-  for (const Coord& e : x) {
-    nonzero += e.x != 0.0;
-    fresh += e.x != 0.0 && index_.find(e.slot) == CompactIndex::kNone;
+  {
+    const std::vector<uint32_t>& pos = positions(x);
+    for (size_t i = 0; i < x.size(); ++i) {
+      nonzero += x[i].x != 0.0;
+      fresh += x[i].x != 0.0 && pos[i] == CompactIndex::kNone;
+    }
   }
   if (nonzero == 0) return false;  // a zero row: BᵀB unchanged
   if (columns() + fresh > cap_)
@@ -129,9 +146,9 @@ bool FrequentDirections::append(std::span<const Coord> x, double c, std::span<Ei
                       std::to_string(columns() + fresh) + ", past the cap of " + std::to_string(cap_) +
                       " (memory 8 m bytes each); raise the cap, use fewer bits (-b) or use --matrix diag");
   const bool shrank = rows_ == 2 * rank_;
-  if (shrank) shrink(companions);
+  if (shrank) shrink(companions, gram_eig);
   const uint32_t r = rows_;
-  // G's new column: B (c x) over the rows in use, before the row joins.
+  // G's new column: B (c x) over the rows in use, before the row joins (this gathers x: positions_ are x's).
   gram_.col(r).head(r).noalias() = c * product(x);
   gram_.row(r).head(r) = gram_.col(r).head(r).transpose();
   // The row joins R as raw row k, and W as the unit row picking it.
@@ -141,13 +158,16 @@ bool FrequentDirections::append(std::span<const Coord> x, double c, std::span<Ei
   w_.row(r).head(kcol + 1).setZero();
   w_(r, kcol) = 1.0;
   double norm2 = 0.0;
-  for (const Coord& e : x) {
+  for (size_t i = 0; i < x.size(); ++i) {
+    const Coord& e = x[i];
     if (e.x == 0.0) continue;
-    uint32_t p = index_.find(e.slot);
+    uint32_t p = positions_[i];
     if (p == CompactIndex::kNone) {
-      p = index_.insert(e.slot);
-      base_.resize(base_.size() + rank_, 0.0);
-      raw_.emplace_back();
+      p = index_.insert(e.slot);  // x may list a new slot twice: the second finds the first's position
+      if (p == raw_.size()) {
+        base_.resize(base_.size() + rank_, 0.0);
+        raw_.emplace_back();
+      }
     }
     const double v = c * e.x;
     raw_[p].push_back({k_, v});
@@ -162,10 +182,14 @@ bool FrequentDirections::append(std::span<const Coord> x, double c, std::span<Ei
   return shrank;
 }
 
-void FrequentDirections::shrink(std::span<Eigen::VectorXd* const> companions) {
+void FrequentDirections::shrink(std::span<Eigen::VectorXd* const> companions,
+                                const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>* gram_eig) {
   const Eigen::Index l = rows_, m = rank_;
-  eig_.compute(gram_.topLeftCorner(l, l));  // ascending
-  const auto& eig = eig_;
+  if (gram_eig == nullptr || gram_eig->eigenvalues().size() != l) {
+    eig_.compute(gram_.topLeftCorner(l, l));  // ascending
+    gram_eig = &eig_;
+  }
+  const auto& eig = *gram_eig;
   const Eigen::VectorXd& mu = eig.eigenvalues();
   // δ: the (m+1)-th largest σ², or 0 when it is rounding (below kRounding of the largest): data of rank <= m
   // is never shrunk, so a learner can tell "nothing removed" (Δ = 0) exactly.
