@@ -166,21 +166,47 @@ void FtprlSketchLearner::step(const SparseVector& v, double dloss, const Dots& d
     const double yy = sy * sy * uu_ + 2.0 * sy * cy.dot(bu_.head(n)) + cy.dot(gc);
     perp2 = std::max(yy - av.squaredNorm(), 0.0);
   }
-  // ||w(μ)||² / R², falling in μ; μ = 0 unless that lies outside the ball (bisection as the full mode's).
-  auto norm2_at = [&](double mu) {
+  // f(μ) = ||w(μ)||² / R², falling in μ; μ = 0 unless that lies outside the ball. s3 <- Σ_k a_k²/(τ + D_k)³
+  // (with ||y_⊥||²/τ³), so f'(μ) = −2R s3.
+  auto norm2_at = [&](double mu, double& s3) {
     const double tau = s + mu * R;
-    double f = perp2 > 0.0 ? perp2 / (tau * tau) : 0.0;
+    double f = 0.0, c = 0.0;
+    if (perp2 > 0.0) {
+      f = perp2 / (tau * tau);
+      c = f / tau;
+    }
     for (Eigen::Index k = 0; k < n; ++k)
-      if (dv(k) > 0.0) f += av(k) * av(k) / ((tau + dv(k)) * (tau + dv(k)));
+      if (dv(k) > 0.0) {
+        const double q = 1.0 / (tau + dv(k)), b = av(k) * av(k) * q * q;
+        f += b;
+        c += b * q;
+      }
+    s3 = c;
     return f;
   };
-  double mu = 0.0;
-  if (norm2_at(0.0) > 1.0) {
-    double lo = 0.0, hi = std::max(1e-300, dv.maxCoeff() / R);
-    while (norm2_at(hi) > 1.0) hi *= 2.0;
+  double mu = 0.0, s3 = 0.0, f = norm2_at(0.0, s3);
+  if (f > 1.0) {
+    // The root of f(μ) = 1 to the full mode's precision (a bracket [lo, hi], f(lo) > 1 >= f(hi), down to
+    // hi − lo <= 1e-15 hi; μ = hi, feasible), by Newton's method on φ(μ) = f^{-1/2} − 1 = R/||w(μ)|| − 1: φ is
+    // concave and increasing (J. J. Moré and D. C. Sorensen, "Computing a Trust Region Step", SIAM J. Sci. Stat.
+    // Comput. 4(3), 1983, Section 4), so steps from lo, μ <- μ + f (sqrt(f) − 1) / (R s3), stay below the root
+    // and converge quadratically; once a step falls below the bracket's tolerance, the point that much above lo
+    // is tried as hi. Steps leaving the bracket (rounding) are replaced by bisection.
+    double lo = 0.0, hi = std::max(1e-300, dv.maxCoeff() / R), s3_hi;
+    while (norm2_at(hi, s3_hi) > 1.0) hi *= 2.0;
     for (int it = 0; it < 200 && hi - lo > 1e-15 * hi; ++it) {
-      const double mid = lo == 0.0 ? hi / 2.0 : 0.5 * (lo + hi);
-      (norm2_at(mid) > 1.0 ? lo : hi) = mid;
+      double x = lo + f * (std::sqrt(f) - 1.0) / (R * s3);
+      if (x - lo < 0.5e-15 * hi) x = lo + 0.5e-15 * hi;
+      if (!(x > lo && x < hi)) x = lo == 0.0 ? hi / 2.0 : 0.5 * (lo + hi);
+      double s3_x;
+      const double fx = norm2_at(x, s3_x);
+      if (fx > 1.0) {
+        lo = x;
+        f = fx;
+        s3 = s3_x;
+      } else {
+        hi = x;
+      }
     }
     mu = hi;  // feasible
   }
