@@ -147,15 +147,24 @@ void FtprlSketchLearner::step(const SparseVector& v, double dloss, const Dots& d
   auto kept = [&](Eigen::Index k) { return s2(k) > floor; };
   // y_t = κ w_t + Bᵀ U diag(1/(sqrt(Δ + σ²) + s)) Uᵀ (B w_t) / R − g_t = σ_y v + Bᵀ c_y.
   const double kappa = (s + mu_ * R) / R;
-  Eigen::VectorXd t = U.transpose() * bw.head(n);
+  auto t = t_.head(n);  // (the scratch vectors' first n entries: no allocation per example)
+  t.noalias() = U.transpose() * bw.head(n);
   for (Eigen::Index k = 0; k < n; ++k) t(k) = kept(k) ? t(k) / ((std::sqrt(delta + s2(k)) + s) * R) : 0.0;
-  Eigen::VectorXd cy = kappa * c_.head(n) + U * t;
+  auto cy = cy_.head(n);
+  cy.noalias() = U * t;
+  cy += kappa * c_.head(n);
   cy(n - 1) -= dloss > 0.0 ? 1.0 : -1.0;  // g_t = sign(l') times the row just appended
   const double sy = kappa * omega_;
   // a = Vᵀy = Σ⁻¹ Uᵀ (B y), D = sqrt(Δ + σ²) − s, ||y_⊥||² = ||y||² − ||a||² (0 while Δ = 0: y is in the span).
-  const Eigen::VectorXd gc = G * cy;
-  const Eigen::VectorXd ub = U.transpose() * (sy * bu_.head(n) + gc);
-  Eigen::VectorXd av = Eigen::VectorXd::Zero(n), dv = Eigen::VectorXd::Zero(n);
+  auto gc = gc_.head(n);
+  gc.noalias() = G * cy;
+  auto by = coef_.head(n);  // B y
+  by = sy * bu_.head(n) + gc;
+  auto ub = t;
+  ub.noalias() = U.transpose() * by;
+  auto av = av_.head(n), dv = dv_.head(n);
+  av.setZero();
+  dv.setZero();
   for (Eigen::Index k = 0; k < n; ++k) {
     if (!kept(k)) continue;
     av(k) = ub(k) / std::sqrt(s2(k));
@@ -212,7 +221,8 @@ void FtprlSketchLearner::step(const SparseVector& v, double dloss, const Dots& d
   }
   // w_{t+1} = (Q_{1:t} + μ I)^{-1} y_t as ω v + Bᵀ c.
   const double tau = s + mu * R;
-  Eigen::VectorXd e = Eigen::VectorXd::Zero(n);  // coefficients in U's basis, divided by σ (V = Bᵀ U Σ⁻¹)
+  auto e = coef_.head(n);  // coefficients in U's basis, divided by σ (V = Bᵀ U Σ⁻¹)
+  e.setZero();
   for (Eigen::Index k = 0; k < n; ++k) {
     if (!(dv(k) > 0.0)) continue;
     const double f = s > 0.0 ? -(R / tau) * dv(k) / (tau + dv(k)) : R / (tau + dv(k));
@@ -220,10 +230,11 @@ void FtprlSketchLearner::step(const SparseVector& v, double dloss, const Dots& d
   }
   if (s > 0.0) {
     omega_ = (R / tau) * sy;
-    c_.head(n) = (R / tau) * cy + U * e;
+    c_.head(n).noalias() = U * e;
+    c_.head(n) += (R / tau) * cy;
   } else {
     omega_ = 0.0;
-    c_.head(n) = U * e;
+    c_.head(n).noalias() = U * e;
   }
   c_.tail(2 * m - n).setZero();
   mu_ = mu;
