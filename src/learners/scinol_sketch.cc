@@ -28,6 +28,9 @@ ScinolSketchLearner::ScinolSketchLearner(const ScinolFullOptions& options, uint3
   if (!(opt_.alpha > 9.0 / 8.0) || !(opt_.lipschitz > 0.0))
     throw ConfigError("scinol-full: alpha must be > 9/8 and L > 0");
   q_.setZero(2 * Eigen::Index{rank});
+  k_.setZero(2 * Eigen::Index{rank}, 2 * Eigen::Index{rank});
+  lp_.setZero(2 * Eigen::Index{rank});
+  lq_.setZero(2 * Eigen::Index{rank});
 }
 
 const std::vector<Coord>& ScinolSketchLearner::scaled(const SparseVector& v, bool& fresh) const {
@@ -54,12 +57,21 @@ ScinolSketchLearner::Prepared ScinolSketchLearner::prepare(const std::vector<Coo
     sketch_.multiply(x, p_);
     const Eigen::VectorXd& q_r = q_.head(r);  // (a copy: head() of a member)
     const double delta = sketch_.shrinkage();
-    if (delta > 0.0) {  // S~ = Δ I + BᵀB: Woodbury, K = Δ I + G by Cholesky (O(r³/3))
-      llt_.compute(sketch_.gram().topLeftCorner(r, r) + delta * Eigen::MatrixXd::Identity(r, r));
-      const Eigen::VectorXd kp = llt_.solve(p_), kq = llt_.solve(q_r);
-      s_xx = std::max(q.xx - p_.dot(kp), 0.0) / delta;
-      s_xh = (q.xh - p_.dot(kq)) / delta;
-      s_hh = std::max(hh_ - q_r.dot(kq), 0.0) / delta;
+    if (delta > 0.0) {  // S~ = Δ I + BᵀB: Woodbury, K = Δ I + G = L Lᵀ by Cholesky (O(r³/3))
+      // pᵀK⁻¹p = ||L⁻¹p||², pᵀK⁻¹q = (L⁻¹p)·(L⁻¹q), qᵀK⁻¹q = ||L⁻¹q||²: one triangular solve each. K is
+      // factored in place in a buffer of the largest size (no allocation per example).
+      auto K = k_.topLeftCorner(r, r);
+      K = sketch_.gram().topLeftCorner(r, r);
+      K.diagonal().array() += delta;
+      const Eigen::LLT<Eigen::Ref<Eigen::MatrixXd>> llt(K);
+      auto lp = lp_.head(r), lq = lq_.head(r);
+      lp = p_;
+      lq = q_r;
+      llt.matrixL().solveInPlace(lp);
+      llt.matrixL().solveInPlace(lq);
+      s_xx = std::max(q.xx - lp.squaredNorm(), 0.0) / delta;
+      s_xh = (q.xh - lp.dot(lq)) / delta;
+      s_hh = std::max(hh_ - lq.squaredNorm(), 0.0) / delta;
     } else {  // S~ = BᵀB: the pseudo-inverse Bᵀ(G^†)²B and the projector BᵀG^†B, from G's eigenvalues
       eig_.compute(sketch_.gram().topLeftCorner(r, r));
       const Eigen::VectorXd& mu = eig_.eigenvalues();

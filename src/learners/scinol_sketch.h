@@ -20,8 +20,9 @@
 // While the rows span at most m dimensions no shrink removes anything (Δ = 0) and the sketch equals S: the
 // predictions are scinol-full's. The algorithm runs on x~_i = x_i / d_i, d_i the |value| feature i had when
 // first seen, as in the full mode. Cost per example O(m · nnz + m³): a Cholesky factor of the 2m x 2m Δ I + G
-// (m³/3 · 8 flops) once Δ > 0, an eigendecomposition of G before (the rank decision needs its spectrum),
-// memory O(m · features) plus 16 bytes per slot of -b for h and the scales.
+// (m³/3 · 8 flops, then one triangular solve for each of p and q) once Δ > 0, an eigendecomposition of G before
+// (the rank decision needs its spectrum), memory O(m · features) plus 16 bytes per slot of -b for h and the
+// scales.
 #pragma once
 #include <Eigen/Dense>
 #include <cstdint>
@@ -87,7 +88,8 @@ class ScinolSketchLearner final : public Learner {
   mutable std::vector<Coord> x_;  // scratch: x~
   mutable Eigen::VectorXd p_;
   mutable Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig_;  // Δ = 0
-  mutable Eigen::LLT<Eigen::MatrixXd> llt_;                      // Δ > 0
+  mutable Eigen::MatrixXd k_;                                    // Δ > 0: Δ I + G, factored in place
+  mutable Eigen::VectorXd lp_, lq_;                              // L⁻¹p, L⁻¹q
 };
 
 }  // namespace lepus
