@@ -14,6 +14,7 @@
 #include "learners/ftprl_full.h"
 #include "learners/vw_optimizers.h"
 #include "learners/mix.h"
+#include "learners/minmax.h"
 
 namespace lepus {
 namespace {
@@ -66,6 +67,7 @@ std::vector<LearnerRow> build_registry() {
   rows.push_back(vw_pistol_row());
   rows.push_back(vw_coin_row());
   rows.push_back(mix_row());
+  for (auto& row : minmax_rows()) rows.push_back(std::move(row));
   return rows;
 }
 

@@ -1,0 +1,589 @@
+// The min-max regressors: see minmax.h for the algorithms, the thesis and its equations.
+#include "learners/minmax.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <ostream>
+#include <stdexcept>
+
+#include "learners/common/matrix_option.h"
+#include "learners/common/plumbing.h"
+#include "lepus/errors.h"
+
+namespace lepus {
+namespace {
+
+constexpr uint32_t kStateVersion = 1;
+constexpr double kInf = std::numeric_limits<double>::infinity();
+using W = MinmaxRule::Weight;
+using R = MinmaxRule::Reset;
+
+std::string num(double v) { return common::number(v, 17); }
+
+}  // namespace
+
+// name, shrink, drift, γ, reset, options used (b, c, r forgetting, AROW's r).
+const std::vector<MinmaxRule>& minmax_rules() {
+  static const std::vector<MinmaxRule> rules = {
+      {"wemm", false, false, W::kWemm, R::kNone, true, false, false, false},
+      {"laser", true, true, W::kOne, R::kNone, true, true, false, false},
+      {"laser-noshrink", false, true, W::kOne, R::kNone, true, true, false, false},
+      {"rls", false, false, W::kForget, R::kNone, true, false, true, false},
+      {"aaw", true, false, W::kOne, R::kNone, true, false, false, false},
+      {"arowr", false, false, W::kArow, R::kNone, true, false, false, true},
+      {"arcor", false, false, W::kArow, R::kLambdaMin, false, false, false, true},
+      {"cr-rls", false, false, W::kForget, R::kPeriodic, false, false, true, false},
+  };
+  return rules;
+}
+
+const MinmaxRule& minmax_rule(std::string_view name) {
+  for (const auto& r : minmax_rules())
+    if (name == r.name) return r;
+  throw std::out_of_range("no min-max rule " + std::string(name));
+}
+
+MinmaxOptions MinmaxOptions::from(const MinmaxRule& rule, const OptionValues& v) {
+  for (const auto& row : minmax_rows())
+    if (row.name == rule.name) check_option_values(row.options, v);  // ranges declared once in the row
+  MinmaxOptions o;
+  o.rule = &rule;
+  if (v.has("mm_c")) o.c = v.number("mm_c");
+  o.b = rule.drift ? 0.01 * o.c : 1.0;
+  if (v.has("mm_b")) o.b = v.number("mm_b");
+  if (v.has("rls_r")) o.forget = v.number("rls_r");
+  if (v.has("arow_r")) o.arow_r = v.number("arow_r");
+  if (v.has("crrls_T0")) o.t0 = v.number("crrls_T0");
+  if (v.has("arcor_Lambda")) o.lambda = v.number("arcor_Lambda");
+  if (v.has("arcor_RB")) o.radius = v.number("arcor_RB");
+  o.matrix = common::matrix_kind_of(v, MatrixKind::kFull);
+  o.max_dense = common::max_dense_of(v);
+  if (!(o.b > 0.0) || !std::isfinite(o.b)) throw ConfigError("--mm_b must be > 0");
+  if (rule.drift && !(o.b < o.c))
+    throw ConfigError("--learner " + std::string(rule.name) + " needs --mm_b < --mm_c (b = " + num(o.b) +
+                      ", c = " + num(o.c) + ")");
+  if (!(o.forget > 0.0 && o.forget <= 1.0)) throw ConfigError("--rls_r must be in (0, 1]");
+  if (!(o.arow_r > 0.0) || !std::isfinite(o.arow_r)) throw ConfigError("--arow_r must be > 0");
+  if (!(o.t0 >= 1.0) || o.t0 != std::floor(o.t0)) throw ConfigError("--crrls_T0 must be a whole number >= 1");
+  if (!(o.lambda > 0.0 && o.lambda < 1.0)) throw ConfigError("--arcor_Lambda must be in (0, 1)");
+  if (!(o.radius > 0.0)) throw ConfigError("--arcor_RB must be > 0");
+  if (o.matrix != MatrixKind::kFull && o.matrix != MatrixKind::kDiag)
+    throw ConfigError("--learner " + std::string(rule.name) + " has --matrix full or diag only");
+  if (o.matrix == MatrixKind::kDiag && std::isfinite(o.radius))
+    throw ConfigError("--arcor_RB (the projection, which touches every slot) needs --matrix full");
+  return o;
+}
+
+double MinmaxOptions::sigma0() const {
+  if (rule->reset != MinmaxRule::Reset::kNone) return 1.0;  // arcor, cr-rls: Σ_0 = I (Table 5.1)
+  if (rule->drift) return (c - b) / (b * c);                  // LASER: P_1 = Σ_0 + I/c = I/b
+  return 1.0 / b;
+}
+
+MinmaxLearner::MinmaxLearner(const MinmaxOptions& options, int bits)
+    : opt_(options), bits_(bits), prior_(options.sigma0()), builder_(bits) {
+  if (opt_.matrix == MatrixKind::kDiag) slots_.assign(size_t{1} << bits, Slot{});
+}
+
+double MinmaxLearner::advanced(double base, double rounds) const {
+  const double f = opt_.factor();
+  const double v = f == 1.0 ? base + rounds * opt_.delta() : base * std::exp(-rounds * std::log(f));
+  return std::min(v, kMaxSigma);
+}
+
+double MinmaxLearner::diag_value(const Slot& s) const {
+  double base = s.s, round = s.tau;
+  if (s.s == 0.0) base = opt_.sigma0(), round = 0.0;  // never written
+  if (last_reset_ > 0.0 && last_reset_ >= round) base = 1.0, round = last_reset_;
+  return advanced(base, static_cast<double>(t_) - round);
+}
+
+double MinmaxLearner::gamma(double m) const {
+  switch (opt_.rule->weight) {
+    case W::kWemm: return 1.0 / (1.0 - m);
+    case W::kArow: return 1.0 / opt_.arow_r;
+    case W::kForget: return 1.0 / opt_.forget;
+    case W::kOne: break;
+  }
+  return 1.0;
+}
+
+MinmaxLearner::Round MinmaxLearner::evaluate(const SparseVector& v) const {
+  Round r;
+  const double delta = opt_.delta();
+  if (opt_.matrix == MatrixKind::kDiag) {
+    for (const Coord& c : v) {
+      const Slot& s = slots_[c.slot];
+      r.m += (diag_value(s) + delta) * c.x * c.x;
+      r.p += s.w * c.x;
+    }
+  } else {
+    // xᵀ(Σ + δI)x over the nnz block; a slot not held has Σ_ii = prior_, no cross terms and w = 0.
+    thread_local std::vector<std::pair<uint32_t, double>> held;
+    held.clear();
+    for (const Coord& c : v) {
+      const uint32_t i = index_.find(c.slot);
+      if (i == CompactIndex::kNone) {
+        r.m += (prior_ + delta) * c.x * c.x;
+      } else {
+        held.emplace_back(i, c.x);
+        r.m += delta * c.x * c.x;
+        r.p += w_(i) * c.x;
+      }
+    }
+    for (const auto& [i, xi] : held) {
+      double row = 0.0;
+      for (const auto& [j, xj] : held) row += s_(i, j) * xj;
+      r.m += xi * row;
+    }
+  }
+  r.yhat = opt_.rule->shrink ? r.p / (1.0 + r.m) : r.p;
+  return r;
+}
+
+MinmaxLearner::Round MinmaxLearner::evaluate(const Example& x) const {
+  Round r = evaluate(builder_.build(x));
+  r.p += x.initial;
+  r.yhat += x.initial;
+  return r;
+}
+
+Prediction MinmaxLearner::output(double yhat) const {
+  const float f = common::to_float(yhat, safeguards_);
+  return Prediction{f, f};
+}
+
+Prediction MinmaxLearner::predict(const Example& x) const { return output(evaluate(x).yhat); }
+
+Prediction MinmaxLearner::learn(const Example& x) {
+  const SparseVector& v = builder_.build(x);
+  safeguards_ += v.dropped;
+  const Round round = evaluate(v);
+  const Prediction out = output(round.yhat + x.initial);
+  if (!common::teaches(x) || v.size() == 0) return out;
+  const double y = static_cast<double>(x.label) - x.initial;
+  // An importance weight k: the example (√k x, √k y), exact for the weighted squared loss (one round for LASER).
+  const double k = static_cast<double>(x.weight);
+  if (opt_.matrix == MatrixKind::kDiag)
+    learn_diag(v, y, k);
+  else
+    learn_full(v, y, k);
+  return out;
+}
+
+void MinmaxLearner::grow(size_t n) {
+  if (static_cast<size_t>(s_.rows()) >= n) return;
+  size_t cap = std::max<size_t>(16, static_cast<size_t>(s_.rows()));
+  while (cap < n) cap *= 2;
+  Eigen::MatrixXd s = Eigen::MatrixXd::Zero(cap, cap);
+  Eigen::VectorXd w = Eigen::VectorXd::Zero(cap);
+  const Eigen::Index held = static_cast<Eigen::Index>(index_.size());
+  const Eigen::Index old = std::min<Eigen::Index>(held, s_.rows());
+  s.topLeftCorner(old, old) = s_.topLeftCorner(old, old);
+  w.head(old) = w_.head(old);
+  s_.swap(s);
+  w_.swap(w);
+}
+
+void MinmaxLearner::learn_full(const SparseVector& v, double y, double weight) {
+  size_t fresh = 0;
+  for (const Coord& c : v) fresh += index_.find(c.slot) == CompactIndex::kNone ? 1 : 0;
+  if (index_.size() + fresh > opt_.max_dense)
+    throw ConfigError("--learner " + std::string(opt_.rule->name) + " --matrix full holds at most " +
+                      std::to_string(opt_.max_dense) +
+                      " features (--max_dense_features, at most 4096); use --matrix diag or fewer bits (-b)");
+  const size_t before = index_.size();
+  grow(before + fresh);
+  pos_.clear();
+  xv_.clear();
+  const double sk = std::sqrt(weight);
+  for (const Coord& c : v) {
+    const uint32_t i = index_.insert(c.slot);
+    if (i >= before) {  // a new position enters with the prior of a slot never updated
+      s_.row(i).head(before + fresh).setZero();
+      s_.col(i).head(before + fresh).setZero();
+      s_(i, i) = prior_;
+      w_(i) = 0.0;
+    }
+    pos_.push_back(i);
+    xv_.push_back(sk * c.x);
+  }
+  const Eigen::Index n = static_cast<Eigen::Index>(index_.size());
+  const double delta = opt_.delta();
+  h_.setZero(n);
+  for (size_t j = 0; j < pos_.size(); ++j) h_.noalias() += s_.col(pos_[j]).head(n) * xv_[j];
+  for (size_t j = 0; j < pos_.size(); ++j) h_(pos_[j]) += delta * xv_[j];
+  double m = 0.0, p = 0.0;
+  for (size_t j = 0; j < pos_.size(); ++j) {
+    m += xv_[j] * h_(pos_[j]);
+    p += w_(pos_[j]) * xv_[j];
+  }
+  double ys = sk * y;
+  if (opt_.rule->weight == W::kWemm && m >= 1.0 - kWemmEps) {
+    // WEMM needs m < 1 (thesis, Theorem 2; Σ stays positive definite iff m < 1): update on (s x, s y) with
+    // s² = (1 - ε)/m instead, the same linear relation at a lower importance weight.
+    ++safeguards_;
+    const double sc = std::sqrt((1.0 - kWemmEps) / m);
+    for (double& xj : xv_) xj *= sc;
+    h_ *= sc;
+    m *= sc * sc;
+    p *= sc;
+    ys *= sc;
+  }
+  if (!std::isfinite(m) || !std::isfinite(p) || !std::isfinite(ys) || !(m >= 0.0)) {
+    ++safeguards_;
+    return;
+  }
+  const double g = gamma(m);
+  const double kk = g / (1.0 + g * m);
+  const double r = ys - p;
+  const Eigen::VectorXd step = (kk * r) * h_;
+  if (!step.allFinite()) {
+    ++safeguards_;
+    return;
+  }
+  w_.head(n) += step;
+  auto s = s_.topLeftCorner(n, n);
+  if (delta != 0.0) s.diagonal().array() += delta;
+  h_ *= std::sqrt(kk);  // Σ -= k h hᵀ as u uᵀ: exactly symmetric in floating point
+  s.noalias() -= h_ * h_.transpose();
+  const double f = opt_.factor();
+  if (f != 1.0) {
+    s /= f;
+    for (Eigen::Index i = 0; i < n; ++i) {  // RLS wind-up: a congruence D Σ D keeps Σ positive definite
+      if (s(i, i) <= kMaxSigma) continue;
+      ++safeguards_;
+      const double d = std::sqrt(kMaxSigma / s(i, i));
+      s.row(i) *= d;
+      s.col(i) *= d;
+    }
+  }
+  prior_ = advanced(prior_, 1.0);
+  ++t_;
+  bool reset = false;
+  if (opt_.rule->reset == R::kPeriodic) {
+    reset = t_ % static_cast<uint64_t>(opt_.t0) == 0;
+  } else if (opt_.rule->reset == R::kLambdaMin) {
+    Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig(s, Eigen::EigenvaluesOnly);
+    reset = std::min(eig.eigenvalues().minCoeff(), prior_) < opt_.lambda;
+  }
+  if (reset) {
+    s.setIdentity();
+    prior_ = 1.0;
+  }
+  if (std::isfinite(opt_.radius) && w_.head(n).norm() > opt_.radius) project_full();
+}
+
+// ARCOR's projection (Vaits & Crammer, ALT 2011): w = argmin (w - w̃)ᵀΣ⁻¹(w - w̃) s.t. ‖w‖ <= R_B, i.e.
+// w = (I + ζΣ)⁻¹ w̃ with ζ > 0 the root of f(ζ) = Σ_j (q_jᵀw̃)²/(1 + ζλ_j)² - R_B² (Σ = QΛQᵀ): f is convex and
+// decreasing, so Newton from ζ = 0 converges monotonically. Slots not held have w = 0 and play no part.
+void MinmaxLearner::project_full() {
+  const Eigen::Index n = static_cast<Eigen::Index>(index_.size());
+  Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig(s_.topLeftCorner(n, n));
+  const Eigen::VectorXd lam = eig.eigenvalues().cwiseMax(0.0);
+  const Eigen::VectorXd z = eig.eigenvectors().transpose() * w_.head(n);
+  const double r2 = opt_.radius * opt_.radius;
+  double zeta = 0.0;
+  for (int it = 0; it < 100; ++it) {
+    double f = -r2, fp = 0.0;
+    for (Eigen::Index j = 0; j < n; ++j) {
+      const double d = 1.0 + zeta * lam(j);
+      f += z(j) * z(j) / (d * d);
+      fp -= 2.0 * z(j) * z(j) * lam(j) / (d * d * d);
+    }
+    if (!(fp < 0.0)) break;
+    const double next = zeta - f / fp;
+    if (!(next > zeta) || next - zeta <= 1e-15 * std::max(1.0, zeta)) {
+      zeta = std::max(zeta, next);
+      break;
+    }
+    zeta = next;
+  }
+  Eigen::VectorXd scaled = z;
+  for (Eigen::Index j = 0; j < n; ++j) scaled(j) /= 1.0 + zeta * lam(j);
+  w_.head(n) = eig.eigenvectors() * scaled;
+}
+
+void MinmaxLearner::learn_diag(const SparseVector& v, double y, double weight) {
+  const double sk = std::sqrt(weight), delta = opt_.delta();
+  thread_local std::vector<double> pv;
+  pv.clear();
+  double m = 0.0, p = 0.0;
+  for (const Coord& c : v) {
+    const double pi = diag_value(slots_[c.slot]) + delta;
+    pv.push_back(pi);
+    m += pi * c.x * c.x;
+    p += slots_[c.slot].w * c.x;
+  }
+  double xs = sk, ys = sk * y;
+  m *= weight;
+  p *= sk;
+  if (opt_.rule->weight == W::kWemm && m >= 1.0 - kWemmEps) {  // as in learn_full
+    ++safeguards_;
+    const double sc = std::sqrt((1.0 - kWemmEps) / m);
+    xs *= sc;
+    m *= sc * sc;
+    p *= sc;
+    ys *= sc;
+  }
+  if (!std::isfinite(m) || !std::isfinite(p) || !std::isfinite(ys) || !(m >= 0.0)) {
+    ++safeguards_;
+    return;
+  }
+  const double g = gamma(m), kk = g / (1.0 + g * m), r = ys - p, f = opt_.factor();
+  const double round = static_cast<double>(t_ + 1);
+  size_t j = 0;
+  for (const Coord& c : v) {
+    Slot& s = slots_[c.slot];
+    const double pi = pv[j++], xi = xs * c.x;
+    const double w = s.w + kk * r * pi * xi;
+    double si = 1.0 / (1.0 / pi + g * xi * xi) / f;  // the diagonal of the precision rule
+    if (!std::isfinite(w) || !(si > 0.0)) {
+      ++safeguards_;
+      continue;
+    }
+    if (si > kMaxSigma) si = kMaxSigma, ++safeguards_;
+    s.w = w;
+    s.s = si;
+    s.tau = round;
+    min_s_ = std::min(min_s_, si);
+  }
+  ++t_;
+  bool reset = false;
+  if (opt_.rule->reset == R::kPeriodic) {
+    reset = t_ % static_cast<uint64_t>(opt_.t0) == 0;
+  } else if (opt_.rule->reset == R::kLambdaMin) {
+    reset = min_s_ < opt_.lambda;  // between resets the s_i only shrink: λ_min is the running minimum
+  }
+  if (reset) {
+    last_reset_ = static_cast<double>(t_);
+    min_s_ = 1.0;
+  }
+}
+
+double MinmaxLearner::weight(uint64_t slot) const {
+  if (opt_.matrix == MatrixKind::kDiag) return slots_[slot].w;
+  const uint32_t i = index_.find(slot);
+  return i == CompactIndex::kNone ? 0.0 : w_(i);
+}
+
+double MinmaxLearner::sigma(uint64_t a, uint64_t b) const {
+  if (opt_.matrix == MatrixKind::kDiag) return a == b ? diag_value(slots_[a]) : 0.0;
+  const uint32_t i = index_.find(a), j = index_.find(b);
+  if (i == CompactIndex::kNone || j == CompactIndex::kNone) return a == b ? prior_ : 0.0;
+  return s_(i, j);
+}
+
+std::vector<std::string> MinmaxLearner::describe() const {
+  std::vector<std::string> out;
+  const MinmaxRule& r = *opt_.rule;
+  const std::string n = r.name;
+  if (r.uses_b) out.push_back(n + " b = " + common::number(opt_.b));
+  if (r.uses_c) out.push_back(n + " c = " + common::number(opt_.c));
+  if (r.uses_forget) out.push_back(n + " r = " + common::number(opt_.forget));
+  if (r.uses_arow_r) out.push_back(n + " r = " + common::number(opt_.arow_r));
+  if (r.reset == R::kPeriodic) out.push_back(n + " T0 = " + common::number(opt_.t0));
+  if (r.reset == R::kLambdaMin) {
+    out.push_back(n + " Lambda = " + common::number(opt_.lambda));
+    out.push_back(n + " R_B = " + (std::isfinite(opt_.radius) ? common::number(opt_.radius) : std::string("none")));
+  }
+  out.push_back(opt_.matrix == MatrixKind::kDiag
+                    ? std::string("matrix = diag")
+                    : "matrix = full, up to " + std::to_string(opt_.max_dense) + " features");
+  return out;
+}
+
+void MinmaxLearner::write_readable(std::ostream& out) const {
+  out << "learner " << opt_.rule->name << "\n";
+  out << "b " << num(opt_.b) << "\nc " << num(opt_.c) << "\nr " << num(opt_.forget) << "\narow_r "
+      << num(opt_.arow_r) << "\nT0 " << num(opt_.t0) << "\nLambda " << num(opt_.lambda) << "\n";
+  out << "R_B " << (std::isfinite(opt_.radius) ? num(opt_.radius) : std::string("none")) << "\n";
+  out << "matrix " << matrix_kind_name(opt_.matrix) << "\nrounds " << t_ << "\n";
+  if (opt_.matrix == MatrixKind::kDiag) {
+    out << "last_reset " << num(last_reset_) << "\n";
+    for (uint64_t i = 0; i < slots_.size(); ++i)
+      if (!common::all_zero(slots_[i]))
+        out << i << ":" << num(slots_[i].w) << " " << num(diag_value(slots_[i])) << "\n";
+    return;
+  }
+  out << "prior " << num(prior_) << "\n";
+  std::vector<std::pair<uint64_t, uint32_t>> order;
+  for (uint32_t i = 0; i < index_.size(); ++i) order.emplace_back(index_.slot(i), i);
+  std::sort(order.begin(), order.end());
+  for (const auto& [slot, i] : order) out << slot << ":" << num(w_(i)) << " " << num(s_(i, i)) << "\n";
+}
+
+void MinmaxLearner::save(ModelWriter& out) const {
+  out.put_u32(kStateVersion);
+  out.put_string(opt_.rule->name);
+  out.put_u8(static_cast<uint8_t>(opt_.matrix));
+  out.put_u32(static_cast<uint32_t>(bits_));
+  out.put_f64(opt_.b);
+  out.put_f64(opt_.c);
+  out.put_f64(opt_.forget);
+  out.put_f64(opt_.arow_r);
+  out.put_f64(opt_.t0);
+  out.put_f64(opt_.lambda);
+  out.put_f64(std::isfinite(opt_.radius) ? opt_.radius : 0.0);  // 0: no projection
+  out.put_u64(t_);
+  out.put_f64(prior_);
+  out.put_f64(last_reset_);
+  out.put_f64(min_s_);
+  if (opt_.matrix == MatrixKind::kDiag) {
+    common::save_slots(out, slots_);
+    return;
+  }
+  const size_t n = index_.size();
+  out.put_u64(n);
+  for (uint32_t i = 0; i < n; ++i) out.put_u64(index_.slot(i));
+  for (uint32_t i = 0; i < n; ++i) {
+    out.put_f64(w_(i));
+    for (uint32_t j = i; j < n; ++j) out.put_f64(s_(i, j));
+  }
+}
+
+void MinmaxLearner::load(ModelReader& in) {
+  const std::string who = opt_.rule->name;
+  auto bad = [&](const std::string& what) { return ModelFormatError(in.source() + ": " + who + " state: " + what); };
+  if (in.get_u32("min-max state version") != kStateVersion) throw bad("unknown state version");
+  if (in.get_string("min-max rule") != who) throw bad("the model is another learner's");
+  if (in.get_u8("min-max matrix") != static_cast<uint8_t>(opt_.matrix))
+    throw bad("saved with another --matrix than this run's");
+  if (in.get_u32("min-max bits") != static_cast<uint32_t>(bits_)) throw bad("saved with another -b");
+  MinmaxOptions o = opt_;
+  o.b = in.get_f64("b");
+  o.c = in.get_f64("c");
+  o.forget = in.get_f64("r");
+  o.arow_r = in.get_f64("arow r");
+  o.t0 = in.get_f64("T0");
+  o.lambda = in.get_f64("Lambda");
+  const double radius = in.get_f64("R_B");
+  o.radius = radius == 0.0 ? kInf : radius;
+  const uint64_t t = in.get_u64("rounds");
+  const double prior = in.get_f64("prior");
+  const double last_reset = in.get_f64("last reset");
+  const double min_s = in.get_f64("smallest sigma");
+  const bool ok = o.b > 0.0 && std::isfinite(o.b) && o.c > 0.0 && std::isfinite(o.c) && (!o.rule->drift || o.b < o.c) &&
+                  o.forget > 0.0 && o.forget <= 1.0 && o.arow_r > 0.0 && std::isfinite(o.arow_r) && o.t0 >= 1.0 &&
+                  std::isfinite(o.t0) && o.lambda > 0.0 && o.lambda < 1.0 && o.radius > 0.0 && prior > 0.0 &&
+                  std::isfinite(prior) && last_reset >= 0.0 && last_reset <= static_cast<double>(t) &&
+                  min_s > 0.0 && min_s <= 1.0;
+  if (!ok) throw bad("a hyper-parameter or counter out of range");
+  if (opt_.matrix == MatrixKind::kDiag) {
+    std::vector<Slot> slots(slots_.size());
+    common::load_slots(in, slots, who);
+    for (const Slot& s : slots)
+      if (s.s < 0.0 || s.tau < 0.0 || s.tau > static_cast<double>(t)) throw bad("a slot out of range");
+    slots_.swap(slots);
+  } else {
+    const uint64_t n = in.get_u64("held features");
+    if (n > opt_.max_dense || 16 * n + 4 * n * (n + 1) > in.remaining())
+      throw bad("held feature count out of range");
+    CompactIndex index;
+    for (uint64_t i = 0; i < n; ++i) {
+      const uint64_t slot = in.get_u64("held slot");
+      if (slot >> bits_ != 0 || index.find(slot) != CompactIndex::kNone) throw bad("held slot out of range");
+      index.insert(slot);
+    }
+    const Eigen::Index cap = static_cast<Eigen::Index>(std::max<uint64_t>(16, n));
+    Eigen::MatrixXd s = Eigen::MatrixXd::Zero(cap, cap);
+    Eigen::VectorXd w = Eigen::VectorXd::Zero(cap);
+    for (uint64_t i = 0; i < n; ++i) {
+      w(i) = in.get_f64("weight");
+      for (uint64_t j = i; j < n; ++j) s(i, j) = s(j, i) = in.get_f64("sigma");
+    }
+    if (!s.allFinite() || !w.allFinite()) throw bad("non-finite value");
+    index_ = std::move(index);
+    s_.swap(s);
+    w_.swap(w);
+  }
+  opt_ = o;
+  t_ = t;
+  prior_ = prior;
+  last_reset_ = last_reset;
+  min_s_ = min_s;
+}
+
+std::vector<LearnerRow> minmax_rows() {
+  using Kind = OptionSpec::Kind;
+  const OptionSpec::Range positive{0.0, kInf, true, false};
+  auto b_opt = [&](const char* def) {
+    return OptionSpec{"mm_b", "", Kind::kNumber, def,
+                      "b, the prior's weight on ||u||^2: Sigma_0 = I/b (laser: (c-b)/(bc) I); larger b learns more "
+                      "cautiously (wemm needs b > ||x||^2, otherwise examples are down-weighted)",
+                      positive, {}};
+  };
+  const OptionSpec c_opt{"mm_c", "", Kind::kNumber, "100",
+                         "c, the penalty on drift of the best model: smaller tracks faster (in units of ||x||^2)",
+                         positive, {}};
+  const OptionSpec forget_opt{"rls_r", "", Kind::kNumber, "1", "forgetting factor r (1: no forgetting)",
+                              {0.0, 1.0, true, false}, {}};
+  const OptionSpec arow_opt{"arow_r", "", Kind::kNumber, "1",
+                            "AROW's r, the assumed noise variance: larger learns more slowly (only r x b matters)",
+                            positive, {}};
+  auto modes = [] {
+    std::vector<OptionSpec> o{common::matrix_option({"full", "diag"}), common::max_dense_option(1000)};
+    return o;
+  };
+  struct Text {
+    const char* name;
+    const char* help;
+  };
+  const Text texts[] = {
+      {"wemm", "weighted min-max regression for stationary data, second order, needs no label bound (Moroshko "
+               "and Crammer, WEMM; squared loss only)"},
+      {"laser", "last-step min-max regression that tracks a drifting target (Moroshko and Crammer, LASER); its "
+                "prediction is shrunk toward 0 (squared loss only)"},
+      {"laser-noshrink", "LASER's tracking update with the unshrunk (Kalman filter) prediction: usually the better "
+                         "drift tracker (squared loss only)"},
+      {"rls", "recursive least squares with forgetting factor --rls_r; 1 is online ridge regression (squared loss "
+              "only)"},
+      {"aaw", "Vovk-Azoury-Warmuth (Forster) online ridge regression, prediction shrunk on novel inputs (squared "
+              "loss only)"},
+      {"arowr", "AROW for regression: second-order confidence-weighted regression (squared loss only)"},
+      {"arcor", "AROW for regression with covariance reset when confidence gets too high, for drifting data "
+                "(squared loss only)"},
+      {"cr-rls", "recursive least squares that resets its covariance every --crrls_T0 examples, for drifting "
+                 "data (squared loss only)"},
+  };
+  std::vector<LearnerRow> rows;
+  for (const Text& t : texts) {
+    const MinmaxRule& rule = minmax_rule(t.name);
+    std::vector<OptionSpec> options;
+    if (rule.drift) {
+      options.push_back(c_opt);
+      OptionSpec b = b_opt("");
+      b.help += " (default 0.01 c)";
+      options.push_back(b);
+    } else if (rule.uses_b) {
+      options.push_back(b_opt(rule.weight == W::kWemm ? "2" : "1"));
+    }
+    if (rule.uses_forget) options.push_back(forget_opt);
+    if (rule.uses_arow_r) options.push_back(arow_opt);
+    if (rule.reset == R::kPeriodic)
+      options.push_back({"crrls_T0", "", Kind::kNumber, "50", "rounds between covariance resets",
+                         {1.0, 1e15, false, false}, {}});
+    if (rule.reset == R::kLambdaMin) {
+      options.push_back({"arcor_Lambda", "", Kind::kNumber, "0.001",
+                         "reset the covariance when its smallest eigenvalue falls below this", {0.0, 1.0, true, true},
+                         {}});
+      options.push_back({"arcor_RB", "", Kind::kNumber, "",
+                         "project the weights onto the ball ||w|| <= R_B (default: no projection; --matrix full)",
+                         positive, {}});
+    }
+    for (auto& o : modes()) options.push_back(o);
+    LearnerRow row{t.name, t.help, options,
+                   [&rule](const LearnerContext& c) {
+                     return std::make_unique<MinmaxLearner>(MinmaxOptions::from(rule, c.options), c.bits);
+                   },
+                   LearnerTraits{}};
+    row.traits.losses = {"squared"};
+    row.traits.matrix_modes = {"full", "diag"};
+    row.traits.matrix_nearest = {{"sketch", "--matrix diag"}, {"auto", "--matrix full"}};
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+}  // namespace lepus

@@ -1,0 +1,134 @@
+// The last-step min-max online regressors and their second-order baselines, one learner over one rule table
+// (E. Moroshko, "New Min-Max Algorithms and Analysis for Online Regression", M.Sc. thesis, Technion 2013;
+// Table 3.1 (stationary) and Table 5.1 (drifting), the recursive right-hand columns):
+//
+//   wemm            Weighted Min-Max, Fig 3.2, eqs 3.17-3.19:   a_t = 1/(1 - m_t), w += r g, Σ -= g gᵀ
+//   laser           LASER, Fig 5.1, §5.2:                      P = Σ + I/c, ŷ = p/(1+m), Σ = P - h hᵀ/(1+m)
+//   laser-noshrink  LASER's state with the unshrunk (Kalman) prediction ŷ = p (an ablation, not in the thesis)
+//   rls             RLS with forgetting r (§3.4; r = 1: online ridge regression, Foster 1991)
+//   aaw             Vovk-Azoury-Warmuth / Forster's last-step min-max (Table 3.1 "AAR"): ŷ = p/(1+m)
+//   arowr           AROW for regression (Table 3.1): Σ⁻¹ += x xᵀ/r
+//   arcor           AROWR with covariance reset when λ_min(Σ) < Λ and projection on ‖w‖ <= R_B (Table 5.1;
+//                   Vaits & Crammer, ALT 2011)
+//   cr-rls          RLS with forgetting r and a covariance reset every T0 rounds (Table 5.1)
+//
+// All share one round (g = P x_t, m = x_tᵀ g, p = x_tᵀ w_{t-1}; r_t = y_t - p, never y_t - ŷ_t):
+//     P = Σ_{t-1} + δ I                  δ = 1/c (laser), else 0
+//     ŷ = p / (1 + m) (laser, aaw), else p
+//     k = γ / (1 + γ m)                  γ: the weight of x xᵀ in the precision (1/(1-m) wemm, 1/r arowr, arcor
+//                                        and the forgetting rules, 1 otherwise)
+//     w_t = w_{t-1} + k r_t g,     Σ_t = (P - k g gᵀ) / f     f = r (rls, cr-rls), else 1  (Sherman-Morrison)
+//     then the reset of cr-rls and arcor (Σ_t = I) and arcor's projection.
+// Squared loss only. Matrix modes (--matrix): full keeps Σ over the features seen (dense, Eigen, at most
+// --max_dense_features of them); diag keeps Σ_ii per hashed slot with a lazy clock for the drift, forgetting and
+// resets (exact for one-hot inputs), O(nnz) per example. The algorithm notes: docs/algorithms/minmax.md.
+#pragma once
+#include <Eigen/Dense>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "core/coords.h"
+#include "lepus/learner.h"
+#include "sketch/compact_index.h"
+#include "sketch/matrix.h"
+
+namespace lepus {
+
+// THE rule table: one row per learner, the scalars its round is made of.
+struct MinmaxRule {
+  enum class Weight { kOne, kWemm, kArow, kForget };  // γ: 1, 1/(1-m), 1/r (arow), 1/r with Σ /= r after
+  enum class Reset { kNone, kPeriodic, kLambdaMin };
+  const char* name;
+  bool shrink;  // ŷ = p/(1+m)
+  bool drift;   // Σ += I/c before each round (LASER)
+  Weight weight;
+  Reset reset;
+  bool uses_b, uses_c, uses_forget, uses_arow_r;
+};
+const std::vector<MinmaxRule>& minmax_rules();
+const MinmaxRule& minmax_rule(std::string_view name);  // std::out_of_range for another name
+
+struct MinmaxOptions {
+  const MinmaxRule* rule = nullptr;
+  double b = 1.0;           // --mm_b: prior weight (Σ_0 = I/b; laser: Σ_0 = (c-b)/(bc) I)
+  double c = 100.0;         // --mm_c: laser's drift penalty
+  double forget = 1.0;      // --rls_r: forgetting factor in (0, 1]
+  double arow_r = 1.0;      // --arow_r: AROW's r > 0
+  double t0 = 50.0;         // --crrls_T0: rounds between covariance resets
+  double lambda = 1e-3;     // --arcor_Lambda: reset threshold on λ_min(Σ), in (0, 1)
+  double radius = std::numeric_limits<double>::infinity();  // --arcor_RB (infinity: no projection)
+  MatrixKind matrix = MatrixKind::kFull;
+  uint64_t max_dense = 1000;
+  // Throws ConfigError for a value out of range or a bad combination (b >= c, projection in diag mode).
+  static MinmaxOptions from(const MinmaxRule& rule, const OptionValues& values);
+  double sigma0() const;  // Σ_0's diagonal
+  double delta() const { return rule->drift ? 1.0 / c : 0.0; }
+  double factor() const { return rule->weight == MinmaxRule::Weight::kForget ? forget : 1.0; }
+};
+
+class MinmaxLearner final : public Learner {
+ public:
+  static constexpr double kWemmEps = 1e-6;  // wemm's guard: an update needs m < 1 - kWemmEps
+  static constexpr double kMaxSigma = 1e100;  // cap on Σ's diagonal (RLS wind-up, r < 1)
+
+  MinmaxLearner(const MinmaxOptions& options, int bits);
+  Prediction predict(const Example& x) const override;
+  Prediction learn(const Example& x) override;
+  void save(ModelWriter& out) const override;
+  void load(ModelReader& in) override;
+  std::string_view name() const override { return opt_.rule->name; }
+  std::vector<std::string> describe() const override;
+  void write_readable(std::ostream& out) const override;
+  uint64_t safeguard_count() const override { return safeguards_; }
+
+  // For tests: the round's quantities on x (before learning it), the weight of a slot, Σ_ij (current, i.e.
+  // Σ_t after the last round learned, not P), the labelled rounds learned.
+  struct Round {
+    double m = 0.0, p = 0.0, yhat = 0.0;
+  };
+  Round evaluate(const Example& x) const;
+  double weight(uint64_t slot) const;
+  double sigma(uint64_t slot_i, uint64_t slot_j) const;
+  uint64_t rounds() const { return t_; }
+  const MinmaxOptions& options() const { return opt_; }
+
+ private:
+  struct Slot {  // diag mode, per hashed slot; all zero: never written (Σ_ii = σ_0 at round 0)
+    double w = 0.0, s = 0.0, tau = 0.0;
+  };
+  Round evaluate(const SparseVector& v) const;
+  double diag_value(const Slot& s) const;  // diag mode: Σ_{t,ii} of a slot
+  double advanced(double base, double rounds) const;  // the scalar map σ -> (σ + δ)/f applied `rounds` times
+  void learn_full(const SparseVector& v, double y, double weight);
+  void learn_diag(const SparseVector& v, double y, double weight);
+  double gamma(double m) const;
+  void grow(size_t n);
+  void project_full();
+  Prediction output(double yhat) const;
+
+  MinmaxOptions opt_;
+  int bits_;
+  uint64_t t_ = 0;              // labelled rounds learned
+  double prior_;                // full: Σ_ii of a slot not held (σ_t, the same scalar map)
+  double last_reset_ = 0.0;     // diag: the round of the last reset (0: none)
+  double min_s_ = 1.0;          // diag, arcor: smallest Σ_ii written since the last reset
+  // full mode
+  CompactIndex index_;
+  Eigen::MatrixXd s_;  // Σ over held positions (top-left n x n; capacity grows by doubling)
+  Eigen::VectorXd w_;  // w over held positions
+  // diag mode
+  std::vector<Slot> slots_;
+  mutable VectorBuilder builder_;
+  mutable uint64_t safeguards_ = 0;
+  // scratch
+  std::vector<uint32_t> pos_;
+  std::vector<double> xv_;
+  Eigen::VectorXd h_;
+};
+
+// The registry rows: wemm, laser, laser-noshrink, rls, aaw, arowr, arcor, cr-rls.
+std::vector<LearnerRow> minmax_rows();
+
+}  // namespace lepus
