@@ -510,8 +510,9 @@ std::vector<LearnerRow> minmax_rows() {
   const OptionSpec::Range positive{0.0, kInf, true, false};
   auto b_opt = [&](const char* def) {
     return OptionSpec{"mm_b", "", Kind::kNumber, def,
-                      "b, the prior's weight on ||u||^2: Sigma_0 = I/b (laser: (c-b)/(bc) I); larger b learns more "
-                      "cautiously (wemm needs b > ||x||^2, otherwise examples are down-weighted)",
+                      "b, the prior's weight on ||u||^2 (default 2 for wemm, 0.01 c for laser and laser-noshrink, "
+                      "1 otherwise): Sigma_0 = I/b (laser: (c-b)/(bc) I); larger b learns more cautiously (wemm "
+                      "needs b > ||x||^2, otherwise examples are down-weighted)",
                       positive, {}};
   };
   const OptionSpec c_opt{"mm_c", "", Kind::kNumber, "100",
@@ -553,9 +554,7 @@ std::vector<LearnerRow> minmax_rows() {
     std::vector<OptionSpec> options;
     if (rule.drift) {
       options.push_back(c_opt);
-      OptionSpec b = b_opt("");
-      b.help += " (default 0.01 c)";
-      options.push_back(b);
+      options.push_back(b_opt(""));
     } else if (rule.uses_b) {
       options.push_back(b_opt(rule.weight == W::kWemm ? "2" : "1"));
     }
