@@ -58,6 +58,12 @@ std::unique_ptr<MinmaxLearner> make(const std::string& name, std::vector<std::pa
   return std::unique_ptr<MinmaxLearner>(m);
 }
 
+Eigen::VectorXd dense(const Example& ex, int d) {
+  Eigen::VectorXd x = Eigen::VectorXd::Zero(d);
+  for (const Feature& f : ex.features) x(static_cast<Eigen::Index>(f.index)) = f.value;
+  return x;
+}
+
 // The oracles are printed to 6 decimals: relative 1e-5, or 6e-7 absolute for small numbers.
 void near(double got, double want, const std::string& what) {
   EXPECT_NEAR(got, want, std::max(1e-5 * std::fabs(want), 6e-7)) << what;
@@ -111,9 +117,14 @@ TEST(Minmax, WemmOracleS3) {
   const double L[] = {1, 3.89, 6.7124}, w[][2] = {{0.5, 0}, {0.755, 0.68}, {0.8558, 0.1088}};
   const double S[][3] = {{0.25, 0, 0.5}, {0.2275, -0.06, 0.34}, {0.2239, -0.0396, 0.2244}};
   const double post[] = {0.25, 0.2419, 0.2244};  // x_tᵀ Σ_t x_t = m(1 - m)
+  const double logdet[] = {0.693147, 1.220780, 1.636295};  // ln|A_t/b|, A_t = bI + Σ a_s x_s x_sᵀ
   const auto xs = s3();
+  Eigen::Matrix2d A = 2.0 * Eigen::Matrix2d::Identity();
   s3_rounds(*l, [&](int t, const MinmaxLearner::Round& r, double total) {
     const std::string at = "t=" + std::to_string(t + 1);
+    const Eigen::Vector2d x = dense(xs[t], 2);
+    A += x * x.transpose() / (1.0 - r.m);
+    near(std::log((A / 2.0).determinant()), logdet[t], at + " ln|A/b|");
     near(r.yhat, yhat[t], at + " yhat");
     near(r.m, m[t], at + " m");
     near(1.0 / (1.0 - r.m), a[t], at + " a");
@@ -442,11 +453,6 @@ std::vector<Example> random_stream(int n, int d, uint64_t seed, double scale = 1
   return out;
 }
 
-Eigen::VectorXd dense(const Example& ex, int d) {
-  Eigen::VectorXd x = Eigen::VectorXd::Zero(d);
-  for (const Feature& f : ex.features) x(static_cast<Eigen::Index>(f.index)) = f.value;
-  return x;
-}
 
 // Theorem 4: L_t(wemm) = Σ a_s y_s² − b_tᵀA_t⁻¹b_t = min_u b‖u‖² + Σ a_s (y_s − uᵀx_s)², at every t; and w_t = A_t⁻¹b_t.
 TEST(Minmax, WemmLossEqualsItsWeightedRidgeObjectiveEveryRound) {
@@ -472,6 +478,26 @@ TEST(Minmax, WemmLossEqualsItsWeightedRidgeObjectiveEveryRound) {
       const double objective = ay2 - bv.dot(u);
       ASSERT_NEAR(total, objective, 1e-9 * total);
       for (int i = 0; i < d; ++i) ASSERT_NEAR(l->weight(i), u(i), 1e-9 * std::max(1.0, u.norm()));
+    }
+    // Theorem 5: R_T(u) <= b‖u‖² + (b/(b-1)) S(u) ln|A_T/b|, S(u) the worst single-round loss of u, for u = 0,
+    // the batch least-squares u and random u.
+    const auto xs = random_stream(200, d, 11);
+    Eigen::MatrixXd X(xs.size(), d);
+    Eigen::VectorXd Y(xs.size());
+    for (size_t t = 0; t < xs.size(); ++t) X.row(t) = dense(xs[t], d).transpose(), Y(t) = xs[t].label;
+    std::vector<Eigen::VectorXd> us = {Eigen::VectorXd::Zero(d), X.colPivHouseholderQr().solve(Y)};
+    std::mt19937_64 gen(4);
+    std::normal_distribution<double> n01;
+    for (int k = 0; k < 3; ++k) {
+      Eigen::VectorXd u(d);
+      for (int i = 0; i < d; ++i) u(i) = n01(gen);
+      us.push_back(u);
+    }
+    const double logdet = (A / b).ldlt().vectorD().array().log().sum();
+    for (const Eigen::VectorXd& u : us) {
+      const Eigen::VectorXd res = X * u - Y;
+      const double lu = res.squaredNorm(), su = res.cwiseAbs2().maxCoeff();
+      EXPECT_LE(total - lu, b * u.squaredNorm() + b / (b - 1.0) * su * logdet) << u.transpose();
     }
   }
 }
@@ -541,6 +567,68 @@ TEST(Minmax, LaserEqualsItsDeFormOnRandomData) {
     D = Dt;
     const Eigen::VectorXd w = D.inverse() * e;
     for (int i = 0; i < d; ++i) ASSERT_NEAR(l->weight(i), w(i), 1e-10 * std::max(1.0, w.norm()));
+  }
+}
+
+// LASER's per-round inequality (thesis eq 6.4 with Lemma 11), with the competitor's optimum Q*_t from the dynamic
+// program of Lemma 10 (eq 5.6): ℓ_t <= (Q*_t - Q*_{t-1}) + y_t² x_tᵀΣ_t x_t, equality at t = 1; summed, Theorem 12.
+// On S3 against the recomputed numbers (b = 1, c = 4), then on random data (d = 5).
+struct LaserBound {
+  Eigen::MatrixXd D;
+  Eigen::VectorXd e;
+  double f = 0.0, q = 0.0, c;
+  LaserBound(int d, double b, double c_) : D((b * c_ / (c_ - b)) * Eigen::MatrixXd::Identity(d, d)),
+                                             e(Eigen::VectorXd::Zero(d)), c(c_) {}
+  // Returns Q*_t after (x, y).
+  double step(const Eigen::VectorXd& x, double y) {
+    const int d = static_cast<int>(x.size());
+    const Eigen::MatrixXd I = Eigen::MatrixXd::Identity(d, d);
+    f += -e.dot((c * I + D).inverse() * e) + y * y;
+    e = (I + D / c).inverse() * e + y * x;
+    D = (D.inverse() + I / c).inverse() + x * x.transpose();
+    q = f - e.dot(D.inverse() * e);
+    return q;
+  }
+};
+
+double post_quad(const MinmaxLearner& l, const Eigen::VectorXd& x) {  // x_tᵀ Σ_t x_t from the learner's Σ
+  double v = 0.0;
+  for (int i = 0; i < x.size(); ++i)
+    for (int j = 0; j < x.size(); ++j) v += x(i) * l.sigma(i, j) * x(j);
+  return v;
+}
+
+TEST(Minmax, LaserPerRoundBoundAndTheorem12) {
+  auto l = make("laser", {{"mm_b", "1"}, {"mm_c", "4"}});
+  LaserBound bound(2, 1.0, 4.0);
+  const double f[] = {1, 4.833333, 4.835878}, q[] = {0.5, 1.896135, 3.540719}, slack[] = {0, 0.022474, 0.168604};
+  double total = 0.0, quads = 0.0, prev = 0.0;
+  for (int t = 0; t < 3; ++t) {
+    const Example ex = s3()[t];
+    const double yhat = l->evaluate(ex).yhat, y = ex.label;
+    l->learn(ex);
+    const Eigen::VectorXd x = dense(ex, 2);
+    const double qt = bound.step(x, y), quad = post_quad(*l, x), loss = (yhat - y) * (yhat - y);
+    near(bound.f, f[t], "f_t");
+    near(qt, q[t], "Q*_t");
+    near((qt - prev) + y * y * quad - loss, slack[t], "slack");
+    prev = qt;
+    total += loss;
+    quads += quad;
+  }
+  near(quads * 4.0, 6.084399, "Y^2 sum of x'Sigma x");
+  EXPECT_LE(total, prev + 4.0 * quads);  // Theorem 12 with Y = 2: 6.421465 <= 9.625118
+
+  auto r = make("laser", {{"mm_b", "0.2"}, {"mm_c", "2"}});
+  LaserBound rb(5, 0.2, 2.0);
+  prev = 0.0;
+  for (const Example& ex : random_stream(100, 5, 21)) {
+    const double yhat = r->evaluate(ex).yhat, y = ex.label;
+    r->learn(ex);
+    const Eigen::VectorXd x = dense(ex, 5);
+    const double qt = rb.step(x, y);
+    ASSERT_LE((yhat - y) * (yhat - y), (qt - prev) + y * y * post_quad(*r, x) + 1e-9);
+    prev = qt;
   }
 }
 
