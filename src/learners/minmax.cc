@@ -120,7 +120,7 @@ MinmaxLearner::Round MinmaxLearner::evaluate(const SparseVector& v) const {
     }
   } else {
     // xᵀ(Σ + δI)x over the nnz block; a slot not held has Σ_ii = prior_, no cross terms and w = 0.
-    thread_local std::vector<std::pair<uint32_t, double>> held;
+    std::vector<std::pair<uint32_t, double>>& held = held_;
     held.clear();
     for (const Coord& c : v) {
       const uint32_t i = index_.find(c.slot);
@@ -238,12 +238,12 @@ void MinmaxLearner::learn_full(const SparseVector& v, double y, double weight) {
   const double g = gamma(m);
   const double kk = g / (1.0 + g * m);
   const double r = ys - p;
-  const Eigen::VectorXd step = (kk * r) * h_;
-  if (!step.allFinite()) {
+  const double coef = kk * r;
+  if (!h_.allFinite() || !std::isfinite(coef * h_.cwiseAbs().maxCoeff())) {
     ++safeguards_;
     return;
   }
-  w_.head(n) += step;
+  w_.head(n) += coef * h_;
   auto s = s_.topLeftCorner(n, n);
   if (delta != 0.0) s.diagonal().array() += delta;
   h_ *= std::sqrt(kk);  // Σ -= k h hᵀ as u uᵀ: exactly symmetric in floating point
@@ -307,7 +307,7 @@ void MinmaxLearner::project_full() {
 
 void MinmaxLearner::learn_diag(const SparseVector& v, double y, double weight) {
   const double sk = std::sqrt(weight), delta = opt_.delta();
-  thread_local std::vector<double> pv;
+  std::vector<double>& pv = pv_;
   pv.clear();
   double m = 0.0, p = 0.0;
   for (const Coord& c : v) {

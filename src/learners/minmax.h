@@ -126,6 +126,8 @@ class MinmaxLearner final : public Learner {
   std::vector<uint32_t> pos_;
   std::vector<double> xv_;
   Eigen::VectorXd h_;
+  std::vector<double> pv_;                                     // diag: P_ii of the example's slots
+  mutable std::vector<std::pair<uint32_t, double>> held_;      // full: the example's held positions and values
 };
 
 // The registry rows: wemm, laser, laser-noshrink, rls, aaw, arowr, arcor, cr-rls.
