@@ -186,6 +186,22 @@ void MinmaxLearner::grow(size_t n) {
   w_.swap(w);
 }
 
+// WEMM needs m < 1 (thesis, Theorem 2; Σ stays positive definite iff m < 1): when m >= 1 − ε the round updates on
+// (s x, s y) with s² = (1 − ε)/m instead, the same linear relation at a lower importance weight (counted).
+// Returns s, 1 when no guard applies.
+double MinmaxLearner::wemm_guard(double m) const {
+  if (opt_.rule->weight != W::kWemm || m < 1.0 - kWemmEps) return 1.0;
+  ++safeguards_;
+  return std::sqrt((1.0 - kWemmEps) / m);
+}
+
+// A round whose numbers are not finite (or m < 0) is skipped, counted.
+bool MinmaxLearner::healthy(double m, double p, double ys) const {
+  if (std::isfinite(m) && std::isfinite(p) && std::isfinite(ys) && m >= 0.0) return true;
+  ++safeguards_;
+  return false;
+}
+
 void MinmaxLearner::learn_full(const SparseVector& v, double y, double weight) {
   size_t fresh = 0;
   for (const Coord& c : v) fresh += index_.find(c.slot) == CompactIndex::kNone ? 1 : 0;
@@ -220,21 +236,14 @@ void MinmaxLearner::learn_full(const SparseVector& v, double y, double weight) {
     p += w_(pos_[j]) * xv_[j];
   }
   double ys = sk * y;
-  if (opt_.rule->weight == W::kWemm && m >= 1.0 - kWemmEps) {
-    // WEMM needs m < 1 (thesis, Theorem 2; Σ stays positive definite iff m < 1): update on (s x, s y) with
-    // s² = (1 - ε)/m instead, the same linear relation at a lower importance weight.
-    ++safeguards_;
-    const double sc = std::sqrt((1.0 - kWemmEps) / m);
+  if (const double sc = wemm_guard(m); sc != 1.0) {
     for (double& xj : xv_) xj *= sc;
     h_ *= sc;
     m *= sc * sc;
     p *= sc;
     ys *= sc;
   }
-  if (!std::isfinite(m) || !std::isfinite(p) || !std::isfinite(ys) || !(m >= 0.0)) {
-    ++safeguards_;
-    return;
-  }
+  if (!healthy(m, p, ys)) return;
   const double g = gamma(m);
   const double kk = g / (1.0 + g * m);
   const double r = ys - p;
@@ -319,18 +328,13 @@ void MinmaxLearner::learn_diag(const SparseVector& v, double y, double weight) {
   double xs = sk, ys = sk * y;
   m *= weight;
   p *= sk;
-  if (opt_.rule->weight == W::kWemm && m >= 1.0 - kWemmEps) {  // as in learn_full
-    ++safeguards_;
-    const double sc = std::sqrt((1.0 - kWemmEps) / m);
+  if (const double sc = wemm_guard(m); sc != 1.0) {
     xs *= sc;
     m *= sc * sc;
     p *= sc;
     ys *= sc;
   }
-  if (!std::isfinite(m) || !std::isfinite(p) || !std::isfinite(ys) || !(m >= 0.0)) {
-    ++safeguards_;
-    return;
-  }
+  if (!healthy(m, p, ys)) return;
   const double g = gamma(m), kk = g / (1.0 + g * m), r = ys - p, f = opt_.factor();
   const double round = static_cast<double>(t_ + 1);
   size_t j = 0;

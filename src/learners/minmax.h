@@ -103,6 +103,8 @@ class MinmaxLearner final : public Learner {
   double advanced(double base, double rounds) const;  // the scalar map σ -> (σ + δ)/f applied `rounds` times
   void learn_full(const SparseVector& v, double y, double weight);
   void learn_diag(const SparseVector& v, double y, double weight);
+  double wemm_guard(double m) const;                     // s of the WEMM guard (1: none)
+  bool healthy(double m, double p, double ys) const;      // false (counted): skip the round
   double gamma(double m) const;
   void grow(size_t n);
   void project_full();

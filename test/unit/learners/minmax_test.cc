@@ -110,7 +110,7 @@ void s3_rounds(MinmaxLearner& l, Check check, double scale = 1.0) {
   }
 }
 
-// ---- §10.1 wemm, b = 2 ----
+// ---- wemm, b = 2 ----
 TEST(Minmax, WemmOracleS3) {
   auto l = make("wemm", {{"mm_b", "2"}});
   const double yhat[] = {0, 0.3, 0.68}, m[] = {0.5, 0.41, 0.34}, a[] = {2, 1.694915, 1.515152};
@@ -139,7 +139,7 @@ TEST(Minmax, WemmOracleS3) {
   EXPECT_EQ(l->safeguard_count(), 0u);
 }
 
-// ---- §10.2 laser, b = 1, c = 4 ----
+// ---- laser, b = 1, c = 4 ----
 TEST(Minmax, LaserOracleS3) {
   auto l = make("laser", {{"mm_b", "1"}, {"mm_c", "4"}});
   near(l->sigma(0, 0), 0.75, "Sigma_0");
@@ -170,7 +170,7 @@ TEST(Minmax, LaserNoShrinkPredictsTheKalmanScore) {
   near(l->weight(0), 1.065868, "w1");  // the same state as laser's
 }
 
-// ---- §10.3 aaw, b = 1, and ridge (rls, r = 1, b = 1) ----
+// ---- aaw, b = 1, and ridge (rls, r = 1, b = 1) ----
 TEST(Minmax, AawAndRidgeOracleS3) {
   auto aaw = make("aaw", {{"mm_b", "1"}});
   auto ridge = make("rls", {{"mm_b", "1"}, {"rls_r", "1"}});
@@ -190,7 +190,7 @@ TEST(Minmax, AawAndRidgeOracleS3) {
   expect_sigma2(*ridge, 0.44, -0.08, 0.393333, "ridge");
 }
 
-// ---- §10.4 arowr (r = 2, b = 0.5), rls (r = 0.9), cr-rls (r = 0.9, T0 = 2) ----
+// ---- arowr (r = 2, b = 0.5), rls (r = 0.9), cr-rls (r = 0.9, T0 = 2) ----
 TEST(Minmax, ArowrOracleS3) {
   auto l = make("arowr", {{"arow_r", "2"}, {"mm_b", "0.5"}});
   const Trace a = run(*l, s3());
@@ -229,7 +229,7 @@ TEST(Minmax, CrRlsOracleS3) {
   });
 }
 
-// ---- §10.5 arcor, r = 1, Λ = 0.35, R_B = 0.7 (one projection, one reset) ----
+// ---- arcor, r = 1, Λ = 0.35, R_B = 0.7 (one projection, one reset) ----
 TEST(Minmax, ArcorOracleS3) {
   auto l = make("arcor", {{"arow_r", "1"}, {"arcor_Lambda", "0.35"}, {"arcor_RB", "0.7"}});
   const double y[] = {0, 0.3, 0.450324}, L[] = {1, 3.89, 5.993438};
@@ -258,7 +258,7 @@ TEST(Minmax, ArcorOracleS3) {
   });
 }
 
-// ---- §10.7 repeated input x = e1, y = 1 ----
+// ---- repeated input x = e1, y = 1 ----
 TEST(Minmax, WemmRepeatedInput) {
   auto l = make("wemm", {{"mm_b", "2"}});
   const double y[] = {0, 0.5, 0.625, 0.695312, 0.741730, 0.775082};
@@ -298,7 +298,7 @@ TEST(Minmax, LaserRepeatedInputAndLimits) {
   near(l->weight(0), 1.0, "w1 limit");
 }
 
-// ---- §10.8 invariances and limits ----
+// ---- invariances and limits ----
 TEST(Minmax, ScaleInvarianceAndAawLimitOnS3) {
   auto w = make("wemm", {{"mm_b", "8"}});
   const Trace rw = run(*w, s3(2.0));
@@ -316,7 +316,7 @@ TEST(Minmax, ScaleInvarianceAndAawLimitOnS3) {
   }
 }
 
-// ---- §10.9 and the configuration checks ----
+// ---- and the configuration checks ----
 TEST(Minmax, WemmGuardFiresWhenBIsTooSmall) {
   auto l = make("wemm", {{"mm_b", "0.9"}});
   const Example ex = example({{0, 1.0}}, 1.0);
@@ -364,7 +364,7 @@ TEST(Minmax, FullModeRefusesMoreFeaturesThanItsCap) {
   EXPECT_EQ(l->rounds(), 1u);
 }
 
-// ---- §10.11 diagonal variants ----
+// ---- diagonal variants ----
 std::vector<Example> one_hot() {
   return {example({{0, 2.0}}, 1.0), example({{1, 1.0}}, -1.0), example({{0, 1.0}}, 0.5), example({{2, 3.0}}, 2.0),
           example({{0, 1.0}}, 1.0)};
