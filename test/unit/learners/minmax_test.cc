@@ -97,6 +97,17 @@ void expect_sigma2(const MinmaxLearner& l, double s11, double s12, double s22, c
   near(l.sigma(1, 1), s22, what + " S22");
 }
 
+// Round t's expected numbers on S3: the prediction, the cumulative loss, w and Σ of the first two slots.
+void expect_round(const MinmaxLearner& l, int t, double got_yhat, double got_total, double yhat, double total,
+                  const double (&w)[2], const double (&S)[3]) {
+  const std::string at = "t=" + std::to_string(t + 1);
+  near(got_yhat, yhat, at + " yhat");
+  near(got_total, total, at + " L");
+  near(l.weight(0), w[0], at + " w1");
+  near(l.weight(1), w[1], at + " w2");
+  expect_sigma2(l, S[0], S[1], S[2], at);
+}
+
 // Learns S3 one round at a time, checking after each round.
 template <class Check>
 void s3_rounds(MinmaxLearner& l, Check check, double scale = 1.0) {
@@ -147,14 +158,9 @@ TEST(Minmax, LaserOracleS3) {
   const double L[] = {1, 4.441294, 6.421465}, w[][2] = {{0.5, 0}, {0.869565, 0.821256}, {1.065868, -0.097006}};
   const double S[][3] = {{0.5, 0, 1}, {0.652174, -0.217391, 0.766908}, {0.878743, -0.107784, 0.504192}};
   s3_rounds(*l, [&](int t, const MinmaxLearner::Round& r, double total) {
-    const std::string at = "t=" + std::to_string(t + 1);
-    near(r.m, m[t], at + " m");
-    near(r.p, p[t], at + " p");
-    near(r.yhat, yhat[t], at + " yhat");
-    near(total, L[t], at + " L");
-    near(l->weight(0), w[t][0], at + " w1");
-    near(l->weight(1), w[t][1], at + " w2");
-    expect_sigma2(*l, S[t][0], S[t][1], S[t][2], at);
+    near(r.m, m[t], "t=" + std::to_string(t + 1) + " m");
+    near(r.p, p[t], "t=" + std::to_string(t + 1) + " p");
+    expect_round(*l, t, r.yhat, total, yhat[t], L[t], w[t], S[t]);
   });
 }
 
@@ -220,12 +226,7 @@ TEST(Minmax, CrRlsOracleS3) {
   const double w[][2] = {{0.526316, 0}, {0.821695, 0.831439}, {0.821695, -0.132476}};
   const double S[][3] = {{0.526316, 0, 1.111111}, {1, 0, 1}, {1.111111, 0, 0.526316}};
   s3_rounds(*l, [&](int t, const MinmaxLearner::Round& r, double total) {
-    const std::string at = "t=" + std::to_string(t + 1);
-    near(r.yhat, y[t], at + " yhat");
-    near(total, L[t], at + " L");
-    near(l->weight(0), w[t][0], at + " w1");
-    near(l->weight(1), w[t][1], at + " w2");
-    expect_sigma2(*l, S[t][0], S[t][1], S[t][2], at);
+    expect_round(*l, t, r.yhat, total, y[t], L[t], w[t], S[t]);
   });
 }
 
@@ -236,12 +237,7 @@ TEST(Minmax, ArcorOracleS3) {
   const double w[][2] = {{0.5, 0}, {0.535919, 0.450324}, {0.651944, -0.120137}};
   const double S[][3] = {{0.5, 0, 1}, {0.450549, -0.131868, 0.648352}, {1, 0, 1}};
   s3_rounds(*l, [&](int t, const MinmaxLearner::Round& r, double total) {
-    const std::string at = "t=" + std::to_string(t + 1);
-    near(r.yhat, y[t], at + " yhat");
-    near(total, L[t], at + " L");
-    near(l->weight(0), w[t][0], at + " w1");
-    near(l->weight(1), w[t][1], at + " w2");
-    expect_sigma2(*l, S[t][0], S[t][1], S[t][2], at);
+    expect_round(*l, t, r.yhat, total, y[t], L[t], w[t], S[t]);
   });
   near(std::hypot(0.535919, 0.450324), 0.7, "the oracle's ||w_2||");
 
