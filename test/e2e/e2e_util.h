@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include <gtest/gtest.h>
+
 namespace lepus::e2e {
 
 inline bool exists(const std::string& p) {
@@ -150,6 +152,23 @@ inline std::string compare_layout(const std::vector<std::string>& ours, const st
       return "width differs: '" + ours[i] + "' vs VW '" + vw[i] + "'";
   }
   return "";
+}
+
+// Training on the first `head` lines of the gzip file `data`, saving, and continuing on the rest from the model
+// predicts exactly as one uninterrupted run, for each of `option_sets` (lepus options after the data file).
+inline void expect_resumed_equals_one_run(const std::string& dir, const std::string& data, int head,
+                                          const std::vector<std::string>& option_sets) {
+  const std::string n = std::to_string(head);
+  const std::string split = "cd '" + dir + "' && zcat " + data + " | head -n " + n + " > first.vw && zcat " + data +
+                            " | tail -n +" + std::to_string(head + 1) + " > rest.vw";
+  ASSERT_EQ(std::system(split.c_str()), 0);
+  for (const std::string& o : option_sets) {
+    SCOPED_TRACE(o);
+    ASSERT_EQ(run_lepus(data + " " + o + " -p " + dir + "/whole.p 2>/dev/null"), 0);
+    ASSERT_EQ(run_lepus(dir + "/first.vw " + o + " -f " + dir + "/half.m -p " + dir + "/p1 2>/dev/null"), 0);
+    ASSERT_EQ(run_lepus(dir + "/rest.vw -i " + dir + "/half.m -p " + dir + "/p2 2>/dev/null"), 0);
+    EXPECT_EQ(read_file(dir + "/p1") + read_file(dir + "/p2"), read_file(dir + "/whole.p"));
+  }
 }
 
 }  // namespace lepus::e2e

@@ -73,18 +73,8 @@ TEST(MixCli, AMemberPastItsCapRetires) {
 // uninterrupted run (members, weights and Fixed Share's state all resume), with the default members and with
 // Fixed Share.
 TEST(MixCli, ResumedRunPredictsAsTheUninterruptedOne) {
-  const std::string d = scratch_dir("mix_resume");
-  const std::string split = "cd '" + d + "' && zcat " + kRcv1 + " | head -n 400 > first.vw && zcat " + kRcv1 +
-                            " | tail -n +401 > rest.vw";
-  ASSERT_EQ(std::system(split.c_str()), 0);
-  for (const std::string share : {"0", "0.01"}) {
-    SCOPED_TRACE(share);
-    const std::string o = " --loss_function logistic --learner mix --mix_share " + share;
-    ASSERT_EQ(run_lepus(kRcv1 + o + " -p " + d + "/whole.p 2>/dev/null"), 0);
-    ASSERT_EQ(run_lepus(d + "/first.vw" + o + " -f " + d + "/half.m -p " + d + "/p1 2>/dev/null"), 0);
-    ASSERT_EQ(run_lepus(d + "/rest.vw -i " + d + "/half.m -p " + d + "/p2 2>/dev/null"), 0);
-    EXPECT_EQ(read_file(d + "/p1") + read_file(d + "/p2"), read_file(d + "/whole.p"));
-  }
+  const std::string o = "--loss_function logistic --learner mix --mix_share ";
+  expect_resumed_equals_one_run(scratch_dir("mix_resume"), kRcv1, 400, {o + "0", o + "0.01"});
 }
 
 // A cut model file is refused with an error, not a crash.

@@ -47,19 +47,9 @@ TEST(SecondOrder, EachLearnerLearnsAndItsModelPredictsAsTheRun) {
 
 // Training in two halves through a saved model equals one run: on either side of auto's switch to the sketch.
 TEST(SecondOrder, ResumedAioliEqualsOneRun) {
-  const std::string d = scratch_dir("aioli_resume");
-  const std::string split = "cd '" + d + "' && zcat " + kRcv1 + " | head -n 10 > first.vw && zcat " + kRcv1 +
-                            " | tail -n +11 > rest.vw";
-  ASSERT_EQ(std::system(split.c_str()), 0);
   // -b 9: 50 switches to the sketch on the first example, 490 after the first 10 (which hold about 400 slots).
-  for (const std::string dense : {"50", "490"}) {
-    SCOPED_TRACE(dense);
-    const std::string o = " -b 9 --learner aioli --max_dense_features " + dense;
-    ASSERT_EQ(run_lepus(kRcv1 + o + " -p " + d + "/whole.p 2>/dev/null"), 0);
-    ASSERT_EQ(run_lepus(d + "/first.vw" + o + " -f " + d + "/half.m -p " + d + "/p1 2>/dev/null"), 0);
-    ASSERT_EQ(run_lepus(d + "/rest.vw -i " + d + "/half.m -p " + d + "/p2 2>/dev/null"), 0);
-    EXPECT_EQ(read_file(d + "/p1") + read_file(d + "/p2"), read_file(d + "/whole.p"));
-  }
+  const std::string o = "-b 9 --learner aioli --max_dense_features ";
+  expect_resumed_equals_one_run(scratch_dir("aioli_resume"), kRcv1, 10, {o + "50", o + "490"});
 }
 
 TEST(SecondOrder, AModeTheLearnerLacksIsRefusedNamingWhatToUse) {
