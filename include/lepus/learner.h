@@ -5,6 +5,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <ostream>
 #include <string>
 #include <string_view>
@@ -31,6 +32,11 @@ class Learner {
   virtual Prediction predict(const Example& x) const = 0;  // no state change
   virtual Prediction learn(const Example& x) = 0;          // one online step; returns the PRE-update prediction
   virtual void end_pass() {}                               // passes: decay, holdout bookkeeping
+  // Warm-up (a kernel's bandwidth by the median heuristic): how many examples the learner wants to see before
+  // its first prediction (0: none, or no more); the driver holds that many, calls warmup() with them, then
+  // predicts and learns each in order. A learner used without a driver estimates from what it has instead.
+  virtual uint64_t warmup_wanted() const { return 0; }
+  virtual void warmup(std::span<const Example> prefix) {}
   virtual void save(ModelWriter& out) const = 0;           // its own state; the header is model_io's job
   virtual void load(ModelReader& in) = 0;                  // validates sizes, throws ModelFormatError
   // --predict_only_model: only what predict() needs (sgd drops its per-slot AdaGrad and normalizer sums). A

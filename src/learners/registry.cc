@@ -15,6 +15,7 @@
 #include "learners/vw_optimizers.h"
 #include "learners/mix.h"
 #include "learners/minmax.h"
+#include "learners/kons.h"
 
 namespace lepus {
 namespace {
@@ -68,6 +69,8 @@ std::vector<LearnerRow> build_registry() {
   rows.push_back(vw_coin_row());
   rows.push_back(mix_row());
   for (auto& row : minmax_rows()) rows.push_back(std::move(row));
+  rows.push_back(kons_row());
+  rows.push_back(sketched_kons_row());
   return rows;
 }
 

@@ -400,6 +400,34 @@ void Driver::consume(Example& ex, RunStats& st, PassState& ps) {
                          " features before them); lower --max_features or drop an interaction");
   }
 
+  if (!warm_done_) {
+    const uint64_t want = opt_.test_only ? 0 : learner_.warmup_wanted();
+    if (want == 0) {
+      warm_done_ = true;
+    } else {
+      warm_.push_back(Held{ex, work_, holdout});
+      if (warm_.size() >= want) flush_warmup(st, ps);
+      return;
+    }
+  }
+  finish(ex, holdout, st, ps);
+}
+
+void Driver::flush_warmup(RunStats& st, PassState& ps) {
+  std::vector<Example> prefix;
+  prefix.reserve(warm_.size());
+  for (const Held& h : warm_) prefix.push_back(h.work);
+  learner_.warmup(prefix);
+  warm_done_ = true;
+  std::vector<Held> held;
+  held.swap(warm_);
+  for (Held& h : held) {
+    work_ = std::move(h.work);
+    finish(h.ex, h.holdout, st, ps);
+  }
+}
+
+void Driver::finish(const Example& ex, bool holdout, RunStats& st, PassState& ps) {
   Prediction p = (opt_.test_only || holdout) ? learner_.predict(work_) : learner_.learn(work_);
   // -p and -r never hold NaN or infinity: a learner's non-finite output and a link that overflows (poisson's
   // exp) are replaced (NaN by 0, infinity by +-FLT_MAX) and counted in the summary.
@@ -524,6 +552,7 @@ void Driver::run_pass(BlockSource& source, bool records, RunStats& st, PassState
             consume_batch(*b, st, ps);
             free.push(b);
           }));
+  if (!warm_.empty()) flush_warmup(st, ps);  // a stream shorter than the warm-up
 }
 
 RunStats Driver::run(const std::function<void()>& save_model, const std::function<void(int)>& after_pass) {

@@ -1,0 +1,415 @@
+// kons and sketched-kons: see kons.h for the algorithm, the paper and its equations.
+#include "learners/kons.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <ostream>
+
+#include "learners/common/plumbing.h"
+#include "lepus/errors.h"
+
+namespace lepus {
+namespace {
+
+constexpr uint32_t kStateVersion = 1;
+constexpr double kLogisticClip = 5.0;
+constexpr double kTinyTau = 1e-12;  // τ̃ is clamped at 1e-12 k_tt against cancellation (x in the span)
+constexpr double kMaxMagnitude = 1e100;
+constexpr uint64_t kWarmupExamples = 256;  // the median heuristic's sample
+
+bool all_finite(const Eigen::VectorXd& v) { return v.size() == 0 || v.allFinite(); }
+
+std::string num(double v) { return common::number(v, 17); }
+
+// splitmix64 (Steele, Lea, Flood, "Fast splittable pseudorandom number generators", OOPSLA 2014): a uniform in
+// [0, 1) from (seed, round), so a resumed run draws what the uninterrupted one would.
+double hashed_uniform(uint64_t seed, uint64_t round) {
+  uint64_t z = seed * 0x9E3779B97F4A7C15ull + round + 0x632BE59BD9B4E019ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  z ^= z >> 31;
+  return static_cast<double>(z >> 11) * 0x1.0p-53;
+}
+
+kernels::KernelParams kernel_params(const OptionValues& v) {
+  kernels::KernelParams p;
+  if (v.has("kernel")) p.kind = kernels::kernel_row(v.text("kernel")).kind;
+  if (v.has("degree")) {
+    const double d = v.number("degree");
+    if (d != std::floor(d)) throw ConfigError("--degree must be a whole number");
+    p.degree = static_cast<int>(d);
+  }
+  if (v.has("coef0")) p.coef0 = v.number("coef0");
+  if (v.has("bandwidth")) p.bandwidth = v.number("bandwidth");
+  return p;
+}
+
+// The kernel to build before the bandwidth is known (the median heuristic sets it before the first point).
+kernels::KernelParams usable(kernels::KernelParams p) {
+  if (p.kind == kernels::KernelKind::kRbf && p.bandwidth == 0.0) p.bandwidth = 1.0;
+  return p;
+}
+
+}  // namespace
+
+KonsOptions KonsOptions::from(const OptionValues& v, bool sketched) {
+  check_option_values((sketched ? sketched_kons_row() : kons_row()).options, v);
+  KonsOptions o;
+  o.sketched = sketched;
+  o.kernel = kernel_params(v);
+  kernels::Kernel check(usable(o.kernel));  // throws for a bad degree
+  if (v.has("kons_alpha")) o.alpha = v.number("kons_alpha");
+  if (v.has("kons_C")) o.clip = v.number("kons_C");
+  if (v.has("kons_eta")) o.eta = v.number("kons_eta");
+  if (sketched) {
+    if (v.has("kors_eps")) o.kors.eps = v.number("kors_eps");
+    if (v.has("kors_beta")) o.kors.beta = v.number("kors_beta");
+    if (v.has("kons_gamma")) o.gamma_min = v.number("kons_gamma");
+  }
+  o.kors.alpha = o.alpha;
+  return o;
+}
+
+KonsLearner::KonsLearner(const KonsOptions& options, const Loss& loss, int bits, uint64_t random_seed)
+    : opt_(options), loss_(loss), bits_(bits), seed_(random_seed), kernel_(usable(options.kernel)),
+      builder_(bits) {
+  if (opt_.sketched) kors_ = std::make_unique<Kors>(kernel_, opt_.kors);
+}
+
+void KonsLearner::set_bandwidth(double h, uint8_t source) {
+  if (opt_.kernel.kind != kernels::KernelKind::kRbf || opt_.kernel.bandwidth > 0.0) return;
+  if (points_.size() > 0 || (kors_ && kors_->size() > 0))
+    throw ConfigError("the kernel's bandwidth can only be set before the first point is stored");
+  opt_.kernel.bandwidth = h;
+  bandwidth_source_ = source;
+  kernel_ = kernels::Kernel(opt_.kernel);  // KORS holds a reference to kernel_: it sees the new bandwidth
+}
+
+uint64_t KonsLearner::warmup_wanted() const {
+  const bool unknown = opt_.kernel.kind == kernels::KernelKind::kRbf && opt_.kernel.bandwidth == 0.0;
+  return unknown && points_.size() == 0 ? kWarmupExamples : 0;
+}
+
+void KonsLearner::warmup(std::span<const Example> prefix) {
+  if (warmup_wanted() == 0) return;
+  kernels::PointStore points;
+  for (const Example& x : prefix) points.add(builder_.build(x));
+  set_bandwidth(kernels::median_distance(points, kWarmupExamples));
+}
+
+double KonsLearner::clip_radius() const {
+  if (opt_.clip) return *opt_.clip;
+  if (loss_.name() == "squared") return std::max(max_abs_label_, 1e-12);
+  return kLogisticClip;
+}
+
+double KonsLearner::eta() const {
+  if (opt_.eta) return *opt_.eta;
+  const double c = clip_radius();
+  if (loss_.name() == "squared") return 1.0 / (8.0 * c * c);  // Assumption 2 with |y| <= C
+  return std::exp(-c) / (1.0 + c);                             // logistic: AIOLI's Lemma 5 at |ŷ| <= C
+}
+
+double KonsLearner::uniform(uint64_t round) const {
+  if (!uniforms_.empty()) return uniforms_[round % uniforms_.size()];
+  return hashed_uniform(seed_, round);
+}
+
+double KonsLearner::score(kernels::PointRef x) const {
+  const size_t t = points_.size();
+  kv_.resize(static_cast<Eigen::Index>(t));
+  double y = 0.0;
+  for (size_t s = 0; s < t; ++s) {
+    const double k = kernel_(points_[s], x);
+    kv_(static_cast<Eigen::Index>(s)) = k;
+    y += a_[s] * k;
+  }
+  return y;
+}
+
+Prediction KonsLearner::predict(const Example& x) const {
+  const SparseVector& v = builder_.build(x, VectorBuilder::Order::kSlot);
+  const double c = clip_radius();
+  const double yt = score(kernels::sorted_point(v, buffer_)) + x.initial;
+  const float raw = common::to_float(yt, safeguards_);
+  return Prediction{raw, common::to_float(std::clamp(yt, -c, c), safeguards_)};
+}
+
+Prediction KonsLearner::learn(const Example& x) {
+  const SparseVector& v = builder_.build(x, VectorBuilder::Order::kSlot);
+  safeguards_ += v.dropped;
+  if (x.labeled && loss_.name() == "squared") max_abs_label_ = std::max(max_abs_label_, std::fabs(double(x.label)));
+  if (opt_.kernel.kind == kernels::KernelKind::kRbf && opt_.kernel.bandwidth == 0.0 && v.size() > 0) {
+    // No warm-up (a caller that is not the driver): the distance from the first point to the origin.
+    const double h = std::sqrt(v.norm2());
+    set_bandwidth(h > 0.0 && std::isfinite(h) ? h : 1.0, 3);
+  }
+  const kernels::PointRef px = kernels::sorted_point(v, buffer_);
+  const double c = clip_radius();
+  Round r;
+  r.ytilde = score(px) + x.initial;
+  r.yhat = std::clamp(r.ytilde, -c, c);
+  const Prediction out{common::to_float(r.ytilde, safeguards_), common::to_float(r.yhat, safeguards_)};
+  last_ = r;
+  if (!common::teaches(x) || !std::isfinite(r.ytilde)) return out;
+  const uint64_t round = rounds_++;
+  const double h = r.ytilde - r.yhat;
+  // ġ at the clipped prediction, times the importance weight.
+  r.gdot = static_cast<double>(x.weight) * loss_.first_derivative(static_cast<float>(r.yhat), x.label, LabelRange{});
+  const double et = eta();
+  // τ̃ = (k_tt - k̂ᵀN⁻¹k̂)/α over the sketch's rows.
+  const double ktt = kernel_.self(px);
+  const auto n = static_cast<Eigen::Index>(act_.size());
+  kh_.resize(n);
+  for (Eigen::Index i = 0; i < n; ++i) kh_(i) = std::sqrt(gamma_[act_[i]]) * kv_(act_[i]);
+  n_inv_.solve(kh_, v_);
+  r.tau = std::max((ktt - (n > 0 ? kh_.dot(v_) : 0.0)) / opt_.alpha, kTinyTau * ktt);
+  bool in_sketch = true;
+  if (kors_) {  // Algorithm 3: KORS on the rescaled point ġ√η φ, coupled coins
+    const double u = uniform(round);
+    const double d = r.gdot * std::sqrt(et);
+    const Kors::Step k = kors_->step(px, d, u);
+    r.kors_tau = k.tau;
+    r.kors_p = k.p;
+    r.kors_kept = k.kept;
+    in_sketch = u < std::max(k.p, opt_.gamma_min);
+  }
+  r.sketched_in = in_sketch;
+  r.gamma = in_sketch ? et * r.gdot * r.gdot : 0.0;
+  r.beta = r.gamma * r.yhat - (h != 0.0 ? h / r.tau : 0.0) - r.gdot;
+  last_ = r;
+  // A round whose numbers leave [-1e100, 1e100] (hostile labels or values: |ġ| is unbounded for a logistic label of
+  // 1e30) is skipped and counted: the products and sums of such numbers over the stored points stay finite.
+  const bool sane = std::fabs(r.gamma) * ktt <= kMaxMagnitude && std::fabs(r.beta) * std::sqrt(ktt) <= kMaxMagnitude &&
+                    ktt <= kMaxMagnitude && (all_finite(kv_));
+  if (!sane || !std::isfinite(r.gamma) || !std::isfinite(r.beta) || !(r.tau > 0.0)) {
+    ++safeguards_;
+    return out;
+  }
+  if (r.gamma == 0.0 && r.beta == 0.0) return out;  // no effect: nothing stored
+  const size_t s = points_.size();
+  for (Eigen::Index i = 0; i < n; ++i) kbeta_(i) += kv_(act_[i]) * r.beta;
+  if (r.gamma > 0.0) {
+    const double cg = std::sqrt(r.gamma);
+    v_ *= cg;
+    n_inv_.border(v_, opt_.alpha * (1.0 + r.gamma * r.tau));
+    double kb = ktt * r.beta;
+    for (size_t j = 0; j < s; ++j) kb += kv_(static_cast<Eigen::Index>(j)) * beta_[j];
+    kbeta_.conservativeResize(n + 1);
+    kbeta_(n) = kb;
+    act_.push_back(static_cast<uint32_t>(s));
+  }
+  points_.add(px);
+  beta_.push_back(r.beta);
+  gamma_.push_back(r.gamma);
+  refresh_coefficients();
+  return out;
+}
+
+// a = (β - Γ^½ N⁻¹ Γ^½ Kβ)/α.
+void KonsLearner::refresh_coefficients() {
+  const auto n = static_cast<Eigen::Index>(act_.size());
+  e_.resize(n);
+  for (Eigen::Index i = 0; i < n; ++i) e_(i) = std::sqrt(gamma_[act_[i]]) * kbeta_(i);
+  n_inv_.solve(e_, r_);
+  a_.resize(beta_.size());
+  for (size_t s = 0; s < beta_.size(); ++s) a_[s] = beta_[s] / opt_.alpha;
+  for (Eigen::Index i = 0; i < n; ++i) a_[act_[i]] -= std::sqrt(gamma_[act_[i]]) * r_(i) / opt_.alpha;
+}
+
+void KonsLearner::save(ModelWriter& out) const {
+  out.put_u32(kStateVersion);
+  out.put_u8(opt_.sketched ? 1 : 0);
+  out.put_u32(static_cast<uint32_t>(bits_));
+  kernels::Kernel(usable(opt_.kernel)).save(out);
+  out.put_u8(warmup_wanted() > 0 ? 0 : bandwidth_source_);  // see bandwidth_source_
+  out.put_f64(opt_.alpha);
+  out.put_f64(opt_.clip.value_or(0.0));
+  out.put_f64(opt_.eta.value_or(0.0));
+  out.put_f64(opt_.kors.eps);
+  out.put_f64(opt_.kors.beta);
+  out.put_f64(opt_.gamma_min);
+  out.put_u64(seed_);
+  out.put_u64(rounds_);
+  out.put_f64(max_abs_label_);
+  points_.save(out);
+  for (size_t s = 0; s < beta_.size(); ++s) {
+    out.put_f64(beta_[s]);
+    out.put_f64(gamma_[s]);
+    out.put_f64(a_[s]);
+  }
+  out.put_values(kbeta_.data(), static_cast<size_t>(kbeta_.size()));  // Kβ, as accumulated (resumes exactly)
+  n_inv_.save(out);
+  if (kors_) kors_->save(out);
+}
+
+void KonsLearner::load(ModelReader& in) {
+  const std::string who(name());
+  auto bad = [&](const std::string& what) { return ModelFormatError(in.source() + ": " + who + " state: " + what); };
+  if (in.get_u32("kons state version") != kStateVersion) throw bad("unknown state version");
+  if ((in.get_u8("kons sketched") != 0) != opt_.sketched) throw bad("saved by the other kons learner");
+  if (in.get_u32("kons bits") != static_cast<uint32_t>(bits_)) throw bad("saved with another -b");
+  const kernels::Kernel kernel = kernels::Kernel::load(in, who);
+  const uint8_t bandwidth_state = in.get_u8("kons bandwidth known");
+  if (bandwidth_state > 3) throw bad("unknown bandwidth state");
+  const bool bandwidth_known = bandwidth_state != 0;
+  KonsOptions o = opt_;
+  o.kernel = kernel.params();
+  if (!bandwidth_known) o.kernel.bandwidth = 0.0;
+  o.alpha = in.get_f64("kons alpha");
+  const double clip = in.get_f64("kons C"), eta = in.get_f64("kons eta");
+  o.clip = clip > 0.0 ? std::optional<double>(clip) : std::nullopt;
+  o.eta = eta > 0.0 ? std::optional<double>(eta) : std::nullopt;
+  o.kors.eps = in.get_f64("kors eps");
+  o.kors.beta = in.get_f64("kors beta");
+  o.gamma_min = in.get_f64("kons gamma");
+  o.kors.alpha = o.alpha;
+  if (!(o.alpha > 0.0) || !std::isfinite(o.alpha) || !(clip >= 0.0) || !(eta >= 0.0) || !std::isfinite(clip) ||
+      !std::isfinite(eta) || !(o.gamma_min >= 0.0 && o.gamma_min <= 1.0))
+    throw bad("a hyper-parameter out of range");
+  const uint64_t seed = in.get_u64("kons seed");
+  const uint64_t rounds = in.get_u64("kons rounds");
+  const double max_abs_label = in.get_f64("kons largest label");
+  kernels::PointStore points;
+  points.load(in, who);
+  std::vector<double> beta(points.size()), gamma(points.size()), a(points.size());
+  std::vector<uint32_t> act;
+  for (size_t s = 0; s < points.size(); ++s) {
+    beta[s] = in.get_f64("kons beta");
+    gamma[s] = in.get_f64("kons gamma");
+    a[s] = in.get_f64("kons coefficient");
+    if (!std::isfinite(beta[s]) || !(gamma[s] >= 0.0) || !std::isfinite(gamma[s]) || !std::isfinite(a[s]))
+      throw bad("a point's weights");
+    if (gamma[s] > 0.0) act.push_back(static_cast<uint32_t>(s));
+  }
+  Eigen::VectorXd kbeta(static_cast<Eigen::Index>(act.size()));
+  for (Eigen::Index i = 0; i < kbeta.size(); ++i) {
+    kbeta(i) = in.get_f64("kons K beta");
+    if (!std::isfinite(kbeta(i))) throw bad("a non-finite K beta");
+  }
+  BorderedInverse n_inv;
+  n_inv.load(in, who);
+  if (n_inv.size() != act.size()) throw bad("the inverse's size differs from the points with gamma > 0");
+  std::unique_ptr<Kors> kors;
+  opt_ = o;
+  kernel_ = kernels::Kernel(usable(o.kernel));
+  if (opt_.sketched) {
+    kors = std::make_unique<Kors>(kernel_, opt_.kors);
+    kors->load(in, who);
+  }
+  bandwidth_source_ = bandwidth_state == 0 ? 1 : bandwidth_state;
+  seed_ = seed;
+  rounds_ = rounds;
+  max_abs_label_ = max_abs_label;
+  points_ = std::move(points);
+  beta_.swap(beta);
+  gamma_.swap(gamma);
+  act_.swap(act);
+  n_inv_ = std::move(n_inv);
+  kors_ = std::move(kors);
+  a_.swap(a);
+  kbeta_.swap(kbeta);
+}
+
+std::string KonsLearner::kernel_text() const {
+  if (opt_.kernel.kind == kernels::KernelKind::kRbf && opt_.kernel.bandwidth == 0.0)
+    return "rbf, bandwidth: the median distance between the first " + std::to_string(kWarmupExamples) + " examples";
+  if (bandwidth_source_ == 2)
+    return kernel_.describe() + " (median heuristic over the first " + std::to_string(kWarmupExamples) + " examples)";
+  if (bandwidth_source_ == 3) return kernel_.describe() + " (the first example's norm)";
+  return kernel_.describe();
+}
+
+std::vector<std::string> KonsLearner::summary_lines() const {
+  return {std::string(name()) + " kernel = " + kernel_text() + ", " + std::to_string(points_.size()) +
+          " points stored" + (kors_ ? ", " + std::to_string(act_.size()) + " in the sketch" : std::string())};
+}
+
+std::vector<std::string> KonsLearner::describe() const {
+  std::vector<std::string> out;
+  const std::string n(name());
+  out.push_back(n + " kernel = " + kernel_text());
+  out.push_back(n + " alpha = " + common::number(opt_.alpha));
+  out.push_back(n + " C = " + (opt_.clip ? common::number(*opt_.clip)
+                                         : loss_.name() == "squared" ? std::string("largest |label| (online)")
+                                                                     : common::number(kLogisticClip)));
+  out.push_back(n + " eta = " + (opt_.eta ? common::number(*opt_.eta) : std::string("the loss's curvature at C")));
+  if (opt_.sketched) {
+    out.push_back(n + " KORS epsilon = " + common::number(opt_.kors.eps) + ", beta = " +
+                  common::number(opt_.kors.beta) + ", coin floor = " + common::number(opt_.gamma_min));
+  }
+  return out;
+}
+
+void KonsLearner::write_readable(std::ostream& out) const {
+  out << "learner " << name() << "\nkernel " << kernel_text() << "\n";
+  out << "alpha " << num(opt_.alpha) << "\nC " << num(clip_radius()) << "\neta " << num(eta()) << "\n";
+  out << "rounds " << rounds_ << "\npoints " << points_.size() << "\nsketch " << act_.size() << "\n";
+  if (kors_) out << "dictionary " << kors_->size() << "\n";
+  for (size_t s = 0; s < points_.size(); ++s) {
+    out << "point " << s << " a " << num(a_[s]) << " beta " << num(beta_[s]) << " gamma " << num(gamma_[s]) << " |";
+    const kernels::PointRef p = points_[s];
+    for (size_t k = 0; k < p.n; ++k) out << " " << p.data[k].slot << ":" << num(p.data[k].x);
+    out << "\n";
+  }
+}
+
+namespace {
+
+std::vector<OptionSpec> kons_options(bool sketched) {
+  using Kind = OptionSpec::Kind;
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  std::vector<OptionSpec> o = {
+      {"kernel", "", Kind::kText, "rbf", "kernel: linear, poly or rbf (Gaussian)", {}, {"linear", "poly", "rbf"}},
+      {"degree", "", Kind::kNumber, "2", "polynomial kernel's degree", {1.0, 64.0, false, false}},
+      {"coef0", "", Kind::kNumber, "1", "polynomial kernel's constant term"},
+      {"bandwidth", "", Kind::kNumber, "",
+       "Gaussian kernel's bandwidth (default: the median distance between pairs of the first 256 examples, saved "
+       "in the model)",
+       {0.0, kInf, true, false}},
+      {"kons_alpha", "", Kind::kNumber, "1", "ridge regularizer of the second-order step", {0.0, kInf, true, false}},
+      {"kons_C", "", Kind::kNumber, "",
+       "predictions are clipped to [-C, C] (default: the largest |label| seen for squared loss, 5 for logistic)",
+       {0.0, kInf, true, false}},
+      {"kons_eta", "", Kind::kNumber, "",
+       "step-size weight of each gradient in the preconditioner (default: the loss's curvature at C)",
+       {0.0, kInf, true, false}},
+  };
+  if (sketched) {
+    o.push_back({"kors_eps", "", Kind::kNumber, "0.5", "accuracy of the leverage-score sampler", {0.0, 1.0, true, true}});
+    o.push_back({"kors_beta", "", Kind::kNumber, "30",
+                 "oversampling of the leverage-score sampler: a point is kept with probability min(beta x score, 1)",
+                 {0.0, kInf, true, false}});
+    o.push_back({"kons_gamma", "", Kind::kNumber, "0.1",
+                 "smallest probability that a gradient enters the sketch (1: exact kons)", {0.0, 1.0, false, false}});
+  }
+  return o;
+}
+
+LearnerRow make_row(bool sketched) {
+  LearnerRow row{
+      sketched ? "sketched-kons" : "kons",
+      sketched ? "kernel online Newton step whose second-order matrix keeps only the gradients a leverage-score "
+                 "sampler picks: cheaper learning updates, prediction still over every stored point"
+               : "kernel online Newton step: second-order learning in a kernel's feature space (linear, polynomial, "
+                 "Gaussian); stores every example it learns from, so its cost grows with the stream",
+      kons_options(sketched),
+      [sketched](const LearnerContext& c) {
+        return std::make_unique<KonsLearner>(KonsOptions::from(c.options, sketched), c.loss, c.bits, c.random_seed);
+      }};
+  row.traits.losses = {"squared", "logistic"};
+  row.traits.passes = false;  // every pass would store every example again
+  row.traits.state_grows = true;
+  row.traits.warmup_examples = kWarmupExamples;
+  row.traits.random = sketched;
+  row.numerics_test_cap = 400;
+  return row;
+}
+
+}  // namespace
+
+LearnerRow kons_row() { return make_row(false); }
+LearnerRow sketched_kons_row() { return make_row(true); }
+
+}  // namespace lepus

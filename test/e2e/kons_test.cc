@@ -1,0 +1,57 @@
+// The kernel learners (kons, sketched-kons) from the command line: they learn heart (logistic, RBF kernel with the
+// bandwidth of the median heuristic over the first 256 examples, held back and then predicted in order) better than
+// the best constant; a stream shorter than the warm-up still gets every prediction in order; a model saved halfway
+// resumes exactly as one run; --passes is refused.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "e2e_util.h"
+
+namespace lepus::e2e {
+namespace {
+
+const std::string kHeart = std::string(LEPUS_TEST_DATA) + "/heart_scale.vw";
+
+TEST(Kons, LearnsHeartWithTheMedianBandwidth) {
+  const std::string d = scratch_dir("kons_heart");
+  for (const char* learner : {"kons", "sketched-kons"}) {
+    const std::string err = d + "/" + learner + ".txt", p = d + "/" + learner + ".p";
+    ASSERT_EQ(run_lepus(kHeart + " --loss_function logistic --learner " + learner + " -p " + p + " 2> " + err), 0)
+        << read_file(err);
+    const std::string text = read_file(err);
+    const double loss = summary_value(text, "average loss");
+    EXPECT_LT(loss, summary_value(text, "best constant's loss") - 0.1) << learner;
+    EXPECT_TRUE(has(text, "(median heuristic over the first 256 examples)")) << text;
+    EXPECT_EQ(read_predictions(p).size(), 270u);
+    EXPECT_EQ(read_predictions(p)[0], 0.0);  // nothing stored before the first example
+  }
+}
+
+TEST(Kons, StreamShorterThanTheWarmupIsPredictedInOrder) {
+  const std::string d = scratch_dir("kons_short");
+  ASSERT_EQ(std::system(("head -n 12 " + kHeart + " | awk '{sub(/ [|]/, \" t\" NR \"|\"); print}' > " + d + "/short.vw").c_str()),
+            0);
+  ASSERT_EQ(run_lepus(d + "/short.vw --loss_function logistic --learner kons -p " + d + "/p.txt --quiet"), 0);
+  const auto lines = lines_of(read_file(d + "/p.txt"));
+  ASSERT_EQ(lines.size(), 12u);
+  for (size_t i = 0; i < lines.size(); ++i) EXPECT_TRUE(has(lines[i], " t" + std::to_string(i + 1))) << lines[i];
+}
+
+TEST(Kons, ResumedEqualsOneRun) {
+  const std::string d = scratch_dir("kons_resume");
+  ASSERT_EQ(std::system(("gzip -c " + kHeart + " > " + d + "/heart.vw.gz").c_str()), 0);
+  expect_resumed_equals_one_run(d, d + "/heart.vw.gz", 150,
+                                {"--loss_function logistic --learner kons --bandwidth 2",
+                                 "--loss_function logistic --learner sketched-kons --bandwidth 2 --random_seed 4",
+                                 "--loss_function squared --learner kons --kernel poly --degree 3"});
+}
+
+TEST(Kons, RefusesPasses) {
+  const std::string d = scratch_dir("kons_passes");
+  ASSERT_NE(run_lepus(kHeart + " --learner kons --passes 2 2> " + d + "/err.txt"), 0);
+  EXPECT_TRUE(has(read_file(d + "/err.txt"), "one pass")) << read_file(d + "/err.txt");
+}
+
+}  // namespace
+}  // namespace lepus::e2e
