@@ -80,6 +80,7 @@ struct LearnerTraits {
   std::function<bool(const OptionValues&)> needs_invariant_norm;
   // A VW flag that selects this learner (--ftrl: --learner vw-ftrl); the row declares it among its options.
   std::string vw_flag;
+  std::string passes_with;  // when `passes` is false: an option that, given, allows more passes (kons: --budget)
 };
 
 struct LearnerRow {

@@ -29,6 +29,9 @@ struct OptionSpec {
   std::string help;
   Range range;                       // kNumber: declared once, checked by check_option_values, shown in --help
   std::vector<std::string> choices;  // kText: the values it accepts (empty: free text)
+  // kNumber: values that switch the learner into another mode (kons's --budget), which the registry-wide tests
+  // run as variants as they do each choice.
+  std::vector<std::string> modes;
 };
 
 

@@ -770,8 +770,11 @@ Config parse_command_line(int argc, const char* const argv[]) {
   // Passes, cache, holdout, threads.
   c.driver.passes = to_number<int>("passes", text("passes"));
   if (c.driver.passes < 1) throw ConfigError("--passes must be at least 1");
-  if (c.driver.passes > 1 && !row->traits.passes)
-    throw ConfigError("--learner " + row->name + " learns in one pass over the data; leave out --passes");
+  if (c.driver.passes > 1 && !row->traits.passes &&
+      (row->traits.passes_with.empty() || !given(row->traits.passes_with)))
+    throw ConfigError("--learner " + row->name + " learns in one pass over the data; leave out --passes" +
+                      (row->traits.passes_with.empty() ? std::string()
+                                                       : " or give --" + row->traits.passes_with));
   if (!text("cache_file").empty()) {
     c.driver.cache_file = text("cache_file");
   } else if (flag("cache")) {

@@ -8,6 +8,7 @@
 
 #include "learners/common/plumbing.h"
 #include "lepus/errors.h"
+#include "sketch/dense_io.h"
 
 namespace lepus {
 namespace {
@@ -67,6 +68,11 @@ KonsOptions KonsOptions::from(const OptionValues& v, bool sketched) {
     if (v.has("kors_beta")) o.kors.beta = v.number("kors_beta");
     if (v.has("kons_gamma")) o.gamma_min = v.number("kons_gamma");
   }
+  if (v.has("budget")) {
+    const double b = v.number("budget");
+    if (b != std::floor(b)) throw ConfigError("--budget must be a whole number");
+    o.budget = static_cast<uint64_t>(b);
+  }
   o.kors.alpha = o.alpha;
   return o;
 }
@@ -74,12 +80,15 @@ KonsOptions KonsOptions::from(const OptionValues& v, bool sketched) {
 KonsLearner::KonsLearner(const KonsOptions& options, const Loss& loss, int bits, uint64_t random_seed)
     : opt_(options), loss_(loss), bits_(bits), seed_(random_seed), kernel_(usable(options.kernel)),
       builder_(bits) {
-  if (opt_.sketched) kors_ = std::make_unique<Kors>(kernel_, opt_.kors);
+  if (opt_.budget > 0)
+    nystrom_ = std::make_unique<NystromEmbedding>(kernel_, opt_.kors, opt_.budget);
+  else if (opt_.sketched)
+    kors_ = std::make_unique<Kors>(kernel_, opt_.kors);
 }
 
 void KonsLearner::set_bandwidth(double h, uint8_t source) {
   if (opt_.kernel.kind != kernels::KernelKind::kRbf || opt_.kernel.bandwidth > 0.0) return;
-  if (points_.size() > 0 || (kors_ && kors_->size() > 0))
+  if (points_.size() > 0 || (kors_ && kors_->size() > 0) || (nystrom_ && nystrom_->size() > 0))
     throw ConfigError("the kernel's bandwidth can only be set before the first point is stored");
   opt_.kernel.bandwidth = h;
   bandwidth_source_ = source;
@@ -88,7 +97,7 @@ void KonsLearner::set_bandwidth(double h, uint8_t source) {
 
 uint64_t KonsLearner::warmup_wanted() const {
   const bool unknown = opt_.kernel.kind == kernels::KernelKind::kRbf && opt_.kernel.bandwidth == 0.0;
-  return unknown && points_.size() == 0 ? kWarmupExamples : 0;
+  return unknown && points_.size() == 0 && landmarks() == 0 ? kWarmupExamples : 0;
 }
 
 void KonsLearner::warmup(std::span<const Example> prefix) {
@@ -131,7 +140,13 @@ double KonsLearner::score(kernels::PointRef x) const {
 Prediction KonsLearner::predict(const Example& x) const {
   const SparseVector& v = builder_.build(x, VectorBuilder::Order::kSlot);
   const double c = clip_radius();
-  const double yt = score(kernels::sorted_point(v, buffer_)) + x.initial;
+  double yt = x.initial;
+  if (nystrom_) {
+    nystrom_->embed(kernels::sorted_point(v, buffer_), kv_);
+    yt += u_.head(kv_.size()).dot(kv_);
+  } else {
+    yt += score(kernels::sorted_point(v, buffer_));
+  }
   const float raw = common::to_float(yt, safeguards_);
   return Prediction{raw, common::to_float(std::clamp(yt, -c, c), safeguards_)};
 }
@@ -146,6 +161,7 @@ Prediction KonsLearner::learn(const Example& x) {
     set_bandwidth(h > 0.0 && std::isfinite(h) ? h : 1.0, 3);
   }
   const kernels::PointRef px = kernels::sorted_point(v, buffer_);
+  if (nystrom_) return learn_embedded(x, px, rounds_);
   const double c = clip_radius();
   Round r;
   r.ytilde = score(px) + x.initial;
@@ -207,6 +223,68 @@ Prediction KonsLearner::learn(const Example& x) {
   return out;
 }
 
+// --budget: ONS with the clipping projection on ψ(x) (the primal form of eq. (1) on the Nyström features):
+//     ỹ = uᵀψ,  ŷ = clip(ỹ),  v = A⁻¹ψ,  τ̃ = ψᵀv,  w = u - ((ỹ - ŷ)/τ̃) v,
+//     γ = η ġ²,  A⁻¹ -= γ/(1 + γτ̃) v vᵀ (Sherman-Morrison),  u = w - ġ v/(1 + γτ̃).
+// sketched-kons gates γ with its coin, at the exact ridge leverage of the rescaled point in this space,
+// γτ̃/(1 + γτ̃), floored at --kons_gamma. Then x is offered as a landmark: a new coordinate of ψ enters with the
+// prior (A⁻¹ gains 1/α on its diagonal, u a 0). O(B·nnz + B²) per example, B the budget.
+Prediction KonsLearner::learn_embedded(const Example& x, kernels::PointRef px, uint64_t round) {
+  const double c = clip_radius();
+  Eigen::VectorXd& psi = kv_;
+  nystrom_->embed(px, psi);
+  const auto m = psi.size();
+  Round r;
+  r.ytilde = x.initial + (m > 0 ? u_.head(m).dot(psi) : 0.0);
+  r.yhat = std::clamp(r.ytilde, -c, c);
+  const Prediction out{common::to_float(r.ytilde, safeguards_), common::to_float(r.yhat, safeguards_)};
+  last_ = r;
+  if (!common::teaches(x) || !std::isfinite(r.ytilde) || !psi.allFinite()) return out;
+  ++rounds_;
+  const double h = r.ytilde - r.yhat;
+  r.gdot = static_cast<double>(x.weight) * loss_.first_derivative(static_cast<float>(r.yhat), x.label, LabelRange{});
+  v_.noalias() = ainv_.topLeftCorner(m, m).selfadjointView<Eigen::Upper>() * psi;
+  r.tau = m > 0 ? psi.dot(v_) : 0.0;
+  const double gamma = eta() * r.gdot * r.gdot;
+  bool in_sketch = true;
+  if (opt_.sketched) {
+    const double lev = gamma * r.tau / (1.0 + gamma * r.tau);
+    in_sketch = uniform(round) < std::max(std::min(opt_.kors.beta * lev, 1.0), opt_.gamma_min);
+  }
+  r.sketched_in = in_sketch;
+  r.gamma = in_sketch ? gamma : 0.0;
+  const double den = 1.0 + r.gamma * r.tau;
+  const double shift = h != 0.0 && r.tau > 0.0 ? h / r.tau : 0.0;
+  if (!std::isfinite(r.gamma) || !std::isfinite(den) || std::fabs(r.gamma) * r.tau > kMaxMagnitude ||
+      std::fabs(r.gdot) > kMaxMagnitude || !std::isfinite(shift)) {
+    ++safeguards_;
+    last_ = r;
+    return out;
+  }
+  last_ = r;
+  if (m > 0) {
+    u_.head(m) -= (shift + r.gdot / den) * v_;  // w = u - shift v, then u = w - ġ v/den
+    if (r.gamma > 0.0) ainv_.topLeftCorner(m, m).selfadjointView<Eigen::Upper>().rankUpdate(v_, -r.gamma / den);
+  }
+  if (nystrom_->offer(px, psi, hashed_uniform(seed_ ^ 0x5851F42D4C957F2Dull, round))) {
+    const Eigen::Index n = m + 1;
+    if (ainv_.rows() < n) {
+      const Eigen::Index cap = std::min<Eigen::Index>(std::max<Eigen::Index>(16, 2 * ainv_.rows()),
+                                                      static_cast<Eigen::Index>(opt_.budget));
+      Eigen::MatrixXd a = Eigen::MatrixXd::Zero(cap, cap);
+      a.topLeftCorner(m, m) = ainv_.topLeftCorner(m, m);
+      ainv_.swap(a);
+      Eigen::VectorXd uu = Eigen::VectorXd::Zero(cap);
+      uu.head(m) = u_.head(m);
+      u_.swap(uu);
+    }
+    ainv_.col(m).head(m).setZero();
+    ainv_(m, m) = 1.0 / opt_.alpha;
+    u_(m) = 0.0;
+  }
+  return out;
+}
+
 // a = (β - Γ^½ N⁻¹ Γ^½ Kβ)/α.
 void KonsLearner::refresh_coefficients() {
   const auto n = static_cast<Eigen::Index>(act_.size());
@@ -230,6 +308,7 @@ void KonsLearner::save(ModelWriter& out) const {
   out.put_f64(opt_.kors.eps);
   out.put_f64(opt_.kors.beta);
   out.put_f64(opt_.gamma_min);
+  out.put_u64(opt_.budget);
   out.put_u64(seed_);
   out.put_u64(rounds_);
   out.put_f64(max_abs_label_);
@@ -242,6 +321,11 @@ void KonsLearner::save(ModelWriter& out) const {
   out.put_values(kbeta_.data(), static_cast<size_t>(kbeta_.size()));  // Kβ, as accumulated (resumes exactly)
   n_inv_.save(out);
   if (kors_) kors_->save(out);
+  if (nystrom_) {
+    nystrom_->save(out);
+    dense_io::put_upper(out, ainv_, nystrom_->size());
+    out.put_values(u_.data(), nystrom_->size());
+  }
 }
 
 void KonsLearner::load(ModelReader& in) {
@@ -264,6 +348,7 @@ void KonsLearner::load(ModelReader& in) {
   o.kors.eps = in.get_f64("kors eps");
   o.kors.beta = in.get_f64("kors beta");
   o.gamma_min = in.get_f64("kons gamma");
+  if (in.get_u64("kons budget") != opt_.budget) throw bad("saved with another --budget");
   o.kors.alpha = o.alpha;
   if (!(o.alpha > 0.0) || !std::isfinite(o.alpha) || !(clip >= 0.0) || !(eta >= 0.0) || !std::isfinite(clip) ||
       !std::isfinite(eta) || !(o.gamma_min >= 0.0 && o.gamma_min <= 1.0))
@@ -292,9 +377,21 @@ void KonsLearner::load(ModelReader& in) {
   n_inv.load(in, who);
   if (n_inv.size() != act.size()) throw bad("the inverse's size differs from the points with gamma > 0");
   std::unique_ptr<Kors> kors;
+  std::unique_ptr<NystromEmbedding> nystrom;
+  Eigen::MatrixXd ainv;
+  Eigen::VectorXd u;
   opt_ = o;
   kernel_ = kernels::Kernel(usable(o.kernel));
-  if (opt_.sketched) {
+  if (opt_.budget > 0) {
+    nystrom = std::make_unique<NystromEmbedding>(kernel_, opt_.kors, opt_.budget);
+    nystrom->load(in, who);
+    const auto m = static_cast<Eigen::Index>(nystrom->size());
+    ainv = Eigen::MatrixXd::Zero(std::max<Eigen::Index>(m, 1), std::max<Eigen::Index>(m, 1));
+    u = Eigen::VectorXd::Zero(std::max<Eigen::Index>(m, 1));
+    dense_io::get_upper(in, ainv, static_cast<uint64_t>(m), "kons inverse");
+    in.get_raw(u.data(), static_cast<size_t>(m) * sizeof(double), "kons u");
+    if (!ainv.allFinite() || !u.allFinite()) throw bad("a non-finite embedded state");
+  } else if (opt_.sketched) {
     kors = std::make_unique<Kors>(kernel_, opt_.kors);
     kors->load(in, who);
   }
@@ -308,6 +405,9 @@ void KonsLearner::load(ModelReader& in) {
   act_.swap(act);
   n_inv_ = std::move(n_inv);
   kors_ = std::move(kors);
+  nystrom_ = std::move(nystrom);
+  ainv_.swap(ainv);
+  u_.swap(u);
   a_.swap(a);
   kbeta_.swap(kbeta);
 }
@@ -322,6 +422,9 @@ std::string KonsLearner::kernel_text() const {
 }
 
 std::vector<std::string> KonsLearner::summary_lines() const {
+  if (nystrom_)
+    return {std::string(name()) + " kernel = " + kernel_text() + ", " + std::to_string(nystrom_->size()) +
+            " landmarks (budget " + std::to_string(opt_.budget) + ")"};
   return {std::string(name()) + " kernel = " + kernel_text() + ", " + std::to_string(points_.size()) +
           " points stored" + (kors_ ? ", " + std::to_string(act_.size()) + " in the sketch" : std::string())};
 }
@@ -331,6 +434,8 @@ std::vector<std::string> KonsLearner::describe() const {
   const std::string n(name());
   out.push_back(n + " kernel = " + kernel_text());
   out.push_back(n + " alpha = " + common::number(opt_.alpha));
+  out.push_back(n + " budget = " + (opt_.budget > 0 ? std::to_string(opt_.budget) + " landmarks (Nystrom embedding)"
+                                                    : std::string("none (exact: every example stored)")));
   out.push_back(n + " C = " + (opt_.clip ? common::number(*opt_.clip)
                                          : loss_.name() == "squared" ? std::string("largest |label| (online)")
                                                                      : common::number(kLogisticClip)));
@@ -347,6 +452,10 @@ void KonsLearner::write_readable(std::ostream& out) const {
   out << "alpha " << num(opt_.alpha) << "\nC " << num(clip_radius()) << "\neta " << num(eta()) << "\n";
   out << "rounds " << rounds_ << "\npoints " << points_.size() << "\nsketch " << act_.size() << "\n";
   if (kors_) out << "dictionary " << kors_->size() << "\n";
+  if (nystrom_) {
+    out << "landmarks " << nystrom_->size() << "\n";
+    for (size_t j = 0; j < nystrom_->size(); ++j) out << "u " << j << " " << num(u_(static_cast<Eigen::Index>(j))) << "\n";
+  }
   for (size_t s = 0; s < points_.size(); ++s) {
     out << "point " << s << " a " << num(a_[s]) << " beta " << num(beta_[s]) << " gamma " << num(gamma_[s]) << " |";
     const kernels::PointRef p = points_[s];
@@ -376,6 +485,12 @@ std::vector<OptionSpec> kons_options(bool sketched) {
        "step-size weight of each gradient in the preconditioner (default: the loss's curvature at C)",
        {0.0, kInf, true, false}},
   };
+  o.push_back({"budget", "", Kind::kNumber, "0",
+               "at most this many landmarks, picked by leverage-score sampling: learns on their Nystrom embedding, "
+               "so time and memory per example stay bounded (0: exact, every example stored)",
+               {0.0, 1e6, false, false},
+               {},
+               {"20"}});
   if (sketched) {
     o.push_back({"kors_eps", "", Kind::kNumber, "0.5", "accuracy of the leverage-score sampler", {0.0, 1.0, true, true}});
     o.push_back({"kors_beta", "", Kind::kNumber, "30",
@@ -400,6 +515,7 @@ LearnerRow make_row(bool sketched) {
       }};
   row.traits.losses = {"squared", "logistic"};
   row.traits.passes = false;  // every pass would store every example again
+  row.traits.passes_with = "budget";
   row.traits.state_grows = true;
   row.traits.warmup_examples = kWarmupExamples;
   row.traits.random = sketched;

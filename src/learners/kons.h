@@ -37,6 +37,7 @@
 #include "lepus/learner.h"
 #include "sketch/bordered_inverse.h"
 #include "sketch/kors.h"
+#include "sketch/nystrom.h"
 
 namespace lepus {
 
@@ -48,6 +49,7 @@ struct KonsOptions {
   bool sketched = false;           // sketched-kons
   KorsOptions kors;                // --kors_eps, --kors_beta (sketched-kons)
   double gamma_min = 0.1;          // --kons_gamma: the coin's floor (sketched-kons)
+  uint64_t budget = 0;             // --budget: at most this many landmarks (Nyström embedding); 0: exact
   static KonsOptions from(const OptionValues& values, bool sketched);  // throws ConfigError
 };
 
@@ -76,6 +78,7 @@ class KonsLearner final : public Learner {
   size_t stored_points() const { return points_.size(); }
   size_t sketch_size() const { return act_.size(); }
   size_t dictionary_size() const { return kors_ ? kors_->size() : 0; }
+  size_t landmarks() const { return nystrom_ ? nystrom_->size() : 0; }
   // The uniform draw of a round: tests replace it to replay the paper's worked examples.
   void set_uniforms(std::vector<double> u) { uniforms_ = std::move(u); }
   // Sets the RBF bandwidth (the median heuristic's result: source 2) before anything is learned.
@@ -89,6 +92,7 @@ class KonsLearner final : public Learner {
   // ỹ for the point, with k(x_s, x) for every stored point into kv_.
   double score(kernels::PointRef x) const;
   void refresh_coefficients();
+  Prediction learn_embedded(const Example& x, kernels::PointRef px, uint64_t round);
 
   KonsOptions opt_;
   const Loss& loss_;
@@ -102,6 +106,10 @@ class KonsLearner final : public Learner {
   Eigen::VectorXd kbeta_;             // (Kβ)_i for i in act_
   BorderedInverse n_inv_;             // N⁻¹
   std::unique_ptr<Kors> kors_;        // sketched-kons
+  // --budget: ONS with the clipping projection (the primal form of eq. (1)) on the Nyström embedding ψ(x).
+  std::unique_ptr<NystromEmbedding> nystrom_;
+  Eigen::MatrixXd ainv_;              // A⁻¹ over ψ's coordinates (upper triangle of the top-left block)
+  Eigen::VectorXd u_;                 // u
   double max_abs_label_ = 0.0;        // default C for the squared loss
   // Where the RBF bandwidth came from: 0 still to estimate, 1 given (or no bandwidth), 2 the warm-up's median
   // heuristic, 3 the first point's norm (no warm-up: a caller that is not the driver).

@@ -33,7 +33,7 @@ struct Variant {
 };
 
 // The row's variants, derived from its declared options: the defaults; each non-default choice of each option
-// with choices; each flag set alone.
+// with choices; each mode value of a number option; each flag set alone.
 inline std::vector<Variant> variants_of(const LearnerRow& row) {
   std::vector<Variant> out{Variant{}};
   for (const auto& s : row.options) {
@@ -43,6 +43,7 @@ inline std::vector<Variant> variants_of(const LearnerRow& row) {
     }
     for (const auto& choice : s.choices)
       if (choice != s.default_value) out.push_back({s.name, choice});
+    for (const auto& mode : s.modes) out.push_back({s.name, mode});
   }
   return out;
 }
