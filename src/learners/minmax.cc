@@ -23,17 +23,19 @@ std::string num(double v) { return common::number(v, 17); }
 
 }  // namespace
 
-// name, shrink, drift, γ, reset, options used (b, c, r forgetting, AROW's r).
+// name, shrink, drift, γ, reset, options used (b, c, r forgetting, AROW's r), a sketch mode. Only wemm
+// (Σ = I/b − ZZᵀ) and LASER's state (its precision in eigen-form) have the low-rank form of minmax_sketch.h;
+// laser-noshrink is LASER's state with another prediction, so it has it too.
 const std::vector<MinmaxRule>& minmax_rules() {
   static const std::vector<MinmaxRule> rules = {
-      {"wemm", false, false, W::kWemm, R::kNone, true, false, false, false},
-      {"laser", true, true, W::kOne, R::kNone, true, true, false, false},
-      {"laser-noshrink", false, true, W::kOne, R::kNone, true, true, false, false},
-      {"rls", false, false, W::kForget, R::kNone, true, false, true, false},
-      {"aaw", true, false, W::kOne, R::kNone, true, false, false, false},
-      {"arowr", false, false, W::kArow, R::kNone, true, false, false, true},
-      {"arcor", false, false, W::kArow, R::kLambdaMin, false, false, false, true},
-      {"cr-rls", false, false, W::kForget, R::kPeriodic, false, false, true, false},
+      {"wemm", false, false, W::kWemm, R::kNone, true, false, false, false, true},
+      {"laser", true, true, W::kOne, R::kNone, true, true, false, false, true},
+      {"laser-noshrink", false, true, W::kOne, R::kNone, true, true, false, false, true},
+      {"rls", false, false, W::kForget, R::kNone, true, false, true, false, false},
+      {"aaw", true, false, W::kOne, R::kNone, true, false, false, false, false},
+      {"arowr", false, false, W::kArow, R::kNone, true, false, false, true, false},
+      {"arcor", false, false, W::kArow, R::kLambdaMin, false, false, false, true, false},
+      {"cr-rls", false, false, W::kForget, R::kPeriodic, false, false, true, false, false},
   };
   return rules;
 }
@@ -59,6 +61,7 @@ MinmaxOptions MinmaxOptions::from(const MinmaxRule& rule, const OptionValues& v)
   if (v.has("arcor_RB")) o.radius = v.number("arcor_RB");
   o.matrix = common::matrix_kind_of(v, MatrixKind::kFull);
   o.max_dense = common::max_dense_of(v);
+  if (rule.sketch) o.rank = common::rank_of(v);
   if (!(o.b > 0.0) || !std::isfinite(o.b)) throw ConfigError("--mm_b must be > 0");
   if (rule.drift && !(o.b < o.c))
     throw ConfigError("--learner " + std::string(rule.name) + " needs --mm_b < --mm_c (b = " + num(o.b) +
@@ -68,8 +71,13 @@ MinmaxOptions MinmaxOptions::from(const MinmaxRule& rule, const OptionValues& v)
   if (!(o.t0 >= 1.0) || o.t0 != std::floor(o.t0)) throw ConfigError("--crrls_T0 must be a whole number >= 1");
   if (!(o.lambda > 0.0 && o.lambda < 1.0)) throw ConfigError("--arcor_Lambda must be in (0, 1)");
   if (!(o.radius > 0.0)) throw ConfigError("--arcor_RB must be > 0");
-  if (o.matrix != MatrixKind::kFull && o.matrix != MatrixKind::kDiag)
-    throw ConfigError("--learner " + std::string(rule.name) + " has --matrix full or diag only");
+  const bool mode_ok = o.matrix == MatrixKind::kFull || o.matrix == MatrixKind::kDiag ||
+                       (o.matrix == MatrixKind::kSketch && rule.sketch);
+  if (!mode_ok)
+    throw ConfigError("--learner " + std::string(rule.name) + " has no --matrix " + std::string(matrix_kind_name(o.matrix)) +
+                      " (its modes: full, diag" + (rule.sketch ? ", sketch" : "") + ")");
+  if (o.matrix == MatrixKind::kSketch && (o.rank < 1 || o.rank > MinmaxSketch::kMaxRank))
+    throw ConfigError("--rank must be in [1, " + std::to_string(MinmaxSketch::kMaxRank) + "]");
   if (o.matrix == MatrixKind::kDiag && std::isfinite(o.radius))
     throw ConfigError("--arcor_RB (the projection, which touches every slot) needs --matrix full");
   return o;
@@ -84,6 +92,9 @@ double MinmaxOptions::sigma0() const {
 MinmaxLearner::MinmaxLearner(const MinmaxOptions& options, int bits)
     : opt_(options), bits_(bits), prior_(options.sigma0()), builder_(bits) {
   if (opt_.matrix == MatrixKind::kDiag) slots_.assign(size_t{1} << bits, Slot{});
+  if (opt_.matrix == MatrixKind::kSketch)
+    sketch_.emplace(opt_.rule->drift ? MinmaxSketch::Form::kLaser : MinmaxSketch::Form::kWemm, opt_.b, opt_.c,
+                    opt_.rank);
 }
 
 double MinmaxLearner::advanced(double base, double rounds) const {
@@ -112,7 +123,11 @@ double MinmaxLearner::gamma(double m) const {
 MinmaxLearner::Round MinmaxLearner::evaluate(const SparseVector& v) const {
   Round r;
   const double delta = opt_.delta();
-  if (opt_.matrix == MatrixKind::kDiag) {
+  if (sketch_) {
+    const MinmaxSketch::Round s = sketch_->prepare(v);
+    r.m = s.m;
+    r.p = s.p;
+  } else if (opt_.matrix == MatrixKind::kDiag) {
     for (const Coord& c : v) {
       const Slot& s = slots_[c.slot];
       r.m += (diag_value(s) + delta) * c.x * c.x;
@@ -165,7 +180,9 @@ Prediction MinmaxLearner::learn(const Example& x) {
   const double y = static_cast<double>(x.label) - x.initial;
   // An importance weight k: the example (√k x, √k y), exact for the weighted squared loss (one round for LASER).
   const double k = static_cast<double>(x.weight);
-  if (opt_.matrix == MatrixKind::kDiag)
+  if (sketch_)
+    learn_sketch(v, y, k, round);  // the round's m and p, computed once (evaluate left x's Zᵀx / Qᵀx)
+  else if (opt_.matrix == MatrixKind::kDiag)
     learn_diag(v, y, k);
   else
     learn_full(v, y, k);
@@ -314,6 +331,24 @@ void MinmaxLearner::project_full() {
   w_.head(n) = eig.eigenvectors() * scaled;
 }
 
+void MinmaxLearner::learn_sketch(const SparseVector& v, double y, double weight, Round round) {
+  const double sk = std::sqrt(weight);
+  double xs = sk, ys = sk * y, m = round.m * weight, p = round.p * sk;
+  if (const double sc = wemm_guard(m); sc != 1.0) {
+    xs *= sc;
+    m *= sc * sc;
+    p *= sc;
+    ys *= sc;
+  }
+  if (!healthy(m, p, ys)) return;
+  const double g = gamma(m), kk = g / (1.0 + g * m);
+  if (!sketch_->update(v, xs, kk * (ys - p), kk)) {
+    ++safeguards_;
+    return;
+  }
+  ++t_;
+}
+
 void MinmaxLearner::learn_diag(const SparseVector& v, double y, double weight) {
   const double sk = std::sqrt(weight), delta = opt_.delta();
   std::vector<double>& pv = pv_;
@@ -367,12 +402,14 @@ void MinmaxLearner::learn_diag(const SparseVector& v, double y, double weight) {
 }
 
 double MinmaxLearner::weight(uint64_t slot) const {
+  if (sketch_) return sketch_->weight(slot);
   if (opt_.matrix == MatrixKind::kDiag) return slots_[slot].w;
   const uint32_t i = index_.find(slot);
   return i == CompactIndex::kNone ? 0.0 : w_(i);
 }
 
 double MinmaxLearner::sigma(uint64_t a, uint64_t b) const {
+  if (sketch_) return sketch_->sigma(a, b);
   if (opt_.matrix == MatrixKind::kDiag) return a == b ? diag_value(slots_[a]) : 0.0;
   const uint32_t i = index_.find(a), j = index_.find(b);
   if (i == CompactIndex::kNone || j == CompactIndex::kNone) return a == b ? prior_ : 0.0;
@@ -392,9 +429,12 @@ std::vector<std::string> MinmaxLearner::describe() const {
     out.push_back(n + " Lambda = " + common::number(opt_.lambda));
     out.push_back(n + " R_B = " + (std::isfinite(opt_.radius) ? common::number(opt_.radius) : std::string("none")));
   }
-  out.push_back(opt_.matrix == MatrixKind::kDiag
-                    ? std::string("matrix = diag")
-                    : "matrix = full, up to " + std::to_string(opt_.max_dense) + " features");
+  if (opt_.matrix == MatrixKind::kSketch)
+    out.push_back("matrix = sketch, rank " + std::to_string(opt_.rank));
+  else
+    out.push_back(opt_.matrix == MatrixKind::kDiag
+                      ? std::string("matrix = diag")
+                      : "matrix = full, up to " + std::to_string(opt_.max_dense) + " features");
   return out;
 }
 
@@ -404,6 +444,10 @@ void MinmaxLearner::write_readable(std::ostream& out) const {
       << num(opt_.arow_r) << "\nT0 " << num(opt_.t0) << "\nLambda " << num(opt_.lambda) << "\n";
   out << "R_B " << (std::isfinite(opt_.radius) ? num(opt_.radius) : std::string("none")) << "\n";
   out << "matrix " << matrix_kind_name(opt_.matrix) << "\nrounds " << t_ << "\n";
+  if (sketch_) {
+    sketch_->write_readable(out);
+    return;
+  }
   if (opt_.matrix == MatrixKind::kDiag) {
     out << "last_reset " << num(last_reset_) << "\n";
     for (uint64_t i = 0; i < slots_.size(); ++i)
@@ -434,6 +478,10 @@ void MinmaxLearner::save(ModelWriter& out) const {
   out.put_f64(prior_);
   out.put_f64(last_reset_);
   out.put_f64(min_s_);
+  if (sketch_) {
+    sketch_->save(out);
+    return;
+  }
   if (opt_.matrix == MatrixKind::kDiag) {
     common::save_slots(out, slots_);
     return;
@@ -474,7 +522,11 @@ void MinmaxLearner::load(ModelReader& in) {
                   std::isfinite(prior) && last_reset >= 0.0 && last_reset <= static_cast<double>(t) &&
                   min_s > 0.0 && min_s <= 1.0;
   if (!ok) throw bad("a hyper-parameter or counter out of range");
-  if (opt_.matrix == MatrixKind::kDiag) {
+  if (sketch_) {
+    MinmaxSketch s(*sketch_);
+    s.load(in, who, bits_);
+    sketch_.emplace(std::move(s));
+  } else if (opt_.matrix == MatrixKind::kDiag) {
     std::vector<Slot> slots(slots_.size());
     common::load_slots(in, slots, who);
     for (const Slot& s : slots)
@@ -527,9 +579,10 @@ std::vector<LearnerRow> minmax_rows() {
   const OptionSpec arow_opt{"arow_r", "", Kind::kNumber, "1",
                             "AROW's r, the assumed noise variance: larger learns more slowly (only r x b matters)",
                             positive, {}};
-  auto modes = [] {
-    std::vector<OptionSpec> o{common::matrix_option({"full", "diag"}), common::max_dense_option(1000)};
-    return o;
+  auto modes = [](const MinmaxRule& rule) {
+    if (!rule.sketch) return std::vector<OptionSpec>{common::matrix_option({"full", "diag"}), common::max_dense_option(1000)};
+    return std::vector<OptionSpec>{common::matrix_option({"full", "diag", "sketch"}), common::rank_option(),
+                                   common::max_dense_option(1000)};
   };
   struct Text {
     const char* name;
@@ -575,15 +628,22 @@ std::vector<LearnerRow> minmax_rows() {
                          "project the weights onto the ball ||w|| <= R_B (default: no projection; --matrix full)",
                          positive, {}});
     }
-    for (auto& o : modes()) options.push_back(o);
+    for (auto& o : modes(rule)) options.push_back(o);
     LearnerRow row{t.name, t.help, options,
                    [&rule](const LearnerContext& c) {
                      return std::make_unique<MinmaxLearner>(MinmaxOptions::from(rule, c.options), c.bits);
                    },
                    LearnerTraits{}};
     row.traits.losses = {"squared"};
-    row.traits.matrix_modes = {"full", "diag"};
-    row.traits.matrix_nearest = {{"sketch", "--matrix diag"}, {"auto", "--matrix full"}};
+    if (rule.sketch) {
+      row.traits.matrix_modes = {"full", "diag", "sketch"};
+      row.traits.matrix_nearest = {{"auto", "--matrix full, or --matrix sketch beyond a few thousand features"}};
+    } else {
+      row.traits.matrix_modes = {"full", "diag"};
+      row.traits.matrix_nearest = {{"sketch", "--matrix diag (a sketch exists only for wemm, laser and "
+                                              "laser-noshrink)"},
+                                   {"auto", "--matrix full"}};
+    }
     rows.push_back(std::move(row));
   }
   return rows;

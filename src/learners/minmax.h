@@ -21,15 +21,19 @@
 //     then the reset of cr-rls and arcor (Σ_t = I) and arcor's projection.
 // Squared loss only. Matrix modes (--matrix): full keeps Σ over the features seen (dense, Eigen, at most
 // --max_dense_features of them); diag keeps Σ_ii per hashed slot with a lazy clock for the drift, forgetting and
-// resets (exact for one-hot inputs), O(nnz) per example. The algorithm notes: docs/algorithms/minmax.md.
+// resets (exact for one-hot inputs), O(nnz) per example; sketch (wemm, laser, laser-noshrink) keeps the state in a
+// rank --rank form (minmax_sketch.h), exact while the inputs span at most --rank dimensions, with no feature cap.
+// The algorithm notes: docs/algorithms/minmax.md.
 #pragma once
 #include <Eigen/Dense>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "core/coords.h"
+#include "learners/minmax_sketch.h"
 #include "lepus/learner.h"
 #include "sketch/compact_index.h"
 #include "sketch/matrix.h"
@@ -46,6 +50,7 @@ struct MinmaxRule {
   Weight weight;
   Reset reset;
   bool uses_b, uses_c, uses_forget, uses_arow_r;
+  bool sketch;  // --matrix sketch: a low-rank form of the state exists (minmax_sketch.h)
 };
 const std::vector<MinmaxRule>& minmax_rules();
 const MinmaxRule& minmax_rule(std::string_view name);  // std::out_of_range for another name
@@ -61,6 +66,7 @@ struct MinmaxOptions {
   double radius = std::numeric_limits<double>::infinity();  // --arcor_RB (infinity: no projection)
   MatrixKind matrix = MatrixKind::kFull;
   uint64_t max_dense = 1000;
+  uint32_t rank = 10;       // --rank: the sketch's rank k
   // Throws ConfigError for a value out of range or a bad combination (b >= c, projection in diag mode).
   static MinmaxOptions from(const MinmaxRule& rule, const OptionValues& values);
   double sigma0() const;  // Σ_0's diagonal
@@ -93,6 +99,7 @@ class MinmaxLearner final : public Learner {
   double sigma(uint64_t slot_i, uint64_t slot_j) const;
   uint64_t rounds() const { return t_; }
   const MinmaxOptions& options() const { return opt_; }
+  const MinmaxSketch* sketch() const { return sketch_ ? &*sketch_ : nullptr; }  // sketch mode's state
 
  private:
   struct Slot {  // diag mode, per hashed slot; all zero: never written (Σ_ii = σ_0 at round 0)
@@ -103,6 +110,7 @@ class MinmaxLearner final : public Learner {
   double advanced(double base, double rounds) const;  // the scalar map σ -> (σ + δ)/f applied `rounds` times
   void learn_full(const SparseVector& v, double y, double weight);
   void learn_diag(const SparseVector& v, double y, double weight);
+  void learn_sketch(const SparseVector& v, double y, double weight, Round round);
   double wemm_guard(double m) const;                     // s of the WEMM guard (1: none)
   bool healthy(double m, double p, double ys) const;      // false (counted): skip the round
   double gamma(double m) const;
@@ -122,6 +130,8 @@ class MinmaxLearner final : public Learner {
   Eigen::VectorXd w_;  // w over held positions
   // diag mode
   std::vector<Slot> slots_;
+  // sketch mode
+  std::optional<MinmaxSketch> sketch_;
   mutable VectorBuilder builder_;
   mutable uint64_t safeguards_ = 0;
   // scratch

@@ -343,7 +343,7 @@ TEST(Minmax, InvalidConfigurationsAreRefused) {
   EXPECT_THROW(make("arowr", {{"arow_r", "0"}}), ConfigError);
   EXPECT_THROW(make("arcor", {{"arcor_Lambda", "1"}}), ConfigError);
   EXPECT_THROW(make("arcor", {{"arcor_RB", "1"}}, "diag"), ConfigError);
-  EXPECT_THROW(make("wemm", {}, "sketch"), ConfigError);
+  EXPECT_THROW(make("rls", {}, "sketch"), ConfigError);
   EXPECT_NO_THROW(make("laser", {{"mm_b", "3.9"}, {"mm_c", "4"}}));
   for (const auto& rule : minmax_rules()) {
     const LearnerRow* row = find_learner(rule.name);
