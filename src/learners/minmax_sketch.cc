@@ -172,15 +172,17 @@ void MinmaxSketch::add_laser(double s, Eigen::Index n) {
       if (std::fabs(mu(k) - delta_) < std::fabs(mu(drop) - delta_)) drop = k;
     kept = size - 1;
   }
-  // Q <- [Q, x⊥/ρ] V (without the dropped column); tmp_ first holds V's kept columns' products.
-  const auto q = basis_.topLeftCorner(n, size);
+  // Q <- [Q, x⊥/ρ] V without the dropped column (V's columns in eigenvalue order, the dropped one moved last).
+  Eigen::MatrixXd& v_kept = gram_;  // M is no longer needed
+  v_kept = eig_.eigenvectors();
   Eigen::Index col = 0;
   for (Eigen::Index k = 0; k < size; ++k) {
     if (k == drop) continue;
-    tmp_.col(col).head(n).noalias() = q * eig_.eigenvectors().col(k);
+    if (col != k) v_kept.col(col) = eig_.eigenvectors().col(k);
     lambda_(col) = std::max(mu(k), delta_);  // >= δ exactly (interlacing); rounding is clamped
     ++col;
   }
+  tmp_.topLeftCorner(n, kept).noalias() = basis_.topLeftCorner(n, size) * v_kept.leftCols(kept);
   basis_.topLeftCorner(n, kept) = tmp_.topLeftCorner(n, kept);
   cols_ = kept;
   if (drop >= 0 && n > kept) delta_ += std::max(mu(drop) - delta_, 0.0) / static_cast<double>(n - kept);
