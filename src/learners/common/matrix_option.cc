@@ -10,7 +10,8 @@ OptionSpec matrix_option(std::vector<std::string> choices) {
   OptionSpec s{"matrix", "", OptionSpec::Kind::kText, choices.front(),
                "the second-order matrix: auto (full until --max_dense_features features are seen, then "
                "sketch), full (exact, memory 8 n^2 bytes for n features seen, at most 4096), diag (one number "
-               "per feature), sketch (a rank --rank Frequent Directions sketch, memory 16 m bytes per feature)",
+               "per feature), sketch (a rank --rank Frequent Directions sketch, memory 16 m bytes per feature; wemm and "
+               "laser: a rank --rank form of their state, exact while the inputs span at most --rank dimensions)",
                {},
                {}};
   s.choices = std::move(choices);
