@@ -128,17 +128,22 @@ MinmaxLearner::Round MinmaxLearner::evaluate(const SparseVector& v) const {
     r.m = s.m;
     r.p = s.p;
   } else if (opt_.matrix == MatrixKind::kDiag) {
+    pv_.clear();
     for (const Coord& c : v) {
       const Slot& s = slots_[c.slot];
-      r.m += (diag_value(s) + delta) * c.x * c.x;
+      const double pi = diag_value(s) + delta;
+      pv_.push_back(pi);
+      r.m += pi * c.x * c.x;
       r.p += s.w * c.x;
     }
   } else {
     // xᵀ(Σ + δI)x over the nnz block; a slot not held has Σ_ii = prior_, no cross terms and w = 0.
     std::vector<std::pair<uint32_t, double>>& held = held_;
     held.clear();
+    pos_.clear();
     for (const Coord& c : v) {
       const uint32_t i = index_.find(c.slot);
+      pos_.push_back(i);
       if (i == CompactIndex::kNone) {
         r.m += (prior_ + delta) * c.x * c.x;
       } else {
@@ -183,9 +188,9 @@ Prediction MinmaxLearner::learn(const Example& x) {
   if (sketch_)
     learn_sketch(v, y, k, round);  // the round's m and p, computed once (evaluate left x's Zᵀx / Qᵀx)
   else if (opt_.matrix == MatrixKind::kDiag)
-    learn_diag(v, y, k);
+    learn_diag(v, y, k, round);
   else
-    learn_full(v, y, k);
+    learn_full(v, y, k, round);
   return out;
 }
 
@@ -219,27 +224,27 @@ bool MinmaxLearner::healthy(double m, double p, double ys) const {
   return false;
 }
 
-void MinmaxLearner::learn_full(const SparseVector& v, double y, double weight) {
+void MinmaxLearner::learn_full(const SparseVector& v, double y, double weight, Round round) {
   size_t fresh = 0;
-  for (const Coord& c : v) fresh += index_.find(c.slot) == CompactIndex::kNone ? 1 : 0;
+  for (uint32_t i : pos_) fresh += i == CompactIndex::kNone ? 1 : 0;
   if (index_.size() + fresh > opt_.max_dense)
     throw ConfigError("--learner " + std::string(opt_.rule->name) + " --matrix full holds at most " +
                       std::to_string(opt_.max_dense) +
                       " features (--max_dense_features, at most 4096); use --matrix diag or fewer bits (-b)");
   const size_t before = index_.size();
   grow(before + fresh);
-  pos_.clear();
   xv_.clear();
   const double sk = std::sqrt(weight);
+  size_t j = 0;
   for (const Coord& c : v) {
-    const uint32_t i = index_.insert(c.slot);
-    if (i >= before) {  // a new position enters with the prior of a slot never updated
+    uint32_t& i = pos_[j++];
+    if (i == CompactIndex::kNone) {  // a new position enters with the prior of a slot never updated
+      i = index_.insert(c.slot);
       s_.row(i).head(before + fresh).setZero();
       s_.col(i).head(before + fresh).setZero();
       s_(i, i) = prior_;
       w_(i) = 0.0;
     }
-    pos_.push_back(i);
     xv_.push_back(sk * c.x);
   }
   const Eigen::Index n = static_cast<Eigen::Index>(index_.size());
@@ -247,11 +252,7 @@ void MinmaxLearner::learn_full(const SparseVector& v, double y, double weight) {
   h_.setZero(n);
   for (size_t j = 0; j < pos_.size(); ++j) h_.noalias() += s_.col(pos_[j]).head(n) * xv_[j];
   for (size_t j = 0; j < pos_.size(); ++j) h_(pos_[j]) += delta * xv_[j];
-  double m = 0.0, p = 0.0;
-  for (size_t j = 0; j < pos_.size(); ++j) {
-    m += xv_[j] * h_(pos_[j]);
-    p += w_(pos_[j]) * xv_[j];
-  }
+  double m = round.m * weight, p = round.p * sk;  // xᵀ(Σ + δI)x and wᵀx, as evaluate(v) computed them
   double ys = sk * y;
   if (const double sc = wemm_guard(m); sc != 1.0) {
     for (double& xj : xv_) xj *= sc;
@@ -349,20 +350,10 @@ void MinmaxLearner::learn_sketch(const SparseVector& v, double y, double weight,
   ++t_;
 }
 
-void MinmaxLearner::learn_diag(const SparseVector& v, double y, double weight) {
-  const double sk = std::sqrt(weight), delta = opt_.delta();
-  std::vector<double>& pv = pv_;
-  pv.clear();
-  double m = 0.0, p = 0.0;
-  for (const Coord& c : v) {
-    const double pi = diag_value(slots_[c.slot]) + delta;
-    pv.push_back(pi);
-    m += pi * c.x * c.x;
-    p += slots_[c.slot].w * c.x;
-  }
-  double xs = sk, ys = sk * y;
-  m *= weight;
-  p *= sk;
+void MinmaxLearner::learn_diag(const SparseVector& v, double y, double weight, Round round) {
+  const double sk = std::sqrt(weight);
+  const std::vector<double>& pv = pv_;  // P_ii, left by evaluate(v)
+  double xs = sk, ys = sk * y, m = round.m * weight, p = round.p * sk;
   if (const double sc = wemm_guard(m); sc != 1.0) {
     xs *= sc;
     m *= sc * sc;
@@ -371,7 +362,7 @@ void MinmaxLearner::learn_diag(const SparseVector& v, double y, double weight) {
   }
   if (!healthy(m, p, ys)) return;
   const double g = gamma(m), kk = g / (1.0 + g * m), r = ys - p, f = opt_.factor();
-  const double round = static_cast<double>(t_ + 1);
+  const double stamp = static_cast<double>(t_ + 1);
   size_t j = 0;
   for (const Coord& c : v) {
     Slot& s = slots_[c.slot];
@@ -385,7 +376,7 @@ void MinmaxLearner::learn_diag(const SparseVector& v, double y, double weight) {
     if (si > kMaxSigma) si = kMaxSigma, ++safeguards_;
     s.w = w;
     s.s = si;
-    s.tau = round;
+    s.tau = stamp;
     min_s_ = std::min(min_s_, si);
   }
   ++t_;

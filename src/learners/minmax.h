@@ -108,8 +108,9 @@ class MinmaxLearner final : public Learner {
   Round evaluate(const SparseVector& v) const;
   double diag_value(const Slot& s) const;  // diag mode: Σ_{t,ii} of a slot
   double advanced(double base, double rounds) const;  // the scalar map σ -> (σ + δ)/f applied `rounds` times
-  void learn_full(const SparseVector& v, double y, double weight);
-  void learn_diag(const SparseVector& v, double y, double weight);
+  // The round's m and p (unit scale) come from evaluate(v), which also left x's positions (full) or P_ii (diag).
+  void learn_full(const SparseVector& v, double y, double weight, Round round);
+  void learn_diag(const SparseVector& v, double y, double weight, Round round);
   void learn_sketch(const SparseVector& v, double y, double weight, Round round);
   double wemm_guard(double m) const;                     // s of the WEMM guard (1: none)
   bool healthy(double m, double p, double ys) const;      // false (counted): skip the round
@@ -134,11 +135,11 @@ class MinmaxLearner final : public Learner {
   std::optional<MinmaxSketch> sketch_;
   mutable VectorBuilder builder_;
   mutable uint64_t safeguards_ = 0;
-  // scratch
-  std::vector<uint32_t> pos_;
+  // scratch, left by evaluate(v) for learn on the same v
+  mutable std::vector<uint32_t> pos_;  // full: the example's positions (CompactIndex::kNone: not held)
   std::vector<double> xv_;
   Eigen::VectorXd h_;
-  std::vector<double> pv_;                                     // diag: P_ii of the example's slots
+  mutable std::vector<double> pv_;                             // diag: P_ii of the example's slots
   mutable std::vector<std::pair<uint32_t, double>> held_;      // full: the example's held positions and values
 };
 
