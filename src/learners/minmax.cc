@@ -14,7 +14,7 @@
 namespace lepus {
 namespace {
 
-constexpr uint32_t kStateVersion = 1;
+constexpr uint32_t kStateVersion = 2;  // 2: the data-relative defaults (1 still loads)
 constexpr double kInf = std::numeric_limits<double>::infinity();
 using W = MinmaxRule::Weight;
 using R = MinmaxRule::Reset;
@@ -51,9 +51,20 @@ MinmaxOptions MinmaxOptions::from(const MinmaxRule& rule, const OptionValues& v)
     if (row.name == rule.name) check_option_values(row.options, v);  // ranges declared once in the row
   MinmaxOptions o;
   o.rule = &rule;
-  if (v.has("mm_c")) o.c = v.number("mm_c");
-  o.b = rule.drift ? 0.01 * o.c : 1.0;
-  if (v.has("mm_b")) o.b = v.number("mm_b");
+  // Defaults (measured, docs/algorithms/minmax.md): wemm b = 2X² (the thesis's b > ‖x‖², with m <= 1/2);
+  // laser c = 100X², laser-noshrink c = 3X², their b = 0.1X², with X² the largest ‖x‖² of the first examples. A
+  // c given alone keeps b = 0.01c, a b given alone c = 100b.
+  const bool has_b = v.has("mm_b"), has_c = v.has("mm_c");
+  if (has_c) o.c = v.number("mm_c");
+  if (has_b) o.b = v.number("mm_b");
+  if (rule.drift) {
+    if (has_c && !has_b) o.b = 0.01 * o.c;
+    if (has_b && !has_c) o.c = 100.0 * o.b;
+    if (!has_b && !has_c) o.b_scale = 0.1, o.c_scale = rule.shrink ? 100.0 : 3.0;
+  } else if (rule.weight == W::kWemm && !has_b) {
+    o.b_scale = 2.0;
+  }
+  if (o.pending()) o.resolve(1.0);  // placeholders until the data's scale is known
   if (v.has("rls_r")) o.forget = v.number("rls_r");
   if (v.has("arow_r")) o.arow_r = v.number("arow_r");
   if (v.has("crrls_T0")) o.t0 = v.number("crrls_T0");
@@ -83,6 +94,11 @@ MinmaxOptions MinmaxOptions::from(const MinmaxRule& rule, const OptionValues& v)
   return o;
 }
 
+void MinmaxOptions::resolve(double x2) {
+  if (b_scale > 0.0) b = b_scale * x2;
+  if (c_scale > 0.0) c = c_scale * x2;
+}
+
 double MinmaxOptions::sigma0() const {
   if (rule->reset != MinmaxRule::Reset::kNone) return 1.0;  // arcor, cr-rls: Σ_0 = I (Table 5.1)
   if (rule->drift) return (c - b) / (b * c);                  // LASER: P_1 = Σ_0 + I/c = I/b
@@ -95,6 +111,25 @@ MinmaxLearner::MinmaxLearner(const MinmaxOptions& options, int bits)
   if (opt_.matrix == MatrixKind::kSketch)
     sketch_.emplace(opt_.rule->drift ? MinmaxSketch::Form::kLaser : MinmaxSketch::Form::kWemm, opt_.b, opt_.c,
                     opt_.rank);
+}
+
+uint64_t MinmaxLearner::warmup_wanted() const { return opt_.pending() && t_ == 0 ? kScaleExamples : 0; }
+
+void MinmaxLearner::warmup(std::span<const Example> prefix) {
+  double x2 = 0.0;
+  for (const Example& x : prefix) x2 = std::max(x2, builder_.build(x).norm2());
+  resolve_scale(x2);
+}
+
+// X² = 0 or not finite (empty or hostile examples): 1.
+void MinmaxLearner::resolve_scale(double x2) {
+  if (!opt_.pending()) return;
+  if (!(x2 > 0.0) || !std::isfinite(x2) || x2 > 1e150) x2 = 1.0;
+  opt_.resolve(x2);
+  opt_.b_scale = opt_.c_scale = 0.0;
+  opt_.scale = x2;
+  prior_ = opt_.sigma0();
+  if (sketch_) sketch_.emplace(sketch_->form(), opt_.b, opt_.c, opt_.rank);
 }
 
 double MinmaxLearner::advanced(double base, double rounds) const {
@@ -182,6 +217,10 @@ Prediction MinmaxLearner::learn(const Example& x) {
   const Round round = evaluate(v);
   const Prediction out = output(round.yhat + x.initial);
   if (!common::teaches(x) || v.size() == 0) return out;
+  if (opt_.pending()) {  // no warm-up (a caller that is not the driver): this example's scale
+    resolve_scale(v.norm2());
+    return learn(x);
+  }
   const double y = static_cast<double>(x.label) - x.initial;
   // An importance weight k: the example (√k x, √k y), exact for the weighted squared loss (one round for LASER).
   const double k = static_cast<double>(x.weight);
@@ -411,8 +450,11 @@ std::vector<std::string> MinmaxLearner::describe() const {
   std::vector<std::string> out;
   const MinmaxRule& r = *opt_.rule;
   const std::string n = r.name;
-  if (r.uses_b) out.push_back(n + " b = " + common::number(opt_.b));
-  if (r.uses_c) out.push_back(n + " c = " + common::number(opt_.c));
+  const std::string first = " x the largest ||x||^2 of the first " + std::to_string(kScaleExamples) + " examples";
+  if (r.uses_b)
+    out.push_back(n + " b = " + (opt_.b_scale > 0.0 ? common::number(opt_.b_scale) + first : common::number(opt_.b)));
+  if (r.uses_c)
+    out.push_back(n + " c = " + (opt_.c_scale > 0.0 ? common::number(opt_.c_scale) + first : common::number(opt_.c)));
   if (r.uses_forget) out.push_back(n + " r = " + common::number(opt_.forget));
   if (r.uses_arow_r) out.push_back(n + " r = " + common::number(opt_.arow_r));
   if (r.reset == R::kPeriodic) out.push_back(n + " T0 = " + common::number(opt_.t0));
@@ -427,6 +469,15 @@ std::vector<std::string> MinmaxLearner::describe() const {
                       ? std::string("matrix = diag")
                       : "matrix = full, up to " + std::to_string(opt_.max_dense) + " features");
   return out;
+}
+
+std::vector<std::string> MinmaxLearner::summary_lines() const {
+  if (!(opt_.scale > 0.0)) return {};
+  const MinmaxRule& r = *opt_.rule;
+  std::string line = std::string(r.name) + " data scale X^2 = " + common::number(opt_.scale) + ": b = " +
+                     common::number(opt_.b);
+  if (r.uses_c) line += ", c = " + common::number(opt_.c);
+  return {line};
 }
 
 void MinmaxLearner::write_readable(std::ostream& out) const {
@@ -465,6 +516,9 @@ void MinmaxLearner::save(ModelWriter& out) const {
   out.put_f64(opt_.t0);
   out.put_f64(opt_.lambda);
   out.put_f64(std::isfinite(opt_.radius) ? opt_.radius : 0.0);  // 0: no projection
+  out.put_f64(opt_.b_scale);
+  out.put_f64(opt_.c_scale);
+  out.put_f64(opt_.scale);
   out.put_u64(t_);
   out.put_f64(prior_);
   out.put_f64(last_reset_);
@@ -489,7 +543,8 @@ void MinmaxLearner::save(ModelWriter& out) const {
 void MinmaxLearner::load(ModelReader& in) {
   const std::string who = opt_.rule->name;
   auto bad = [&](const std::string& what) { return ModelFormatError(in.source() + ": " + who + " state: " + what); };
-  if (in.get_u32("min-max state version") != kStateVersion) throw bad("unknown state version");
+  const uint32_t version = in.get_u32("min-max state version");
+  if (version != kStateVersion && version != 1) throw bad("unknown state version");
   if (in.get_string("min-max rule") != who) throw bad("the model is another learner's");
   if (in.get_u8("min-max matrix") != static_cast<uint8_t>(opt_.matrix))
     throw bad("saved with another --matrix than this run's");
@@ -503,6 +558,12 @@ void MinmaxLearner::load(ModelReader& in) {
   o.lambda = in.get_f64("Lambda");
   const double radius = in.get_f64("R_B");
   o.radius = radius == 0.0 ? kInf : radius;
+  o.b_scale = version >= 2 ? in.get_f64("b scale") : 0.0;
+  o.c_scale = version >= 2 ? in.get_f64("c scale") : 0.0;
+  o.scale = version >= 2 ? in.get_f64("data scale") : 0.0;
+  if (!(o.b_scale >= 0.0) || !(o.c_scale >= 0.0) || !(o.scale >= 0.0) || !std::isfinite(o.b_scale) ||
+      !std::isfinite(o.c_scale) || !std::isfinite(o.scale))
+    throw bad("a data-relative default out of range");
   const uint64_t t = in.get_u64("rounds");
   const double prior = in.get_f64("prior");
   const double last_reset = in.get_f64("last reset");
@@ -514,7 +575,7 @@ void MinmaxLearner::load(ModelReader& in) {
                   min_s > 0.0 && min_s <= 1.0;
   if (!ok) throw bad("a hyper-parameter or counter out of range");
   if (sketch_) {
-    MinmaxSketch s(*sketch_);
+    MinmaxSketch s(sketch_->form(), o.b, o.c, o.rank);  // the saved b and c (resolved from the data's scale)
     s.load(in, who, bits_);
     sketch_.emplace(std::move(s));
   } else if (opt_.matrix == MatrixKind::kDiag) {
@@ -557,13 +618,16 @@ std::vector<LearnerRow> minmax_rows() {
   const OptionSpec::Range positive{0.0, kInf, true, false};
   auto b_opt = [&](const char* def) {
     return OptionSpec{"mm_b", "", Kind::kNumber, def,
-                      "b, the prior's weight on ||u||^2 (default 2 for wemm, 0.01 c for laser and laser-noshrink, "
-                      "1 otherwise): Sigma_0 = I/b (laser: (c-b)/(bc) I); larger b learns more cautiously (wemm "
-                      "needs b > ||x||^2, otherwise examples are down-weighted)",
+                      "b, the prior's weight on ||u||^2 (default: wemm 2 X^2, laser and laser-noshrink 0.1 X^2, or "
+                      "0.01 c when --mm_c is given, with X^2 the largest squared norm of the first 256 examples, "
+                      "saved in the model; 1 for the others): Sigma_0 = I/b (laser: (c-b)/(bc) I); larger b learns "
+                      "more cautiously (wemm needs b > ||x||^2, otherwise examples are down-weighted)",
                       positive, {}};
   };
-  const OptionSpec c_opt{"mm_c", "", Kind::kNumber, "100",
-                         "c, the penalty on drift of the best model: smaller tracks faster (in units of ||x||^2)",
+  const OptionSpec c_opt{"mm_c", "", Kind::kNumber, "",
+                         "c, the penalty on drift of the best model: smaller tracks faster (default: 100 X^2 for "
+                         "laser, 3 X^2 for laser-noshrink, with X^2 the largest squared norm of the first 256 "
+                         "examples, saved in the model; 100 b when only --mm_b is given)",
                          positive, {}};
   const OptionSpec forget_opt{"rls_r", "", Kind::kNumber, "1", "forgetting factor r (1: no forgetting)",
                               {0.0, 1.0, true, false}, {}};
@@ -604,7 +668,7 @@ std::vector<LearnerRow> minmax_rows() {
       options.push_back(c_opt);
       options.push_back(b_opt(""));
     } else if (rule.uses_b) {
-      options.push_back(b_opt(rule.weight == W::kWemm ? "2" : "1"));
+      options.push_back(b_opt(rule.weight == W::kWemm ? "" : "1"));
     }
     if (rule.uses_forget) options.push_back(forget_opt);
     if (rule.uses_arow_r) options.push_back(arow_opt);

@@ -67,6 +67,12 @@ struct MinmaxOptions {
   MatrixKind matrix = MatrixKind::kFull;
   uint64_t max_dense = 1000;
   uint32_t rank = 10;       // --rank: the sketch's rank k
+  // Defaults relative to the data's scale X² (the largest ‖x‖² of the first examples; wemm, laser rows): when set,
+  // b = b_scale X² and c = c_scale X², fixed by resolve() before the first update.
+  double b_scale = 0.0, c_scale = 0.0;
+  double scale = 0.0;  // the X² they were resolved with (0: given options, or not resolved yet)
+  bool pending() const { return b_scale > 0.0 || c_scale > 0.0; }
+  void resolve(double x2);
   // Throws ConfigError for a value out of range or a bad combination (b >= c, projection in diag mode).
   static MinmaxOptions from(const MinmaxRule& rule, const OptionValues& values);
   double sigma0() const;  // Σ_0's diagonal
@@ -78,6 +84,7 @@ class MinmaxLearner final : public Learner {
  public:
   static constexpr double kWemmEps = 1e-6;  // wemm's guard: an update needs m < 1 - kWemmEps
   static constexpr double kMaxSigma = 1e100;  // cap on Σ's diagonal (RLS wind-up, r < 1)
+  static constexpr uint64_t kScaleExamples = 256;  // the warm-up that fixes the data-relative defaults
 
   MinmaxLearner(const MinmaxOptions& options, int bits);
   Prediction predict(const Example& x) const override;
@@ -86,6 +93,10 @@ class MinmaxLearner final : public Learner {
   void load(ModelReader& in) override;
   std::string_view name() const override { return opt_.rule->name; }
   std::vector<std::string> describe() const override;
+  std::vector<std::string> summary_lines() const override;
+  // wemm's b and LASER's c default to multiples of the data's scale: the first examples fix it.
+  uint64_t warmup_wanted() const override;
+  void warmup(std::span<const Example> prefix) override;
   void write_readable(std::ostream& out) const override;
   uint64_t safeguard_count() const override { return safeguards_; }
 
@@ -99,6 +110,7 @@ class MinmaxLearner final : public Learner {
   double sigma(uint64_t slot_i, uint64_t slot_j) const;
   uint64_t rounds() const { return t_; }
   const MinmaxOptions& options() const { return opt_; }
+  void resolve_scale(double x2);  // fixes the data-relative defaults (before any update)
   const MinmaxSketch* sketch() const { return sketch_ ? &*sketch_ : nullptr; }  // sketch mode's state
 
  private:
