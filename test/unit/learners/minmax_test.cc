@@ -721,5 +721,56 @@ TEST(Minmax, ModelOfAnotherRuleIsRefused) {
   EXPECT_THROW(r->load(in), ModelFormatError);
 }
 
+// The data-relative defaults: without --mm_b/--mm_c, wemm's b and LASER's c and b are multiples of X², the largest
+// ‖x‖² of the warm-up prefix (wemm 2X²; laser 100X², laser-noshrink 3X², b = 0.1X²), so with them every prediction
+// is unchanged when all features are scaled by s (the (x, b, c) -> (sx, s²b, s²c) invariance), in every mode; a
+// given option keeps its value and asks for no warm-up; the resolved values survive save/load.
+TEST(Minmax, DataRelativeDefaults) {
+  const auto data = random_stream(300, 6, 17, 3.0);
+  double x2 = 0.0;
+  for (size_t t = 0; t < 256; ++t) x2 = std::max(x2, dense(data[t], 6).squaredNorm());
+  struct Want {
+    const char* rule;
+    double b, c;
+  } wants[] = {{"wemm", 2.0, 0.0}, {"laser", 0.1, 100.0}, {"laser-noshrink", 0.1, 3.0}};
+  for (const Want& w : wants) {
+    for (const char* mode : {"full", "diag", "sketch"}) {
+      SCOPED_TRACE(std::string(w.rule) + " " + mode);
+      auto l = make(w.rule, {}, mode);
+      ASSERT_EQ(l->warmup_wanted(), 256u);
+      l->warmup(std::span<const Example>(data.data(), 256));
+      EXPECT_EQ(l->warmup_wanted(), 0u);
+      // The norm the learner sees is of the float features: compare to float precision.
+      EXPECT_NEAR(l->options().b, w.b * x2, 1e-6 * w.b * x2);
+      if (w.c > 0.0) EXPECT_NEAR(l->options().c, w.c * x2, 1e-6 * w.c * x2);
+      // Scaled by 4 (exact in floating point): the same predictions, scaled back.
+      auto big = make(w.rule, {}, mode);
+      std::vector<Example> scaled = data;
+      for (Example& ex : scaled)
+        for (Feature& f : ex.features) f.value *= 4.0f;
+      big->warmup(std::span<const Example>(scaled.data(), 256));
+      for (size_t t = 0; t < data.size(); ++t) {
+        const double a = l->learn(data[t]).value, b = big->learn(scaled[t]).value;
+        ASSERT_NEAR(a, b, 1e-5 * std::max(1.0, std::fabs(a))) << t;
+      }
+      // Saved and loaded: the resolved b and c, no warm-up asked.
+      ModelWriter out;
+      l->save(out);
+      auto back = make(w.rule, {}, mode);
+      ModelReader in(out.bytes().data(), out.bytes().size(), "mem");
+      back->load(in);
+      EXPECT_EQ(back->warmup_wanted(), 0u);
+      EXPECT_EQ(back->options().b, l->options().b);
+      EXPECT_EQ(back->options().c, l->options().c);
+    }
+  }
+  auto given = make("laser", {{"mm_c", "50"}});
+  EXPECT_EQ(given->warmup_wanted(), 0u);
+  EXPECT_EQ(given->options().b, 0.5);
+  EXPECT_EQ(make("laser", {{"mm_b", "2"}})->options().c, 200.0);
+  EXPECT_EQ(make("wemm", {{"mm_b", "3"}})->warmup_wanted(), 0u);
+  EXPECT_EQ(make("rls", {})->warmup_wanted(), 0u);
+}
+
 }  // namespace
 }  // namespace lepus
