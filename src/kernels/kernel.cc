@@ -6,6 +6,9 @@
 #include <limits>
 #include <sstream>
 
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+
 #include "lepus/errors.h"
 
 namespace lepus::kernels {
@@ -209,6 +212,17 @@ Kernel Kernel::load(ModelReader& in, const std::string& who) {
   } catch (const ConfigError& e) {
     throw ModelFormatError(in.source() + ": " + who + ": " + e.what());
   }
+}
+
+void evaluate_all(const Kernel& kernel, const PointStore& points, PointRef x, double* out) {
+  const size_t n = points.size();
+  if (n < kParallelFrom) {
+    for (size_t i = 0; i < n; ++i) out[i] = kernel(points[i], x);
+    return;
+  }
+  tbb::parallel_for(tbb::blocked_range<size_t>(0, n, 256), [&](const tbb::blocked_range<size_t>& r) {
+    for (size_t i = r.begin(); i != r.end(); ++i) out[i] = kernel(points[i], x);
+  });
 }
 
 double median_distance(const PointStore& points, size_t limit) {

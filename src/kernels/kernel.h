@@ -100,6 +100,12 @@ class Kernel {
   double inv_two_h2_ = 0.0;
 };
 
+// out[i] = K(points[i], x) for every stored point: the kernel learners' hot loop. From kParallelFrom points on it
+// is spread over the cores (oneTBB, within the driver's --threads); each entry is computed alone, so the results do
+// not depend on the number of threads.
+constexpr size_t kParallelFrom = 1024;
+void evaluate_all(const Kernel& kernel, const PointStore& points, PointRef x, double* out);
+
 // The median heuristic: the median of ‖x_i - x_j‖ over the pairs i < j of `points` (at most the first `limit`),
 // or 1 when every distance is 0 (fewer than two distinct points).
 double median_distance(const PointStore& points, size_t limit = 256);

@@ -128,12 +128,9 @@ double KonsLearner::uniform(uint64_t round) const {
 double KonsLearner::score(kernels::PointRef x) const {
   const size_t t = points_.size();
   kv_.resize(static_cast<Eigen::Index>(t));
+  kernels::evaluate_all(kernel_, points_, x, kv_.data());
   double y = 0.0;
-  for (size_t s = 0; s < t; ++s) {
-    const double k = kernel_(points_[s], x);
-    kv_(static_cast<Eigen::Index>(s)) = k;
-    y += a_[s] * k;
-  }
+  for (size_t s = 0; s < t; ++s) y += a_[s] * kv_(static_cast<Eigen::Index>(s));  // in order: any thread count
   return y;
 }
 

@@ -22,7 +22,7 @@ NystromEmbedding::NystromEmbedding(const kernels::Kernel& kernel, const KorsOpti
 void NystromEmbedding::embed(kernels::PointRef x, Eigen::VectorXd& out) const {
   const auto m = static_cast<Eigen::Index>(landmarks_.size());
   out.resize(m);
-  for (Eigen::Index j = 0; j < m; ++j) out(j) = kernel_(landmarks_[static_cast<size_t>(j)], x);
+  kernels::evaluate_all(kernel_, landmarks_, x, out.data());
   if (m > 0) l_.topLeftCorner(m, m).triangularView<Eigen::Lower>().solveInPlace(out);
 }
 

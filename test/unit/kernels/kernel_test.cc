@@ -5,6 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <random>
+
+#include <tbb/global_control.h>
 
 #include "lepus/errors.h"
 
@@ -77,6 +80,33 @@ TEST(Kernels, PointStoreRemoveSaveLoad) {
     ModelReader rc(bytes.data(), cut, "cut");
     EXPECT_THROW(u.load(rc, "test"), ModelFormatError) << cut;
   }
+}
+
+// Past kParallelFrom points the kernel row is computed on several threads: each entry alone, so one thread and
+// four give the same numbers, equal to the serial loop.
+TEST(Kernels, ParallelRowEqualsSerial) {
+  std::mt19937_64 rng(3);
+  std::normal_distribution<double> g(0.0, 1.0);
+  PointStore s;
+  for (size_t i = 0; i < 3 * kParallelFrom; ++i) {
+    std::vector<SlotValue> c;
+    for (uint64_t j = 0; j < 8; ++j)
+      if (g(rng) > 0.0) c.push_back({j * 7 + (i % 5), g(rng)});
+    s.add(point(c));
+  }
+  const std::vector<SlotValue> xc = {{0, 0.5}, {7, -1.0}, {15, 2.0}};
+  const Kernel k(KernelParams{KernelKind::kRbf, 2, 1.0, 1.3});
+  std::vector<double> one(s.size()), four(s.size());
+  {
+    tbb::global_control c(tbb::global_control::max_allowed_parallelism, 1);
+    evaluate_all(k, s, point(xc), one.data());
+  }
+  {
+    tbb::global_control c(tbb::global_control::max_allowed_parallelism, 4);
+    evaluate_all(k, s, point(xc), four.data());
+  }
+  EXPECT_EQ(one, four);
+  for (size_t i = 0; i < s.size(); i += 97) EXPECT_EQ(one[i], k(s[i], point(xc))) << i;
 }
 
 }  // namespace
