@@ -256,6 +256,19 @@ double MinmaxLearner::wemm_guard(double m) const {
   return std::sqrt((1.0 - kWemmEps) / m);
 }
 
+MinmaxLearner::Taught MinmaxLearner::taught(double y, double weight, Round round) const {
+  const double sk = std::sqrt(weight);
+  Taught t{sk, round.m * weight, round.p * sk, sk * y, true};
+  if (const double sc = wemm_guard(t.m); sc != 1.0) {
+    t.s *= sc;
+    t.m *= sc * sc;
+    t.p *= sc;
+    t.ys *= sc;
+  }
+  t.ok = healthy(t.m, t.p, t.ys);
+  return t;
+}
+
 // A round whose numbers are not finite (or m < 0) is skipped, counted.
 bool MinmaxLearner::healthy(double m, double p, double ys) const {
   if (std::isfinite(m) && std::isfinite(p) && std::isfinite(ys) && m >= 0.0) return true;
@@ -272,8 +285,9 @@ void MinmaxLearner::learn_full(const SparseVector& v, double y, double weight, R
                       " features (--max_dense_features, at most 4096); use --matrix diag or fewer bits (-b)");
   const size_t before = index_.size();
   grow(before + fresh);
+  const Taught t = taught(y, weight, round);
+  if (!t.ok) return;
   xv_.clear();
-  const double sk = std::sqrt(weight);
   size_t j = 0;
   for (const Coord& c : v) {
     uint32_t& i = pos_[j++];
@@ -284,23 +298,14 @@ void MinmaxLearner::learn_full(const SparseVector& v, double y, double weight, R
       s_(i, i) = prior_;
       w_(i) = 0.0;
     }
-    xv_.push_back(sk * c.x);
+    xv_.push_back(t.s * c.x);
   }
   const Eigen::Index n = static_cast<Eigen::Index>(index_.size());
   const double delta = opt_.delta();
   h_.setZero(n);
   for (size_t j = 0; j < pos_.size(); ++j) h_.noalias() += s_.col(pos_[j]).head(n) * xv_[j];
   for (size_t j = 0; j < pos_.size(); ++j) h_(pos_[j]) += delta * xv_[j];
-  double m = round.m * weight, p = round.p * sk;  // xᵀ(Σ + δI)x and wᵀx, as evaluate(v) computed them
-  double ys = sk * y;
-  if (const double sc = wemm_guard(m); sc != 1.0) {
-    for (double& xj : xv_) xj *= sc;
-    h_ *= sc;
-    m *= sc * sc;
-    p *= sc;
-    ys *= sc;
-  }
-  if (!healthy(m, p, ys)) return;
+  const double m = t.m, p = t.p, ys = t.ys;  // xᵀ(Σ + δI)x and wᵀx as evaluate(v) computed them, scaled
   const double g = gamma(m);
   const double kk = g / (1.0 + g * m);
   const double r = ys - p;
@@ -372,17 +377,10 @@ void MinmaxLearner::project_full() {
 }
 
 void MinmaxLearner::learn_sketch(const SparseVector& v, double y, double weight, Round round) {
-  const double sk = std::sqrt(weight);
-  double xs = sk, ys = sk * y, m = round.m * weight, p = round.p * sk;
-  if (const double sc = wemm_guard(m); sc != 1.0) {
-    xs *= sc;
-    m *= sc * sc;
-    p *= sc;
-    ys *= sc;
-  }
-  if (!healthy(m, p, ys)) return;
-  const double g = gamma(m), kk = g / (1.0 + g * m);
-  if (!sketch_->update(v, xs, kk * (ys - p), kk)) {
+  const Taught t = taught(y, weight, round);
+  if (!t.ok) return;
+  const double g = gamma(t.m), kk = g / (1.0 + g * t.m);
+  if (!sketch_->update(v, t.s, kk * (t.ys - t.p), kk)) {
     ++safeguards_;
     return;
   }
@@ -390,16 +388,10 @@ void MinmaxLearner::learn_sketch(const SparseVector& v, double y, double weight,
 }
 
 void MinmaxLearner::learn_diag(const SparseVector& v, double y, double weight, Round round) {
-  const double sk = std::sqrt(weight);
   const std::vector<double>& pv = pv_;  // P_ii, left by evaluate(v)
-  double xs = sk, ys = sk * y, m = round.m * weight, p = round.p * sk;
-  if (const double sc = wemm_guard(m); sc != 1.0) {
-    xs *= sc;
-    m *= sc * sc;
-    p *= sc;
-    ys *= sc;
-  }
-  if (!healthy(m, p, ys)) return;
+  const Taught t = taught(y, weight, round);
+  if (!t.ok) return;
+  const double xs = t.s, ys = t.ys, m = t.m, p = t.p;
   const double g = gamma(m), kk = g / (1.0 + g * m), r = ys - p, f = opt_.factor();
   const double stamp = static_cast<double>(t_ + 1);
   size_t j = 0;

@@ -126,6 +126,13 @@ class MinmaxLearner final : public Learner {
   void learn_sketch(const SparseVector& v, double y, double weight, Round round);
   double wemm_guard(double m) const;                     // s of the WEMM guard (1: none)
   bool healthy(double m, double p, double ys) const;      // false (counted): skip the round
+  // A round as taught: the example (s x, s y), s = √k for an importance weight k times the WEMM guard's scale, with
+  // m = xᵀPx and p = wᵀx at that scale; ok false (counted) when a number is not finite: the round is skipped.
+  struct Taught {
+    double s, m, p, ys;
+    bool ok;
+  };
+  Taught taught(double y, double weight, Round round) const;
   double gamma(double m) const;
   void grow(size_t n);
   void project_full();
