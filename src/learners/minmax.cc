@@ -214,23 +214,22 @@ Prediction MinmaxLearner::predict(const Example& x) const { return output(evalua
 Prediction MinmaxLearner::learn(const Example& x) {
   const SparseVector& v = builder_.build(x);
   safeguards_ += v.dropped;
+  if (!common::teaches(x) || v.size() == 0) return output(evaluate(v).yhat + x.initial);
+  if (opt_.pending()) resolve_scale(v.norm2());  // no warm-up (a caller that is not the driver): this example's
+  return output(learn_vector(v, static_cast<double>(x.label) - x.initial, x.weight) + x.initial);
+}
+
+double MinmaxLearner::learn_vector(const SparseVector& v, double y, double weight) {
   const Round round = evaluate(v);
-  const Prediction out = output(round.yhat + x.initial);
-  if (!common::teaches(x) || v.size() == 0) return out;
-  if (opt_.pending()) {  // no warm-up (a caller that is not the driver): this example's scale
-    resolve_scale(v.norm2());
-    return learn(x);
-  }
-  const double y = static_cast<double>(x.label) - x.initial;
   // An importance weight k: the example (√k x, √k y), exact for the weighted squared loss (one round for LASER).
-  const double k = static_cast<double>(x.weight);
+  if (v.size() == 0 || !(weight > 0.0)) return round.yhat;
   if (sketch_)
-    learn_sketch(v, y, k, round);  // the round's m and p, computed once (evaluate left x's Zᵀx / Qᵀx)
+    learn_sketch(v, y, weight, round);  // the round's m and p, computed once (evaluate left x's Zᵀx / Qᵀx)
   else if (opt_.matrix == MatrixKind::kDiag)
-    learn_diag(v, y, k, round);
+    learn_diag(v, y, weight, round);
   else
-    learn_full(v, y, k, round);
-  return out;
+    learn_full(v, y, weight, round);
+  return round.yhat;
 }
 
 void MinmaxLearner::grow(size_t n) {

@@ -111,6 +111,11 @@ class MinmaxLearner final : public Learner {
   uint64_t rounds() const { return t_; }
   const MinmaxOptions& options() const { return opt_; }
   void resolve_scale(double x2);  // fixes the data-relative defaults (before any update)
+  // The learner on a vector given directly (kwemm and klaser under --budget feed it their Nyström features, a
+  // coordinate per landmark: a new one enters with the prior of a slot never updated): the prediction, and the
+  // prediction before an update on (v, y) with importance weight k.
+  double predict_vector(const SparseVector& v) const { return evaluate(v).yhat; }
+  double learn_vector(const SparseVector& v, double y, double weight);
   const MinmaxSketch* sketch() const { return sketch_ ? &*sketch_ : nullptr; }  // sketch mode's state
 
  private:

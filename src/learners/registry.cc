@@ -16,6 +16,7 @@
 #include "learners/mix.h"
 #include "learners/minmax.h"
 #include "learners/kons.h"
+#include "learners/kminmax.h"
 
 namespace lepus {
 namespace {
@@ -71,6 +72,7 @@ std::vector<LearnerRow> build_registry() {
   for (auto& row : minmax_rows()) rows.push_back(std::move(row));
   rows.push_back(kons_row());
   rows.push_back(sketched_kons_row());
+  for (auto& row : kernel_minmax_rows()) rows.push_back(std::move(row));
   return rows;
 }
 

@@ -28,10 +28,10 @@ void NystromEmbedding::embed(kernels::PointRef x, Eigen::VectorXd& out) const {
 
 bool NystromEmbedding::offer(kernels::PointRef x, Eigen::VectorXd& psi, double u) {
   if (landmarks_.size() >= budget_) return false;
-  if (!kors_->step(x, 1.0, u).kept) return false;
   const double kxx = kernel_.self(x);
   const double residual = kxx - psi.squaredNorm();
-  if (!(residual > kMinResidual * kxx) || !std::isfinite(residual)) return false;
+  if (!(residual > kMinResidual * kxx) || !std::isfinite(residual)) return false;  // in the span: adds nothing
+  if (!kors_->step(x, 1.0, u).kept) return false;
   const auto m = static_cast<Eigen::Index>(landmarks_.size());
   if (l_.rows() <= m) {
     const Eigen::Index cap = std::min<Eigen::Index>(std::max<Eigen::Index>(16, 2 * l_.rows()),

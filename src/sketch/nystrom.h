@@ -30,7 +30,8 @@ class NystromEmbedding {
   // ψ(x) into out (size() entries).
   void embed(kernels::PointRef x, Eigen::VectorXd& out) const;
   // After embed(x, psi): offers x as a landmark (u uniform in [0, 1), the caller's draw); true when it was taken,
-  // and then psi has grown by x's own new coordinate.
+  // and then psi has grown by x's own new coordinate. A learner offers x before it learns from it, so that x's own
+  // direction is in the span it learns in (the choice depends on x alone, never on its label).
   bool offer(kernels::PointRef x, Eigen::VectorXd& psi, double u);
   const kernels::PointStore& landmarks() const { return landmarks_; }
   void save(ModelWriter& out) const;

@@ -1,4 +1,4 @@
-// The kernel learners (kons, sketched-kons) from the command line: they learn heart (logistic, RBF kernel with the
+// The kernel learners (kons, sketched-kons; kwemm, klaser) from the command line: they learn heart (logistic, RBF kernel with the
 // bandwidth of the median heuristic over the first 256 examples, held back and then predicted in order) better than
 // the best constant; a stream shorter than the warm-up still gets every prediction in order; a model saved halfway
 // resumes exactly as one run; --passes is refused.
@@ -51,6 +51,31 @@ TEST(Kons, RefusesPasses) {
   const std::string d = scratch_dir("kons_passes");
   ASSERT_NE(run_lepus(kHeart + " --learner kons --passes 2 2> " + d + "/err.txt"), 0);
   EXPECT_TRUE(has(read_file(d + "/err.txt"), "one pass")) << read_file(d + "/err.txt");
+}
+
+// kwemm and klaser regress heart's labels (exact) and abalone's (--budget 100) about as well as ridge regression
+// (rls) or better, and --budget allows passes.
+TEST(KernelMinmax, LearnsExactAndUnderABudget) {
+  const std::string d = scratch_dir("kminmax");
+  const std::string abalone = std::string(LEPUS_TEST_DATA) + "/vw/inputs/abalone.vw.gz";
+  struct Run {
+    std::string data, args;
+  } runs[] = {{kHeart, "--learner rls"},          {kHeart, "--learner kwemm"},
+              {kHeart, "--learner klaser"},       {abalone, "--learner rls"},
+              {abalone, "--learner kwemm --budget 100"}, {abalone, "--learner klaser --budget 100 --mm_c 1000"}};
+  double loss[6];
+  for (int i = 0; i < 6; ++i) {
+    const std::string err = d + "/" + std::to_string(i) + ".txt";
+    ASSERT_EQ(run_lepus(runs[i].data + " " + runs[i].args + " 2> " + err), 0) << read_file(err);
+    loss[i] = summary_value(read_file(err), "average loss");
+    ASSERT_TRUE(std::isfinite(loss[i])) << runs[i].args;
+  }
+  EXPECT_LT(loss[1], loss[0] * 1.02);  // kwemm on heart: 0.561 against rls 0.587
+  EXPECT_LT(loss[2], 1.2 * loss[0]);
+  EXPECT_LT(loss[4], 1.05 * loss[3]);  // kwemm --budget 100 on abalone: 5.17 against 5.08
+  EXPECT_LT(loss[5], 1.5 * loss[3]);
+  EXPECT_EQ(run_lepus(abalone + " --learner kwemm --budget 30 -c --cache_file " + d + "/c --passes 2 --quiet"), 0);
+  EXPECT_NE(run_lepus(kHeart + " --learner kwemm --passes 2 --quiet 2>/dev/null"), 0);
 }
 
 }  // namespace

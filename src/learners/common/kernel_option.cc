@@ -1,0 +1,116 @@
+// The kernel options and the kernel a learner holds: see kernel_option.h.
+#include "learners/common/kernel_option.h"
+
+#include <cmath>
+#include <limits>
+
+#include "learners/common/plumbing.h"
+#include "lepus/errors.h"
+
+namespace lepus::common {
+namespace {
+
+// The kernel to build while the bandwidth is unknown (nothing is evaluated before it is set).
+kernels::KernelParams usable(kernels::KernelParams p) {
+  if (p.kind == kernels::KernelKind::kRbf && p.bandwidth == 0.0) p.bandwidth = 1.0;
+  return p;
+}
+
+}  // namespace
+
+std::vector<OptionSpec> kernel_options() {
+  using Kind = OptionSpec::Kind;
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  return {
+      {"kernel", "", Kind::kText, "rbf", "kernel: linear, poly or rbf (Gaussian)", {}, {"linear", "poly", "rbf"}},
+      {"degree", "", Kind::kNumber, "2", "polynomial kernel's degree", {1.0, 64.0, false, false}},
+      {"coef0", "", Kind::kNumber, "1", "polynomial kernel's constant term"},
+      {"bandwidth", "", Kind::kNumber, "",
+       "Gaussian kernel's bandwidth (default: the median distance between pairs of the first 256 examples, saved "
+       "in the model)",
+       {0.0, kInf, true, false}},
+  };
+}
+
+kernels::KernelParams kernel_params_of(const OptionValues& v) {
+  kernels::KernelParams p;
+  if (v.has("kernel")) p.kind = kernels::kernel_row(v.text("kernel")).kind;
+  if (v.has("degree")) {
+    const double d = v.number("degree");
+    if (d != std::floor(d)) throw ConfigError("--degree must be a whole number");
+    p.degree = static_cast<int>(d);
+  }
+  if (v.has("coef0")) p.coef0 = v.number("coef0");
+  if (v.has("bandwidth")) p.bandwidth = v.number("bandwidth");
+  kernels::Kernel check(usable(p));  // throws for a bad degree or coefficient
+  return p;
+}
+
+OptionSpec budget_option() {
+  return {"budget", "", OptionSpec::Kind::kNumber, "0",
+          "at most this many landmarks, picked by leverage-score sampling: learns on their Nystrom embedding, so "
+          "time and memory per example stay bounded (0: exact, every example stored)",
+          {0.0, 1e6, false, false},
+          {},
+          {"20"}};
+}
+
+uint64_t budget_of(const OptionValues& v) {
+  if (!v.has("budget")) return 0;
+  const double b = v.number("budget");
+  if (b != std::floor(b) || b < 0.0) throw ConfigError("--budget must be a whole number");
+  return static_cast<uint64_t>(b);
+}
+
+double hashed_uniform(uint64_t seed, uint64_t round) {
+  uint64_t z = seed * 0x9E3779B97F4A7C15ull + round + 0x632BE59BD9B4E019ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  z ^= z >> 31;
+  return static_cast<double>(z >> 11) * 0x1.0p-53;
+}
+
+KernelSetting::KernelSetting(const kernels::KernelParams& p) : params_(p), kernel_(usable(p)) {}
+
+void KernelSetting::set(double h, uint8_t source) {
+  params_.bandwidth = h > 0.0 && std::isfinite(h) ? h : 1.0;
+  source_ = source;
+  kernel_ = kernels::Kernel(params_);
+}
+
+void KernelSetting::estimate(std::span<const Example> prefix, VectorBuilder& builder) {
+  if (!pending()) return;
+  kernels::PointStore points;
+  for (const Example& x : prefix) points.add(builder.build(x));
+  set(kernels::median_distance(points, kKernelWarmup), 2);
+}
+
+void KernelSetting::estimate_from(const SparseVector& first) {
+  if (pending()) set(std::sqrt(first.norm2()), 3);
+}
+
+std::string KernelSetting::text() const {
+  if (pending())
+    return "rbf, bandwidth: the median distance between the first " + std::to_string(kKernelWarmup) + " examples";
+  if (source_ == 2)
+    return kernel_.describe() + " (median heuristic over the first " + std::to_string(kKernelWarmup) + " examples)";
+  if (source_ == 3) return kernel_.describe() + " (the first example's norm)";
+  return kernel_.describe();
+}
+
+void KernelSetting::save(ModelWriter& out) const {
+  kernels::Kernel(usable(params_)).save(out);
+  out.put_u8(pending() ? 0 : source_);
+}
+
+void KernelSetting::load(ModelReader& in, const std::string& who) {
+  const kernels::Kernel k = kernels::Kernel::load(in, who);
+  const uint8_t source = in.get_u8("kernel bandwidth source");
+  if (source > 3) throw ModelFormatError(in.source() + ": " + who + ": unknown bandwidth source");
+  params_ = k.params();
+  if (source == 0) params_.bandwidth = 0.0;
+  source_ = source == 0 ? 1 : source;
+  kernel_ = kernels::Kernel(usable(params_));
+}
+
+}  // namespace lepus::common

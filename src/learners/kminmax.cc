@@ -1,0 +1,334 @@
+// kwemm and klaser: see kminmax.h for the algorithms, the thesis and the equations.
+#include "learners/kminmax.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <ostream>
+
+#include "learners/common/plumbing.h"
+#include "lepus/errors.h"
+#include "sketch/dense_io.h"
+
+namespace lepus {
+namespace {
+
+constexpr uint32_t kStateVersion = 1;
+constexpr uint64_t kLandmarkSalt = 0x5851F42D4C957F2Dull;
+const KorsOptions kLandmarkSampler{1.0, 0.5, 30.0};  // KORS's α, ε, β for the landmarks (kernels normalised to 1)
+
+std::string num(double v) { return common::number(v, 17); }
+
+}  // namespace
+
+KernelMinmaxOptions KernelMinmaxOptions::from(const MinmaxRule& rule, const OptionValues& v) {
+  for (const auto& row : kernel_minmax_rows())
+    if (row.name == (rule.drift ? "klaser" : "kwemm")) check_option_values(row.options, v);
+  KernelMinmaxOptions o;
+  o.rule = &rule;
+  o.kernel = common::kernel_params_of(v);
+  if (v.has("mm_b")) o.b = v.number("mm_b");
+  if (rule.drift && v.has("mm_c")) o.c = v.number("mm_c");
+  o.budget = common::budget_of(v);
+  if (o.b && o.c && !(*o.b < *o.c))
+    throw ConfigError("--learner klaser needs --mm_b < --mm_c (b = " + num(*o.b) + ", c = " + num(*o.c) + ")");
+  return o;
+}
+
+KernelMinmaxLearner::KernelMinmaxLearner(const KernelMinmaxOptions& options, int bits, uint64_t random_seed)
+    : opt_(options), bits_(bits), seed_(random_seed), kernel_(options.kernel), builder_(bits) {
+  if (opt_.budget > 0) nystrom_ = std::make_unique<NystromEmbedding>(kernel_.kernel(), kLandmarkSampler, opt_.budget);
+}
+
+uint64_t KernelMinmaxLearner::warmup_wanted() const {
+  return rounds_ == 0 && (kernel_.pending() || b_ == 0.0) ? common::kKernelWarmup : 0;
+}
+
+void KernelMinmaxLearner::warmup(std::span<const Example> prefix) {
+  if (warmup_wanted() == 0) return;
+  kernel_.estimate(prefix, builder_);
+  double kappa = 0.0;
+  for (const Example& x : prefix) kappa = std::max(kappa, kernel_.kernel().self(kernels::sorted_point(builder_.build(x), buffer_)));
+  resolve(kappa);
+}
+
+// b and c from the options, else from κ̂ (kwemm b = 2κ̂; klaser c = 100κ̂, b = 0.1κ̂; one given: b = 0.01c, c = 100b).
+void KernelMinmaxLearner::resolve(double kappa) {
+  if (b_ > 0.0) return;
+  if (!(kappa > 0.0) || !std::isfinite(kappa) || kappa > 1e150) kappa = 1.0;
+  if (opt_.rule->drift) {
+    c_ = opt_.c ? *opt_.c : opt_.b ? 100.0 * *opt_.b : 100.0 * kappa;
+    b_ = opt_.b ? *opt_.b : opt_.c ? 0.01 * c_ : 0.1 * kappa;
+  } else {
+    b_ = opt_.b ? *opt_.b : 2.0 * kappa;
+    c_ = 0.0;
+  }
+  if (!opt_.b || (opt_.rule->drift && !opt_.c)) scale_ = kappa;
+  if (nystrom_) make_inner();
+}
+
+// The budget's primal learner over the landmarks' coordinates (full matrix, at most B of them).
+void KernelMinmaxLearner::make_inner() {
+  MinmaxOptions o;
+  o.rule = opt_.rule;
+  o.b = b_;
+  o.c = opt_.rule->drift ? c_ : 100.0;
+  o.matrix = MatrixKind::kFull;
+  o.max_dense = std::max<uint64_t>(opt_.budget, 1);
+  inner_ = std::make_unique<MinmaxLearner>(o, 32);
+}
+
+double KernelMinmaxLearner::sigma() const {
+  return opt_.rule->drift ? 1.0 / b_ + static_cast<double>(rounds_) / c_ : 1.0 / b_;
+}
+
+const SparseVector& KernelMinmaxLearner::embedded(kernels::PointRef x) const {
+  nystrom_->embed(x, psi_);
+  return as_vector(psi_);
+}
+
+// ψ as the sparse vector the primal learner reads: a slot per landmark.
+const SparseVector& KernelMinmaxLearner::as_vector(const Eigen::VectorXd& psi) const {
+  coords_.clear();
+  for (Eigen::Index j = 0; j < psi.size(); ++j)
+    if (psi(j) != 0.0 && std::isfinite(psi(j))) coords_.push_back(Coord{static_cast<uint64_t>(j), psi(j)});
+  psi_vector_ = SparseVector{coords_.data(), coords_.size(), 0};
+  return psi_vector_;
+}
+
+Prediction KernelMinmaxLearner::predict(const Example& x) const {
+  const kernels::PointRef px = kernels::sorted_point(builder_.build(x), buffer_);
+  double y = x.initial;
+  if (b_ > 0.0 && nystrom_) {
+    y += inner_->predict_vector(embedded(px));
+  } else if (b_ > 0.0 && points_.size() > 0) {
+    const auto n = static_cast<Eigen::Index>(points_.size());
+    k_.resize(n);
+    kernels::evaluate_all(kernel_.kernel(), points_, px, k_.data());
+    const double p = alpha_.head(n).dot(k_);
+    double m = 0.0;
+    if (opt_.rule->shrink) {
+      g_.noalias() = beta_.topLeftCorner(n, n).selfadjointView<Eigen::Upper>() * k_;
+      m = sigma() * kernel_.kernel().self(px) + k_.dot(g_);
+    }
+    y += opt_.rule->shrink ? p / (1.0 + m) : p;
+  }
+  const float f = common::to_float(y, safeguards_);
+  return Prediction{f, f};
+}
+
+Prediction KernelMinmaxLearner::learn(const Example& x) {
+  const SparseVector& v = builder_.build(x);
+  safeguards_ += v.dropped;
+  if (!common::teaches(x)) return predict(x);
+  if (kernel_.pending()) kernel_.estimate_from(v);  // no warm-up: a caller that is not the driver
+  const kernels::PointRef px = kernels::sorted_point(v, buffer_);
+  resolve(kernel_.kernel().self(px));
+  const double y = static_cast<double>(x.label) - x.initial;
+  double yhat;
+  if (nystrom_) {
+    embedded(px);
+    nystrom_->offer(px, psi_, common::hashed_uniform(seed_ ^ kLandmarkSalt, rounds_));  // before learning from x
+    yhat = inner_->learn_vector(as_vector(psi_), y, x.weight);
+    ++rounds_;
+  } else {
+    yhat = learn_exact(px, y, x.weight, x.initial);
+  }
+  const float f = common::to_float(yhat + x.initial, safeguards_);
+  return Prediction{f, f};
+}
+
+double KernelMinmaxLearner::learn_exact(kernels::PointRef px, double y, double weight, double initial) {
+  const auto n = static_cast<Eigen::Index>(points_.size());
+  k_.resize(n);
+  kernels::evaluate_all(kernel_.kernel(), points_, px, k_.data());
+  const double kappa = kernel_.kernel().self(px), sig = sigma();
+  g_.noalias() = beta_.topLeftCorner(n, n).selfadjointView<Eigen::Upper>() * k_;
+  const double m = sig * kappa + k_.dot(g_), p = alpha_.head(n).dot(k_);
+  const double yhat = opt_.rule->shrink ? p / (1.0 + m) : p;
+  last_m_ = m;
+  // The round taught as (s φ, s y): s = √k (importance weight k), times WEMM's guard when s² m >= 1 - ε.
+  double s = std::sqrt(weight), ms = weight * m;
+  if (opt_.rule->weight == MinmaxRule::Weight::kWemm && ms >= 1.0 - kWemmEps) {
+    ++safeguards_;
+    s *= std::sqrt((1.0 - kWemmEps) / ms);
+    ms = 1.0 - kWemmEps;
+  }
+  const double f = opt_.rule->shrink || opt_.rule->drift ? 1.0 / (1.0 + ms) : 1.0;
+  const double r = s * (y - p);
+  if (!std::isfinite(m) || !(m >= 0.0) || !std::isfinite(r) || !std::isfinite(kappa) || !(s > 0.0)) {
+    ++safeguards_;
+    return yhat;
+  }
+  // Grow α and β by one (capacity doubles), then α += f r h, β -= f h hᵀ with h = s [g; σ].
+  if (alpha_.size() <= n) {
+    const Eigen::Index cap = std::max<Eigen::Index>(16, 2 * alpha_.size());
+    Eigen::VectorXd a = Eigen::VectorXd::Zero(cap);
+    a.head(n) = alpha_.head(n);
+    alpha_.swap(a);
+    Eigen::MatrixXd b = Eigen::MatrixXd::Zero(cap, cap);
+    b.topLeftCorner(n, n) = beta_.topLeftCorner(n, n);
+    beta_.swap(b);
+  }
+  g_ *= s;
+  const double hn = s * sig;
+  alpha_.head(n) += f * r * g_;
+  alpha_(n) = f * r * hn;
+  beta_.topLeftCorner(n, n).selfadjointView<Eigen::Upper>().rankUpdate(g_, -f);
+  beta_.col(n).head(n) = -f * hn * g_;
+  beta_(n, n) = -f * hn * hn;
+  points_.add(px);
+  ++rounds_;
+  (void)initial;
+  return yhat;
+}
+
+Eigen::MatrixXd KernelMinmaxLearner::beta() const {
+  const auto n = static_cast<Eigen::Index>(points_.size());
+  Eigen::MatrixXd b = beta_.topLeftCorner(n, n).selfadjointView<Eigen::Upper>();
+  return b;
+}
+
+void KernelMinmaxLearner::save(ModelWriter& out) const {
+  out.put_u32(kStateVersion);
+  out.put_string(std::string(name()));
+  out.put_u32(static_cast<uint32_t>(bits_));
+  out.put_u64(opt_.budget);
+  kernel_.save(out);
+  out.put_f64(b_);
+  out.put_f64(c_);
+  out.put_f64(scale_);
+  out.put_u64(rounds_);
+  if (nystrom_) {
+    nystrom_->save(out);
+    out.put_u8(inner_ ? 1 : 0);
+    if (inner_) inner_->save(out);
+    return;
+  }
+  points_.save(out);
+  const auto n = static_cast<uint64_t>(points_.size());
+  out.put_values(alpha_.data(), n);
+  dense_io::put_upper(out, beta_, n);
+}
+
+void KernelMinmaxLearner::load(ModelReader& in) {
+  const std::string who(name());
+  auto bad = [&](const std::string& what) { return ModelFormatError(in.source() + ": " + who + " state: " + what); };
+  if (in.get_u32("kernel min-max state version") != kStateVersion) throw bad("unknown state version");
+  if (in.get_string("kernel min-max learner") != who) throw bad("the model is another learner's");
+  if (in.get_u32("kernel min-max bits") != static_cast<uint32_t>(bits_)) throw bad("saved with another -b");
+  if (in.get_u64("kernel min-max budget") != opt_.budget) throw bad("saved with another --budget");
+  common::KernelSetting kernel(opt_.kernel);
+  kernel.load(in, who);
+  const double b = in.get_f64("b"), c = in.get_f64("c"), scale = in.get_f64("scale");
+  const uint64_t rounds = in.get_u64("rounds");
+  const bool resolved = b > 0.0;
+  if (!(b >= 0.0) || !std::isfinite(b) || !(c >= 0.0) || !std::isfinite(c) || !(scale >= 0.0) ||
+      !std::isfinite(scale) || (resolved && opt_.rule->drift && !(b < c)) || (!resolved && rounds > 0))
+    throw bad("b, c or the scale out of range");
+  kernel_ = std::move(kernel);  // the kernel object keeps its address: the embedding's reference stays valid
+  b_ = b, c_ = c, scale_ = scale, rounds_ = rounds;
+  inner_.reset();
+  if (nystrom_) {
+    nystrom_->load(in, who);
+    if (in.get_u8("inner learner") != 0) {
+      if (!resolved) throw bad("an inner learner before b is known");
+      make_inner();
+      inner_->load(in);
+    }
+    return;
+  }
+  kernels::PointStore points;
+  points.load(in, who);
+  const auto n = static_cast<Eigen::Index>(points.size());
+  if (static_cast<uint64_t>(n) * static_cast<uint64_t>(n + 1) / 2 > in.remaining() / 8) throw bad("more points than the file holds");
+  Eigen::VectorXd alpha = Eigen::VectorXd::Zero(std::max<Eigen::Index>(n, 1));
+  Eigen::MatrixXd beta = Eigen::MatrixXd::Zero(std::max<Eigen::Index>(n, 1), std::max<Eigen::Index>(n, 1));
+  in.get_raw(alpha.data(), static_cast<size_t>(n) * sizeof(double), "alpha");
+  dense_io::get_upper(in, beta, static_cast<uint64_t>(n), "beta");
+  if (!alpha.allFinite() || !beta.allFinite()) throw bad("a non-finite coefficient");
+  points_ = std::move(points);
+  alpha_.swap(alpha);
+  beta_.swap(beta);
+}
+
+std::vector<std::string> KernelMinmaxLearner::describe() const {
+  const std::string n(name());
+  std::vector<std::string> out{n + " kernel = " + kernel_.text()};
+  const std::string rel = " x the largest K(x, x) of the first " + std::to_string(common::kKernelWarmup) + " examples";
+  if (opt_.rule->drift) {
+    out.push_back(n + " c = " + (opt_.c ? common::number(*opt_.c) : opt_.b ? "100 b" : "100" + rel));
+    out.push_back(n + " b = " + (opt_.b ? common::number(*opt_.b) : opt_.c ? "0.01 c" : "0.1" + rel));
+  } else {
+    out.push_back(n + " b = " + (opt_.b ? common::number(*opt_.b) : "2" + rel));
+  }
+  out.push_back(n + " budget = " + (opt_.budget > 0 ? std::to_string(opt_.budget) + " landmarks (Nystrom embedding)"
+                                                    : std::string("none (exact: every example stored)")));
+  return out;
+}
+
+std::vector<std::string> KernelMinmaxLearner::summary_lines() const {
+  std::string line = std::string(name()) + " kernel = " + kernel_.text() + ", b = " + common::number(b_);
+  if (opt_.rule->drift) line += ", c = " + common::number(c_);
+  line += nystrom_ ? ", " + std::to_string(nystrom_->size()) + " landmarks (budget " + std::to_string(opt_.budget) + ")"
+                   : ", " + std::to_string(points_.size()) + " points stored";
+  return {line};
+}
+
+void KernelMinmaxLearner::write_readable(std::ostream& out) const {
+  out << "learner " << name() << "\nkernel " << kernel_.text() << "\nb " << num(b_) << "\nc " << num(c_)
+      << "\nrounds " << rounds_ << "\n";
+  if (inner_) {
+    out << "landmarks " << nystrom_->size() << "\n";
+    inner_->write_readable(out);
+    return;
+  }
+  for (size_t i = 0; i < points_.size(); ++i) {
+    out << "point " << i << " alpha " << num(alpha_(static_cast<Eigen::Index>(i))) << " |";
+    const kernels::PointRef p = points_[i];
+    for (size_t k = 0; k < p.n; ++k) out << " " << p.data[k].slot << ":" << num(p.data[k].x);
+    out << "\n";
+  }
+}
+
+std::vector<LearnerRow> kernel_minmax_rows() {
+  using Kind = OptionSpec::Kind;
+  const OptionSpec::Range positive{0.0, std::numeric_limits<double>::infinity(), true, false};
+  std::vector<LearnerRow> rows;
+  for (const char* name : {"kwemm", "klaser"}) {
+    const bool drift = std::string(name) == "klaser";
+    std::vector<OptionSpec> options = common::kernel_options();
+    options.push_back({"mm_b", "", Kind::kNumber, "",
+                       "b, the prior's weight on ||u||^2 (default: kwemm 2, klaser 0.1, times the largest K(x, x) "
+                       "of the first 256 examples, saved in the model; klaser: 0.01 c when --mm_c is given)",
+                       positive, {}});
+    if (drift)
+      options.push_back({"mm_c", "", Kind::kNumber, "",
+                         "c, the penalty on drift of the best model: smaller tracks faster (default: 100 times the "
+                         "largest K(x, x) of the first 256 examples; 100 b when only --mm_b is given)",
+                         positive, {}});
+    options.push_back(common::budget_option());
+    LearnerRow row{name,
+                   drift ? "LASER (last-step min-max regression for drifting targets) in a kernel's feature space: "
+                           "non-linear drifting regression; every example stored unless --budget"
+                         : "weighted min-max regression (WEMM) in a kernel's feature space: non-linear regression "
+                           "with a regret bound and no learning rate; every example stored unless --budget",
+                   options,
+                   [drift](const LearnerContext& c) {
+                     return std::make_unique<KernelMinmaxLearner>(
+                         KernelMinmaxOptions::from(minmax_rule(drift ? "laser" : "wemm"), c.options), c.bits,
+                         c.random_seed);
+                   }};
+    row.traits.losses = {"squared"};
+    row.traits.passes = false;
+    row.traits.passes_with = "budget";
+    row.traits.state_grows = true;
+    row.traits.warmup_examples = common::kKernelWarmup;
+    row.traits.random = true;
+    row.numerics_test_cap = 400;
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+}  // namespace lepus
