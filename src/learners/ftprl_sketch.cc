@@ -30,6 +30,8 @@ FtprlSketchLearner::FtprlSketchLearner(const FtprlFullOptions& options, uint32_t
   e_.setZero(2 * Eigen::Index{rank});
   c_.setZero(2 * Eigen::Index{rank});
   for (Eigen::VectorXd* v : {&bw_, &t_, &cy_, &gc_, &av_, &dv_, &coef_}) v->setZero(2 * Eigen::Index{rank});
+  for (Eigen::VectorXd* v : {&lam_, &lam_next_}) v->setZero(2 * Eigen::Index{rank});
+  for (Eigen::MatrixXd* v : {&vec_, &vec_next_}) v->setZero(2 * Eigen::Index{rank}, 2 * Eigen::Index{rank});
 }
 
 double FtprlSketchLearner::dot_u(const SparseVector& x) const {
@@ -125,23 +127,42 @@ void FtprlSketchLearner::step(const SparseVector& v, double dloss, const Dots& d
   if (n > 0) bw.head(n).noalias() = sketch_.gram().topLeftCorner(n, n) * c_.head(n);
   if (n > 0) bw.head(n) += omega_ * bu_.head(n);
   Eigen::VectorXd* const companions[2] = {&bu_, &bw};
-  // A shrink decomposes G as the last update did (eig_): that decomposition is passed on.
-  const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>* known = eig_current_ && n == 2 * m ? &eig_ : nullptr;
+  // A shrink decomposes G as the last update did (lam_, vec_): that decomposition is passed on.
+  const FrequentDirections::GramEigen last{lam_, vec_};
+  const bool known = eig_current_;
   eig_current_ = false;
-  sketch_.append(std::span<const Coord>(v.begin(), v.size()), a, companions, known);  // ConfigError past the cap
+  const bool shrank = sketch_.append(std::span<const Coord>(v.begin(), v.size()), a, companions,
+                                     known && n == 2 * m ? &last : nullptr);  // ConfigError past the cap
   v_.resize(sketch_.columns(), 0.0);
   if (e_.size() < sketch_.width()) e_.conservativeResizeLike(Eigen::VectorXd::Zero(2 * sketch_.width()));
+  const Eigen::Index p = shrank ? m : n;  // the rows before the new one
   n = sketch_.rows();
   bu_(n - 1) = a * xu;
   bw(n - 1) = a * xw;
   c_(n - 1) = 0.0;
 
-  // Q_{1:t} from G = U diag(σ²) Uᵀ and Δ.
+  // Q_{1:t} from G = U diag(σ²) Uᵀ and Δ: G borders the last G (or, after a shrink, the diagonal one it left).
   const auto G = sketch_.gram().topLeftCorner(n, n);
-  eig_.compute(G);
+  if (shrank) {
+    vec_.topLeftCorner(m, m).setZero();
+    for (Eigen::Index j = 0; j < m; ++j) {  // the shrink leaves them largest first
+      lam_(j) = G(m - 1 - j, m - 1 - j);
+      vec_(m - 1 - j, j) = 1.0;
+    }
+  }
+  const bool bordered = (shrank || (known && p + 1 == n)) &&
+                        bordered_.compute(lam_.head(p), vec_.topLeftCorner(p, p), p, G.col(p).head(p), G(p, p),
+                                          lam_next_, vec_next_);
+  if (!bordered) {
+    eig_.compute(G);
+    lam_next_.head(n) = eig_.eigenvalues();
+    vec_next_.topLeftCorner(n, n) = eig_.eigenvectors();
+  }
+  lam_.swap(lam_next_);
+  vec_.swap(vec_next_);
   eig_current_ = true;
-  const Eigen::VectorXd& s2 = eig_.eigenvalues();  // ascending
-  const Eigen::MatrixXd& U = eig_.eigenvectors();
+  const auto s2 = lam_.head(n);  // ascending
+  const auto U = vec_.topLeftCorner(n, n);
   const double delta = sketch_.shrinkage(), s = std::sqrt(delta), R = opt_.radius;
   const double floor = kRankTolerance * std::max(s2(n - 1), 0.0);
   auto kept = [&](Eigen::Index k) { return s2(k) > floor; };

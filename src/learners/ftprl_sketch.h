@@ -25,8 +25,10 @@
 // before a shrink c is folded into u (u <- ω u + Bᵀc: α <- ωα, e <- ωe + Wᵀc, no column touched); right before
 // the sketch forms its base again, u is written into v (O(m · columns), once per rebase, as the sketch's own).
 // B u and ||u||² are kept as the shrinks map them.
-// Cost per example O(m · nnz + m³) (one 2m x 2m eigendecomposition) plus the sketch's amortised rebase; memory
-// O(m · columns).
+// G's eigendecomposition is carried from one example to the next: the appended row borders G, so the new one
+// follows from the old in O(m²) plus one (2m)³ product (bordered_eigen.h; after a shrink G's first m rows are
+// orthogonal, G diagonal there); a full decomposition only when that route declines (deflation).
+// Cost per example O(m · nnz + m³) plus the sketch's amortised rebase; memory O(m · columns).
 #pragma once
 #include <Eigen/Dense>
 #include <cstdint>
@@ -36,6 +38,7 @@
 #include "learners/common/plumbing.h"
 #include "learners/ftprl_full.h"
 #include "lepus/learner.h"
+#include "sketch/bordered_eigen.h"
 #include "sketch/frequent_directions.h"
 
 namespace lepus {
@@ -89,8 +92,13 @@ class FtprlSketchLearner final : public Learner {
   mutable uint64_t safeguards_ = 0;
   mutable VectorBuilder builder_;
   mutable Eigen::VectorXd p_;  // B x
-  Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig_;  // of G as the last update left it (the next shrink's)
-  bool eig_current_ = false;                             // eig_ is of the sketch's G now
+  // G = U diag(λ) Uᵀ as the last update left it (the next update borders it, the next shrink uses it): λ
+  // ascending in lam_'s first rows() entries, U in vec_'s top-left block; lam_next_, vec_next_ the next.
+  Eigen::VectorXd lam_, lam_next_;
+  Eigen::MatrixXd vec_, vec_next_;
+  bool eig_current_ = false;                             // lam_, vec_ are of the sketch's G now
+  BorderedEigen bordered_;
+  Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig_;  // when the bordered route declines
   Eigen::VectorXd bw_, t_, cy_, gc_, av_, dv_, coef_;    // the update's scratch (2m entries)
 };
 

@@ -131,7 +131,7 @@ bool FrequentDirections::append(std::span<const Coord> x, double c, std::span<Ei
 }
 
 bool FrequentDirections::append(std::span<const Coord> x, double c, std::span<Eigen::VectorXd* const> companions,
-                                const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>* gram_eig) {
+                                const GramEigen* gram_eig) {
   size_t fresh = 0, nonzero = 0;
   {
     const std::vector<uint32_t>& pos = positions(x);
@@ -182,15 +182,17 @@ bool FrequentDirections::append(std::span<const Coord> x, double c, std::span<Ei
   return shrank;
 }
 
-void FrequentDirections::shrink(std::span<Eigen::VectorXd* const> companions,
-                                const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>* gram_eig) {
+void FrequentDirections::shrink(std::span<Eigen::VectorXd* const> companions, const GramEigen* gram_eig) {
   const Eigen::Index l = rows_, m = rank_;
-  if (gram_eig == nullptr || gram_eig->eigenvalues().size() != l) {
+  if (gram_eig == nullptr || gram_eig->values.size() < l || gram_eig->vectors.rows() < l ||
+      gram_eig->vectors.cols() < l) {
     eig_.compute(gram_.topLeftCorner(l, l));  // ascending
-    gram_eig = &eig_;
+    const GramEigen own{eig_.eigenvalues(), eig_.eigenvectors()};
+    shrink(companions, &own);
+    return;
   }
-  const auto& eig = *gram_eig;
-  const Eigen::VectorXd& mu = eig.eigenvalues();
+  const Eigen::VectorXd& mu = gram_eig->values;
+  const Eigen::MatrixXd& vectors = gram_eig->vectors;
   // δ: the (m+1)-th largest σ², or 0 when it is rounding (below kRounding of the largest): data of rank <= m
   // is never shrunk, so a learner can tell "nothing removed" (Δ = 0) exactly.
   const double top = std::max(mu(l - 1), 0.0), next = mu(l - 1 - m);
@@ -199,7 +201,7 @@ void FrequentDirections::shrink(std::span<Eigen::VectorXd* const> companions,
   Eigen::VectorXd kept(m);  // their squared norms μ_k − δ (the rows are orthogonal)
   for (Eigen::Index k = 0; k < m; ++k) {
     const double s = mu(l - 1 - k);
-    w.row(k) = (s > delta ? std::sqrt((s - delta) / s) : 0.0) * eig.eigenvectors().col(l - 1 - k).transpose();
+    w.row(k) = (s > delta ? std::sqrt((s - delta) / s) : 0.0) * vectors.col(l - 1 - k).head(l).transpose();
     kept(k) = s > delta ? s - delta : 0.0;
   }
   const Eigen::MatrixXd rotated = w * w_.topLeftCorner(l, width());

@@ -59,11 +59,17 @@ class FrequentDirections {
   bool append(std::span<const Coord> x, double c, Eigen::VectorXd* companion = nullptr);
   // The same with several companions, each mapped by a shrink (null entries skipped).
   bool append(std::span<const Coord> x, double c, std::span<Eigen::VectorXd* const> companions);
+  // An eigendecomposition of G over the rows in use, G = U diag(λ) Uᵀ: λ ascending in values' first rows()
+  // entries, U in vectors' top-left rows() x rows() block.
+  struct GramEigen {
+    const Eigen::VectorXd& values;
+    const Eigen::MatrixXd& vectors;
+  };
   // The same, where a shrink uses gram_eig, the caller's eigendecomposition of G over the rows in use (the
   // matrix gram() holds now), instead of computing its own: the same numbers, one m³ step less. Ignored unless
-  // it is of rows() x rows().
+  // it holds rows() x rows().
   bool append(std::span<const Coord> x, double c, std::span<Eigen::VectorXd* const> companions,
-              const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>* gram_eig);
+              const GramEigen* gram_eig);
   // p <- B x over the rows in use (x's slots not held contribute nothing).
   void multiply(std::span<const Coord> x, Eigen::VectorXd& p) const;
   // p <- B v for the vector v given slot by slot (v(slot) read once per column held): O(m · columns).
@@ -115,7 +121,7 @@ class FrequentDirections {
   // s_ <- S x. The last x gathered is remembered with the state's version: asking again for the same x
   // with S unchanged (the prediction's B x, then the update's and its Gram column) reuses s_.
   void gather(std::span<const Coord> x) const;
-  void shrink(std::span<Eigen::VectorXd* const> companions, const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>* gram_eig);
+  void shrink(std::span<Eigen::VectorXd* const> companions, const GramEigen* gram_eig);
   void rebase();  // C <- W S, R emptied, W <- I (right after a shrink)
   uint32_t raw_limit() const;
 
