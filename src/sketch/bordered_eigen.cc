@@ -36,7 +36,7 @@ bool BorderedEigen::root(const Eigen::Ref<const Eigen::VectorXd>& d, Eigen::Inde
     double left = 0.0, dleft = 0.0, right = 0.0, dright = 0.0, err = 0.0;
     double value() const { return left + right; }
   };
-  double c0 = 0.0;
+  double c0 = 0.0, scale = 0.0;
   const double* delta = delta_.data();
   const double* z2 = z2_.data();
   auto psi_at = [&](double tau) {  // plain loops: the divisions dominate, p is small
@@ -51,7 +51,7 @@ bool BorderedEigen::root(const Eigen::Ref<const Eigen::VectorXd>& d, Eigen::Inde
       s.right += t;
       s.dright += t * r;
     }
-    s.err = s.right - s.left + std::fabs(c0) + std::fabs(tau);
+    s.err = s.right - s.left + scale + std::fabs(tau);
     s.right += c0 + tau;
     s.dright += 1.0;
     return s;
@@ -60,6 +60,7 @@ bool BorderedEigen::root(const Eigen::Ref<const Eigen::VectorXd>& d, Eigen::Inde
     const double origin = d(o);
     for (Eigen::Index i = 0; i < p; ++i) delta_(i) = d(i) - origin;
     c0 = origin - beta;
+    scale = std::fabs(origin) + std::fabs(beta);  // c0 carries rounding of this size
     origin_(j) = static_cast<int>(o);
   };
   double lo, hi, tau;  // the bracket in τ, ψ(lo) < 0 < ψ(hi) (an end may be a pole), and the iterate
@@ -113,7 +114,11 @@ bool BorderedEigen::root(const Eigen::Ref<const Eigen::VectorXd>& d, Eigen::Inde
       const double C = s.left - Q / (a - tau) + s.right - S / (b - tau);
       next = root_in(C, -(C * (a + b) + Q + S), C * a * b + Q * b + S * a, lo, hi);
     }
-    if (std::isnan(next)) next = 0.5 * (lo + hi);
+    if (std::isnan(next)) {  // bisection; geometric while the bracket spans orders of magnitude past 0
+      next = lo > 0.0 && hi > 16.0 * lo   ? std::sqrt(lo * hi)
+             : hi < 0.0 && lo < 16.0 * hi ? -std::sqrt(lo * hi)
+                                          : 0.5 * (lo + hi);
+    }
     const bool settled = std::fabs(next - tau) <= 2.0 * kEps * std::fabs(next);
     tau = next;
     if (settled) break;
