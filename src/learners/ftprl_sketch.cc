@@ -9,7 +9,9 @@
 
 namespace lepus {
 namespace {
-constexpr uint32_t kStateVersion = 0xF5C1;  // not the full mode's version: the two refuse each other's models
+// Not the full mode's version: the two refuse each other's models. 0xF5C2 added G's eigendecomposition (a resumed
+// run borders the same one, so it continues bit for bit).
+constexpr uint32_t kStateVersion = 0xF5C2;
 constexpr uint64_t kSketchCap = uint64_t{1} << 24;
 // G's eigenvalues below this times the largest count as 0: the full mode's tolerance (M's below 1e-14 of the
 // largest; G = BBᵀ and M = BᵀB share their nonzero eigenvalues).
@@ -319,6 +321,11 @@ void FtprlSketchLearner::save(ModelWriter& out) const {
   out.put_f64(omega_);
   out.put_values(c_.data(), sketch_.rows());
   out.put_f64(mu_);
+  out.put_u32(eig_current_ ? 1 : 0);  // G = U diag(λ) Uᵀ, the next update's starting point
+  if (eig_current_) {
+    out.put_values(lam_.data(), sketch_.rows());
+    for (uint32_t k = 0; k < sketch_.rows(); ++k) out.put_values(vec_.col(k).data(), sketch_.rows());
+  }
 }
 
 void FtprlSketchLearner::load(ModelReader& in) {
@@ -350,6 +357,18 @@ void FtprlSketchLearner::load(ModelReader& in) {
   const double omega = in.get_f64("ftprl-full omega");
   in.get_raw(c.data(), n * sizeof(double), "ftprl-full c");
   const double mu = in.get_f64("ftprl-full mu");
+  const uint32_t current = in.get_u32("ftprl-full eigendecomposition flag");
+  if (current > 1) throw bad("bad eigendecomposition flag");
+  Eigen::VectorXd lam = Eigen::VectorXd::Zero(lam_.size());
+  Eigen::MatrixXd vec = Eigen::MatrixXd::Zero(vec_.rows(), vec_.cols());
+  if (current == 1) {
+    if (uint64_t(n) * (n + 1) * sizeof(double) > in.remaining())
+      throw bad("eigendecomposition does not fit the file");
+    in.get_raw(lam.data(), n * sizeof(double), "ftprl-full eigenvalues");
+    for (Eigen::Index k = 0; k < n; ++k)
+      in.get_raw(vec.col(k).data(), n * sizeof(double), "ftprl-full eigenvectors");
+    if (!lam.allFinite() || !vec.allFinite()) throw bad("a non-finite eigendecomposition entry");
+  }
   for (double x : v)
     if (!std::isfinite(x)) throw bad("a non-finite value");
   if (!e.allFinite() || !bu.allFinite() || !c.allFinite() || !std::isfinite(alpha) || !std::isfinite(omega) ||
@@ -361,7 +380,9 @@ void FtprlSketchLearner::load(ModelReader& in) {
   opt_.radius = radius;
   clip_ = clip;
   sketch_ = std::move(sketch);
-  eig_current_ = false;
+  eig_current_ = current == 1;
+  lam_.swap(lam);
+  vec_.swap(vec);
   v_.swap(v);
   alpha_ = alpha;
   e_.swap(e);
