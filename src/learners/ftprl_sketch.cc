@@ -330,8 +330,9 @@ void FtprlSketchLearner::save(ModelWriter& out) const {
 
 void FtprlSketchLearner::load(ModelReader& in) {
   auto bad = [&](const std::string& what) { return ModelFormatError(in.source() + ": ftprl-full state: " + what); };
-  if (in.get_u32("ftprl-full state version") != kStateVersion)
-    throw bad("unknown state version (a model of another --matrix?)");
+  // 0xF5C1 (before the eigendecomposition was saved) still loads: the next update recomputes it.
+  const uint32_t version = in.get_u32("ftprl-full state version");
+  if (version != kStateVersion && version != 0xF5C1) throw bad("unknown state version (a model of another --matrix?)");
   const uint32_t bits = in.get_u32("ftprl-full bits");
   if (bits != static_cast<uint32_t>(bits_))
     throw bad("saved with -b " + std::to_string(bits) + ", this run has -b " + std::to_string(bits_));
@@ -357,7 +358,7 @@ void FtprlSketchLearner::load(ModelReader& in) {
   const double omega = in.get_f64("ftprl-full omega");
   in.get_raw(c.data(), n * sizeof(double), "ftprl-full c");
   const double mu = in.get_f64("ftprl-full mu");
-  const uint32_t current = in.get_u32("ftprl-full eigendecomposition flag");
+  const uint32_t current = version == 0xF5C1 ? 0 : in.get_u32("ftprl-full eigendecomposition flag");
   if (current > 1) throw bad("bad eigendecomposition flag");
   Eigen::VectorXd lam = Eigen::VectorXd::Zero(lam_.size());
   Eigen::MatrixXd vec = Eigen::MatrixXd::Zero(vec_.rows(), vec_.cols());

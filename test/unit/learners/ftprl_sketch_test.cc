@@ -10,6 +10,7 @@
 
 #include <Eigen/Dense>
 #include <cmath>
+#include <cstring>
 #include <random>
 #include <vector>
 
@@ -228,6 +229,41 @@ TEST(FtprlSketch, TheModesRefuseEachOthersState) {
   EXPECT_THROW(load(full, bytes(sketch)), ModelFormatError);
   FtprlSketchLearner other_rank(opts(1.0), 5, kLogistic, 6);
   EXPECT_THROW(load(other_rank, bytes(sketch)), ModelFormatError);
+}
+
+// A model of state version 0xF5C1 (before G's eigendecomposition was saved: the same bytes up to that part) still
+// loads; the next update recomputes the decomposition, and its predictions are the current format's.
+TEST(FtprlSketch, ModelWithoutTheEigendecompositionLoads) {
+  std::mt19937_64 rng(5);
+  std::uniform_real_distribution<double> u(-1, 1);
+  FtprlSketchLearner l(opts(2.0), 3, kLogistic, 6);
+  std::vector<Example> data;
+  for (int t = 0; t < 40; ++t) {
+    std::vector<double> x(6);
+    for (double& v : x) v = u(rng);
+    data.push_back(example(x, u(rng) > 0 ? 1.0f : -1.0f));
+  }
+  for (int t = 0; t < 20; ++t) l.learn(data[t]);
+  ModelWriter w;
+  l.save(w);
+  std::vector<uint8_t> old(w.bytes().begin(), w.bytes().end());
+  const size_t n = static_cast<size_t>(l.sketch().rows());
+  uint32_t flag;
+  const size_t eig_bytes = n * (n + 1) * sizeof(double);
+  std::memcpy(&flag, old.data() + old.size() - 4 - (old.size() >= 4 + eig_bytes ? eig_bytes : 0), 4);
+  const size_t cut = old.size() - 4 - (flag == 1 ? eig_bytes : 0);
+  old.resize(cut);
+  const uint32_t v1 = 0xF5C1;
+  std::memcpy(old.data(), &v1, 4);
+  FtprlSketchLearner back(opts(2.0), 3, kLogistic, 6), same(opts(2.0), 3, kLogistic, 6);
+  ModelReader r(old.data(), old.size(), "old");
+  back.load(r);
+  ModelReader r2(w.bytes().data(), w.bytes().size(), "new");
+  same.load(r2);
+  for (int t = 20; t < 40; ++t) {
+    const double a = back.learn(data[t]).raw, b = same.learn(data[t]).raw;
+    EXPECT_NEAR(a, b, 1e-9 * std::max(1.0, std::fabs(b))) << t;
+  }
 }
 
 }  // namespace
