@@ -6,6 +6,7 @@
 #include <limits>
 #include <ostream>
 
+#include "learners/common/kernel_option.h"
 #include "learners/common/plumbing.h"
 #include "lepus/errors.h"
 #include "sketch/dense_io.h"
@@ -17,34 +18,12 @@ constexpr uint32_t kStateVersion = 1;
 constexpr double kLogisticClip = 5.0;
 constexpr double kTinyTau = 1e-12;  // τ̃ is clamped at 1e-12 k_tt against cancellation (x in the span)
 constexpr double kMaxMagnitude = 1e100;
-constexpr uint64_t kWarmupExamples = 256;  // the median heuristic's sample
+constexpr uint64_t kLandmarkSalt = 0x5851F42D4C957F2Dull;  // the landmark coins' stream (--budget)
+constexpr uint64_t kWarmupExamples = common::kKernelWarmup;  // the median heuristic's sample
 
 bool all_finite(const Eigen::VectorXd& v) { return v.size() == 0 || v.allFinite(); }
 
 std::string num(double v) { return common::number(v, 17); }
-
-// splitmix64 (Steele, Lea, Flood, "Fast splittable pseudorandom number generators", OOPSLA 2014): a uniform in
-// [0, 1) from (seed, round), so a resumed run draws what the uninterrupted one would.
-double hashed_uniform(uint64_t seed, uint64_t round) {
-  uint64_t z = seed * 0x9E3779B97F4A7C15ull + round + 0x632BE59BD9B4E019ull;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  z ^= z >> 31;
-  return static_cast<double>(z >> 11) * 0x1.0p-53;
-}
-
-kernels::KernelParams kernel_params(const OptionValues& v) {
-  kernels::KernelParams p;
-  if (v.has("kernel")) p.kind = kernels::kernel_row(v.text("kernel")).kind;
-  if (v.has("degree")) {
-    const double d = v.number("degree");
-    if (d != std::floor(d)) throw ConfigError("--degree must be a whole number");
-    p.degree = static_cast<int>(d);
-  }
-  if (v.has("coef0")) p.coef0 = v.number("coef0");
-  if (v.has("bandwidth")) p.bandwidth = v.number("bandwidth");
-  return p;
-}
 
 // The kernel to build before the bandwidth is known (the median heuristic sets it before the first point).
 kernels::KernelParams usable(kernels::KernelParams p) {
@@ -61,8 +40,7 @@ KonsOptions KonsOptions::from(const OptionValues& v, bool sketched) {
   check_option_values((sketched ? sketched_kons_row() : kons_row()).options, v);
   KonsOptions o;
   o.sketched = sketched;
-  o.kernel = kernel_params(v);
-  kernels::Kernel check(usable(o.kernel));  // throws for a bad degree
+  o.kernel = common::kernel_params_of(v);
   if (v.has("kons_alpha")) o.alpha = v.number("kons_alpha");
   if (v.has("kons_C")) o.clip = v.number("kons_C");
   if (v.has("kons_eta")) o.eta = v.number("kons_eta");
@@ -71,11 +49,7 @@ KonsOptions KonsOptions::from(const OptionValues& v, bool sketched) {
     if (v.has("kors_beta")) o.kors.beta = v.number("kors_beta");
     if (v.has("kons_gamma")) o.gamma_min = v.number("kons_gamma");
   }
-  if (v.has("budget")) {
-    const double b = v.number("budget");
-    if (b != std::floor(b)) throw ConfigError("--budget must be a whole number");
-    o.budget = static_cast<uint64_t>(b);
-  }
+  o.budget = common::budget_of(v);
   o.kors.alpha = o.alpha;
   return o;
 }
@@ -127,7 +101,7 @@ double KonsLearner::eta() const {
 
 double KonsLearner::uniform(uint64_t round) const {
   if (!uniforms_.empty()) return uniforms_[round % uniforms_.size()];
-  return hashed_uniform(seed_, round);
+  return common::hashed_uniform(seed_, round);
 }
 
 double KonsLearner::score(kernels::PointRef x) const {
@@ -229,12 +203,29 @@ Prediction KonsLearner::learn(const Example& x) {
 //     ỹ = uᵀψ,  ŷ = clip(ỹ),  v = A⁻¹ψ,  τ̃ = ψᵀv,  w = u - ((ỹ - ŷ)/τ̃) v,
 //     γ = η ġ²,  A⁻¹ -= γ/(1 + γτ̃) v vᵀ (Sherman-Morrison),  u = w - ġ v/(1 + γτ̃).
 // sketched-kons gates γ with its coin, at the exact ridge leverage of the rescaled point in this space,
-// γτ̃/(1 + γτ̃), floored at --kons_gamma. Then x is offered as a landmark: a new coordinate of ψ enters with the
-// prior (A⁻¹ gains 1/α on its diagonal, u a 0). O(B·nnz + B²) per example, B the budget.
+// γτ̃/(1 + γτ̃), floored at --kons_gamma. O(B·nnz + B²) per example, B the budget.
 Prediction KonsLearner::learn_embedded(const Example& x, kernels::PointRef px, uint64_t round) {
   const double c = clip_radius();
   Eigen::VectorXd& psi = kv_;
   nystrom_->embed(px, psi);
+  // x is offered as a landmark before it is learned from (the choice depends on x alone), so its own direction is
+  // in the span: a new coordinate enters with the prior (A⁻¹ gains 1/α on its diagonal, u a 0).
+  if (common::teaches(x) && nystrom_->offer(px, psi, common::hashed_uniform(seed_ ^ kLandmarkSalt, round))) {
+    const Eigen::Index m = psi.size() - 1, n = m + 1;
+    if (ainv_.rows() < n) {
+      const Eigen::Index cap = std::min<Eigen::Index>(std::max<Eigen::Index>(16, 2 * ainv_.rows()),
+                                                      static_cast<Eigen::Index>(opt_.budget));
+      Eigen::MatrixXd a = Eigen::MatrixXd::Zero(cap, cap);
+      a.topLeftCorner(m, m) = ainv_.topLeftCorner(m, m);
+      ainv_.swap(a);
+      Eigen::VectorXd uu = Eigen::VectorXd::Zero(cap);
+      uu.head(m) = u_.head(m);
+      u_.swap(uu);
+    }
+    ainv_.col(m).head(m).setZero();
+    ainv_(m, m) = 1.0 / opt_.alpha;
+    u_(m) = 0.0;
+  }
   const auto m = psi.size();
   Round r;
   r.ytilde = x.initial + (m > 0 ? u_.head(m).dot(psi) : 0.0);
@@ -267,22 +258,6 @@ Prediction KonsLearner::learn_embedded(const Example& x, kernels::PointRef px, u
   if (m > 0) {
     u_.head(m) -= (shift + r.gdot / den) * v_;  // w = u - shift v, then u = w - ġ v/den
     if (r.gamma > 0.0) ainv_.topLeftCorner(m, m).selfadjointView<Eigen::Upper>().rankUpdate(v_, -r.gamma / den);
-  }
-  if (nystrom_->offer(px, psi, hashed_uniform(seed_ ^ 0x5851F42D4C957F2Dull, round))) {
-    const Eigen::Index n = m + 1;
-    if (ainv_.rows() < n) {
-      const Eigen::Index cap = std::min<Eigen::Index>(std::max<Eigen::Index>(16, 2 * ainv_.rows()),
-                                                      static_cast<Eigen::Index>(opt_.budget));
-      Eigen::MatrixXd a = Eigen::MatrixXd::Zero(cap, cap);
-      a.topLeftCorner(m, m) = ainv_.topLeftCorner(m, m);
-      ainv_.swap(a);
-      Eigen::VectorXd uu = Eigen::VectorXd::Zero(cap);
-      uu.head(m) = u_.head(m);
-      u_.swap(uu);
-    }
-    ainv_.col(m).head(m).setZero();
-    ainv_(m, m) = 1.0 / opt_.alpha;
-    u_(m) = 0.0;
   }
   return out;
 }
@@ -473,14 +448,8 @@ namespace {
 std::vector<OptionSpec> kons_options(bool sketched) {
   using Kind = OptionSpec::Kind;
   constexpr double kInf = std::numeric_limits<double>::infinity();
-  std::vector<OptionSpec> o = {
-      {"kernel", "", Kind::kText, "rbf", "kernel: linear, poly or rbf (Gaussian)", {}, {"linear", "poly", "rbf"}},
-      {"degree", "", Kind::kNumber, "2", "polynomial kernel's degree", {1.0, 64.0, false, false}},
-      {"coef0", "", Kind::kNumber, "1", "polynomial kernel's constant term"},
-      {"bandwidth", "", Kind::kNumber, "",
-       "Gaussian kernel's bandwidth (default: the median distance between pairs of the first 256 examples, saved "
-       "in the model)",
-       {0.0, kInf, true, false}},
+  std::vector<OptionSpec> o = common::kernel_options();
+  std::vector<OptionSpec> own = {
       {"kons_alpha", "", Kind::kNumber, "",
        "ridge regularizer of the second-order step (default: 1 for squared loss, 0.3 for logistic)",
        {0.0, kInf, true, false}},
@@ -492,12 +461,8 @@ std::vector<OptionSpec> kons_options(bool sketched) {
        "1/(8C^2); 0.3 for logistic)",
        {0.0, kInf, true, false}},
   };
-  o.push_back({"budget", "", Kind::kNumber, "0",
-               "at most this many landmarks, picked by leverage-score sampling: learns on their Nystrom embedding, "
-               "so time and memory per example stay bounded (0: exact, every example stored)",
-               {0.0, 1e6, false, false},
-               {},
-               {"20"}});
+  o.insert(o.end(), own.begin(), own.end());
+  o.push_back(common::budget_option());
   if (sketched) {
     o.push_back({"kors_eps", "", Kind::kNumber, "0.5", "accuracy of the leverage-score sampler", {0.0, 1.0, true, true}});
     o.push_back({"kors_beta", "", Kind::kNumber, "30",

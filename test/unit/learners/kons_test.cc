@@ -291,6 +291,31 @@ TEST(SketchedKons, FloorOneIsKons) {
   EXPECT_EQ(s.sketch_size(), k.sketch_size());
 }
 
+// --budget with landmarks spanning the data (linear kernel, 3 dimensions, budget 3, the axes first): each example
+// is offered as a landmark before it is learned from, so every round equals exact kons (ONS with an isotropic prior
+// is unchanged by the rotation to the landmarks' orthonormal coordinates).
+TEST(Kons, BudgetSpanningTheDataIsExact) {
+  const auto loss = squared();
+  KonsOptions o = options(kernels::KernelKind::kLinear);
+  o.clip = 0.8;
+  KonsLearner exact(o, *loss, 6, 0);
+  o.budget = 3;
+  KonsLearner budget(o, *loss, 6, 2);
+  std::mt19937_64 rng(8);
+  std::normal_distribution<double> g(0.0, 1.0);
+  std::vector<Example> data = {example({{0, 1.0f}}, 0.3f), example({{1, 1.0f}}, -0.2f), example({{2, 1.0f}}, 0.5f)};
+  for (int t = 0; t < 60; ++t)
+    data.push_back(example({{0, static_cast<float>(0.6 * g(rng))}, {1, static_cast<float>(0.6 * g(rng))},
+                            {2, static_cast<float>(0.6 * g(rng))}},
+                           static_cast<float>(g(rng))));
+  for (size_t t = 0; t < data.size(); ++t) {
+    exact.learn(data[t]);
+    budget.learn(data[t]);
+    ASSERT_NEAR(budget.last_round().ytilde, exact.last_round().ytilde, 1e-9) << t;
+  }
+  EXPECT_EQ(budget.landmarks(), 3u);
+}
+
 TEST(Kons, RefusesBadOptions) {
   OptionValues v;
   v.set("kernel", "cubic", true);
