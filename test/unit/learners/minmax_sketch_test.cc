@@ -13,6 +13,7 @@
 #include "learners/minmax.h"
 #include "lepus/errors.h"
 #include "lepus/loss.h"
+#include "health_stream.h"
 #include "long_run.h"
 
 namespace lepus {
@@ -186,24 +187,7 @@ TEST_P(MinmaxSketchHealth, LongRunStaysFiniteAndSymmetric) {
   const Health h = GetParam();
   const int d = 10;
   auto l = make(h.rule, {{"rank", "4"}}, "sketch", 6);
-  std::mt19937_64 gen(17);
-  std::normal_distribution<double> n01;
-  Example ex = example(Eigen::VectorXd::Zero(0), 0.0);
-  for (int i = 0; i < d; ++i) ex.features.push_back(Feature{static_cast<uint64_t>(i), 0.0f});
-  ex.num_linear = d;
-  for (int t = 0; t < test::long_run(1000000); ++t) {
-    double norm = 0.0;
-    std::vector<double> x(d);
-    for (double& v : x) v = n01(gen), norm += v * v;
-    double y = 0.0;
-    for (int i = 0; i < d; ++i) {
-      ex.features[i].value = static_cast<float>(h.scale * x[i] / std::sqrt(norm));
-      y += (i % 2 ? 1.0 : -1.0) * ex.features[i].value / h.scale;
-    }
-    ex.label = static_cast<float>(y * (1.0 + 0.01 * std::sin(t * 1e-3)) + 0.1 * n01(gen));
-    const Prediction p = l->learn(ex);
-    ASSERT_TRUE(std::isfinite(p.value)) << t;
-  }
+  test::health_stream(*l, d, h.scale, [](const Example&) {});
   const MinmaxSketch& k = *l->sketch();
   Eigen::MatrixXd S(d, d), D(d, d);
   for (int i = 0; i < d; ++i)

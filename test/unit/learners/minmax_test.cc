@@ -14,6 +14,7 @@
 
 #include "lepus/errors.h"
 #include "lepus/loss.h"
+#include "health_stream.h"
 #include "long_run.h"
 
 namespace lepus {
@@ -655,29 +656,12 @@ TEST_P(MinmaxHealth, LongRunStaysFiniteAndSymmetric) {
   const std::string name = h.rule;
   if (name == "rls" || name == "cr-rls") o = {{"rls_r", "0.99"}};
   auto l = make(h.rule, o, "full", 6);
-  std::mt19937_64 gen(17);
-  std::normal_distribution<double> n01;
   Eigen::MatrixXd A = Eigen::MatrixXd::Identity(d, d);  // aaw: the precision, to check the inverse against
-  Example ex = example({}, 0.0);
-  for (int i = 0; i < d; ++i) ex.features.push_back(Feature{static_cast<uint64_t>(i), 0.0f});
-  ex.num_linear = d;
-  for (int t = 0; t < test::long_run(1000000); ++t) {
-    double norm = 0.0;
-    std::vector<double> x(d);
-    for (double& v : x) v = n01(gen), norm += v * v;
-    double y = 0.0;
-    for (int i = 0; i < d; ++i) {
-      ex.features[i].value = static_cast<float>(h.scale * x[i] / std::sqrt(norm));
-      y += (i % 2 ? 1.0 : -1.0) * ex.features[i].value / h.scale;
-    }
-    ex.label = static_cast<float>(y * (1.0 + 0.01 * std::sin(t * 1e-3)) + 0.1 * n01(gen));
-    const Prediction p = l->learn(ex);
-    ASSERT_TRUE(std::isfinite(p.value)) << t;
-    if (name == "aaw") {
-      const Eigen::VectorXd xv = dense(ex, d);
-      A += xv * xv.transpose();
-    }
-  }
+  test::health_stream(*l, d, h.scale, [&](const Example& ex) {
+    if (name != "aaw") return;
+    const Eigen::VectorXd xv = dense(ex, d);
+    A += xv * xv.transpose();
+  });
   Eigen::MatrixXd S(d, d);
   for (int i = 0; i < d; ++i)
     for (int j = 0; j < d; ++j) S(i, j) = l->sigma(i, j);
