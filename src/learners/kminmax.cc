@@ -41,7 +41,8 @@ KernelMinmaxLearner::KernelMinmaxLearner(const KernelMinmaxOptions& options, int
 }
 
 uint64_t KernelMinmaxLearner::warmup_wanted() const {
-  return rounds_ == 0 && (kernel_.pending() || b_ == 0.0) ? common::kKernelWarmup : 0;
+  const bool scale_needed = b_ == 0.0 && (!opt_.b || (opt_.rule->drift && !opt_.c));  // b or c from κ̂
+  return rounds_ == 0 && (kernel_.pending() || scale_needed) ? common::kKernelWarmup : 0;
 }
 
 void KernelMinmaxLearner::warmup(std::span<const Example> prefix) {

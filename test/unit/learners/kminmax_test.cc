@@ -163,6 +163,22 @@ TEST(KernelMinmax, BudgetSpanningTheDataIsExact) {
   }
 }
 
+// The warm-up is asked for only when something is estimated from it: the RBF bandwidth, or b and c from κ̂.
+TEST(KernelMinmax, WarmupOnlyWhenSomethingIsEstimated) {
+  EXPECT_EQ(KernelMinmaxLearner(options(false, kernels::KernelKind::kLinear, 3.0), 4).warmup_wanted(), 0u);
+  KernelMinmaxOptions scale = options(false, kernels::KernelKind::kLinear, 3.0);
+  scale.b.reset();
+  KernelMinmaxLearner by_scale(scale, 4);
+  ASSERT_EQ(by_scale.warmup_wanted(), 256u);
+  std::vector<Example> prefix = {point1(2.0, 1.0), point1(-3.0, 0.5)};
+  by_scale.warmup(prefix);
+  EXPECT_EQ(by_scale.b(), 2.0 * 9.0);  // 2 κ̂, κ̂ = the largest x² = 9
+  EXPECT_EQ(by_scale.warmup_wanted(), 0u);
+  KernelMinmaxOptions rbf = options(true, kernels::KernelKind::kRbf, 0.5, 20.0);
+  rbf.kernel.bandwidth = 0.0;
+  EXPECT_EQ(KernelMinmaxLearner(rbf, 4).warmup_wanted(), 256u);
+}
+
 TEST(KernelMinmax, RefusesBadOptions) {
   OptionValues v;
   v.set("mm_b", "4", true);
