@@ -144,8 +144,9 @@ double KernelMinmaxLearner::learn_exact(kernels::PointRef px, double y, double w
   k_.resize(n);
   kernels::evaluate_all(kernel_.kernel(), points_, px, k_.data());
   const double kappa = kernel_.kernel().self(px), sig = sigma();
-  g_.noalias() = beta_.topLeftCorner(n, n).selfadjointView<Eigen::Upper>() * k_;
-  const double m = sig * kappa + k_.dot(g_), p = alpha_.head(n).dot(k_);
+  g_.resize(n);
+  if (n > 0) g_.noalias() = beta_.topLeftCorner(n, n).selfadjointView<Eigen::Upper>() * k_;
+  const double m = sig * kappa + (n > 0 ? k_.dot(g_) : 0.0), p = n > 0 ? alpha_.head(n).dot(k_) : 0.0;
   const double yhat = opt_.rule->shrink ? p / (1.0 + m) : p;
   last_m_ = m;
   // The round taught as (s φ, s y): s = √k (importance weight k), times WEMM's guard when s² m >= 1 - ε.
@@ -173,9 +174,11 @@ double KernelMinmaxLearner::learn_exact(kernels::PointRef px, double y, double w
   }
   g_ *= s;
   const double hn = s * sig;
-  alpha_.head(n) += f * r * g_;
+  if (n > 0) {
+    alpha_.head(n) += f * r * g_;
+    beta_.topLeftCorner(n, n).selfadjointView<Eigen::Upper>().rankUpdate(g_, -f);
+  }
   alpha_(n) = f * r * hn;
-  beta_.topLeftCorner(n, n).selfadjointView<Eigen::Upper>().rankUpdate(g_, -f);
   beta_.col(n).head(n) = -f * hn * g_;
   beta_(n, n) = -f * hn * hn;
   points_.add(px);
@@ -186,6 +189,7 @@ double KernelMinmaxLearner::learn_exact(kernels::PointRef px, double y, double w
 
 Eigen::MatrixXd KernelMinmaxLearner::beta() const {
   const auto n = static_cast<Eigen::Index>(points_.size());
+  if (n == 0) return Eigen::MatrixXd();
   Eigen::MatrixXd b = beta_.topLeftCorner(n, n).selfadjointView<Eigen::Upper>();
   return b;
 }

@@ -119,7 +119,7 @@ Prediction KonsLearner::predict(const Example& x) const {
   double yt = x.initial;
   if (nystrom_) {
     nystrom_->embed(kernels::sorted_point(v, buffer_), kv_);
-    yt += u_.head(kv_.size()).dot(kv_);
+    if (kv_.size() > 0) yt += u_.head(kv_.size()).dot(kv_);
   } else {
     yt += score(kernels::sorted_point(v, buffer_));
   }
@@ -236,7 +236,8 @@ Prediction KonsLearner::learn_embedded(const Example& x, kernels::PointRef px, u
   ++rounds_;
   const double h = r.ytilde - r.yhat;
   r.gdot = static_cast<double>(x.weight) * loss_.first_derivative(static_cast<float>(r.yhat), x.label, LabelRange{});
-  v_.noalias() = ainv_.topLeftCorner(m, m).selfadjointView<Eigen::Upper>() * psi;
+  v_.resize(m);
+  if (m > 0) v_.noalias() = ainv_.topLeftCorner(m, m).selfadjointView<Eigen::Upper>() * psi;
   r.tau = m > 0 ? psi.dot(v_) : 0.0;
   const double gamma = eta() * r.gdot * r.gdot;
   bool in_sketch = true;

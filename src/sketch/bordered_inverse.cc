@@ -17,8 +17,7 @@ void BorderedInverse::border(const Eigen::VectorXd& v, double s) {
     m_.swap(bigger);
   }
   const double inv_s = 1.0 / s;
-  auto block = m_.topLeftCorner(n, n);
-  block.selfadjointView<Eigen::Upper>().rankUpdate(v.head(n), inv_s);
+  if (n > 0) m_.topLeftCorner(n, n).selfadjointView<Eigen::Upper>().rankUpdate(v.head(n), inv_s);
   m_.col(n).head(n) = -inv_s * v.head(n);
   m_(n, n) = inv_s;
   ++n_;
@@ -26,6 +25,7 @@ void BorderedInverse::border(const Eigen::VectorXd& v, double s) {
 
 Eigen::MatrixXd BorderedInverse::dense() const {
   const auto n = static_cast<Eigen::Index>(n_);
+  if (n == 0) return Eigen::MatrixXd();
   Eigen::MatrixXd d = m_.topLeftCorner(n, n).selfadjointView<Eigen::Upper>();
   return d;
 }

@@ -22,6 +22,10 @@ class BorderedInverse {
   // out = N⁻¹ b (b has size() entries).
   void solve(const Eigen::VectorXd& b, Eigen::VectorXd& out) const {
     const auto n = static_cast<Eigen::Index>(n_);
+    if (n == 0) {  // an empty product would bind a reference to the empty matrix's null data
+      out.resize(0);
+      return;
+    }
     out.noalias() = m_.topLeftCorner(n, n).selfadjointView<Eigen::Upper>() * b.head(n);
   }
   // Borders N by a row whose N⁻¹b is v and whose Schur complement is s > 0.
