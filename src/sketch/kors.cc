@@ -20,7 +20,8 @@ double Kors::leverage(kernels::PointRef x, double d) const {
   for (size_t i = 0; i < n; ++i) k_(static_cast<Eigen::Index>(i)) = d_[i] * d * kernel_(points_[i], x) / std::sqrt(p_[i]);
   inverse_.solve(k_, v_);
   const double kxx = d * d * kernel_.self(x);
-  // Clamped at 0 against cancellation when x lies in the dictionary's span (Calandriello, Lazaric, Valko, ICML 2017: τ̃ >= 0 by Eq. (4)).
+  // Clamped at 0 against cancellation when x lies in the dictionary's span (Calandriello, Lazaric, Valko,
+  // ICML 2017: τ̃ >= 0 by Eq. (4)).
   return std::max(0.0, (kxx - (n > 0 ? k_.dot(v_) : 0.0)) / opt_.alpha);
 }
 
