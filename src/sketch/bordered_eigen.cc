@@ -40,6 +40,7 @@ bool BorderedEigen::root(const Eigen::Ref<const Eigen::VectorXd>& d, Eigen::Inde
   const double* delta = delta_.data();
   const double* z2 = z2_.data();
   auto psi_at = [&](double tau) {  // plain loops: the divisions dominate, p is small
+    ++evaluations_;
     Psi s;
     for (Eigen::Index i = 0; i < j; ++i) {
       const double r = 1.0 / (delta[i] - tau), t = z2[i] * r;
@@ -114,12 +115,19 @@ bool BorderedEigen::root(const Eigen::Ref<const Eigen::VectorXd>& d, Eigen::Inde
       const double C = s.left - Q / (a - tau) + s.right - S / (b - tau);
       next = root_in(C, -(C * (a + b) + Q + S), C * a * b + Q * b + S * a, lo, hi);
     }
-    if (std::isnan(next)) {  // bisection; geometric while the bracket spans orders of magnitude past 0
+    if (std::isnan(next)) {  // the model's root is not inside the bracket (rounding near a pole): Newton's step
+      const double newton = tau - f / (s.dleft + s.dright);
+      if (newton > lo && newton < hi) next = newton;
+    }
+    const bool bisect = std::isnan(next);
+    if (bisect) {  // geometric while the bracket spans orders of magnitude past 0
       next = lo > 0.0 && hi > 16.0 * lo   ? std::sqrt(lo * hi)
              : hi < 0.0 && lo < 16.0 * hi ? -std::sqrt(lo * hi)
                                           : 0.5 * (lo + hi);
     }
-    const bool settled = std::fabs(next - tau) <= 2.0 * kEps * std::fabs(next);
+    // A model or Newton step this small leaves an error at rounding level (quadratic convergence); a bisection
+    // step only when it is at rounding level itself.
+    const bool settled = std::fabs(next - tau) <= (bisect ? 2.0 * kEps : 1e-9) * std::fabs(next);
     tau = next;
     if (settled) break;
     s = psi_at(tau);
@@ -134,6 +142,7 @@ bool BorderedEigen::compute(const Eigen::Ref<const Eigen::VectorXd>& d,
                             const Eigen::Ref<const Eigen::VectorXd>& b, double beta, Eigen::VectorXd& values,
                             Eigen::MatrixXd& vectors) {
   const Eigen::Index n = p + 1;
+  evaluations_ = 0;
   if (p == 0) {
     values(0) = beta;
     vectors(0, 0) = 1.0;

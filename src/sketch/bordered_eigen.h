@@ -15,7 +15,10 @@
 // 1978), adapted to the arrowhead's linear term: the poles left of the interval and the terms right of it
 // (with λ − β) are each replaced by a constant plus one pole at the interval's end, matching value and slope
 // at the iterate; the model's root (a quadratic's) is the next iterate, kept inside the bracket of sign
-// changes (bisection otherwise), until |ψ| is below its rounding error (LAPACK's dlaed4 test).
+// changes, until |ψ| is below its rounding error (LAPACK's dlaed4 test) or the step is below 1e-9 of the
+// offset (the iteration converges at least quadratically: the next step would be at rounding level). Where the
+// model's root falls outside the bracket (rounding, when a root hugs its pole and the model's coefficients
+// cancel), Newton's step is taken if it lands inside, bisection otherwise.
 // Vectors: the computed roots are the exact eigenvalues of the arrowhead matrix with z replaced by ẑ, from
 // the characteristic polynomial det(λI − A) = Π_j (λ − λ_j) at λ = d_k (M. Gu and S. C. Eisenstat, "A
 // divide-and-conquer algorithm for the symmetric tridiagonal eigenproblem", SIAM J. Matrix Anal. Appl.
@@ -38,6 +41,9 @@ class BorderedEigen {
   bool compute(const Eigen::Ref<const Eigen::VectorXd>& d, const Eigen::Ref<const Eigen::MatrixXd>& u,
                Eigen::Index p, const Eigen::Ref<const Eigen::VectorXd>& b, double beta,
                Eigen::VectorXd& values, Eigen::MatrixXd& vectors);
+  // ψ's evaluations in the last compute() (all roots): about 3 per root once converging, more when a root
+  // hugs its pole.
+  int evaluations() const { return evaluations_; }
 
  private:
   // Root j: origin_[j] (the pole it is measured from) and tau_[j].
@@ -46,6 +52,7 @@ class BorderedEigen {
   Eigen::VectorXd z_, z2_, delta_, tau_, zhat_;
   Eigen::VectorXi origin_;
   Eigen::MatrixXd diff_, v_;  // λ_j − d_i (n x p); A's eigenvectors (n x n)
+  int evaluations_ = 0;
 };
 
 }  // namespace lepus

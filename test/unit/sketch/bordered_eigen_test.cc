@@ -48,6 +48,41 @@ TEST(BorderedEigen, MatchesTheFullDecomposition) {
   EXPECT_LE(declined, 5);
 }
 
+// A root hugging its pole (rcv1, ftprl-full's sketch at rank 10: the third root sits 8.4e-10 above d_1 in a
+// gap of 0.08, z_1 = -9.3e-8): the model's quadratic cannot resolve the last digits and its root falls on the
+// bracket's end; bisection from there took 78 evaluations in all. Newton's step finishes it in 60.
+TEST(BorderedEigen, RootHuggingItsPoleConvergesFast) {
+  const Eigen::VectorXd d{{6.1161152824000186e-08, 1.1422045042808972e-05, 0.082471472838340096,
+                           0.13997564896094067, 0.15876757028420233, 0.20059546360485109, 0.28119944450863704,
+                           0.74912099475713723, 0.8128340361742169, 0.8529089873465, 0.86733773718010299,
+                           0.92298517368365429, 0.93355524681148927, 0.96288890411929851, 0.98679497452924725,
+                           0.99868882613990184, 1.056882370257235, 25.1974513677042}};
+  const Eigen::VectorXd z{{-7.2627829101842102e-09, -9.3299251750558387e-08, -3.0359369402559037e-06,
+                           -5.2284056309005672e-06, -3.8221410979461524e-06, -6.737708737026483e-06,
+                           -7.4336491227895079e-06, 5.5411934854762506e-06, 5.8192349892333871e-06,
+                           -1.5156220646279061e-05, -9.3774183250835324e-07, 2.6925748094952431e-06,
+                           -9.0986421344301049e-06, -4.3009837206437309e-06, -1.3948673293007782e-05,
+                           -3.2239925567759657e-06, -1.4237364393833961e-07, 0.005079220116967962}};
+  const double beta = 2.098057346351796e-06;
+  const Eigen::Index p = d.size(), n = p + 1;
+  Eigen::MatrixXd g = Eigen::MatrixXd::Zero(n, n);
+  g.topLeftCorner(p, p).diagonal() = d;
+  g.col(p).head(p) = z;
+  g.row(p).head(p) = z.transpose();
+  g(p, p) = beta;
+  BorderedEigen bordered;
+  Eigen::VectorXd values = Eigen::VectorXd::Zero(n);
+  Eigen::MatrixXd vectors = Eigen::MatrixXd::Zero(n, n);
+  ASSERT_TRUE(bordered.compute(d, Eigen::MatrixXd::Identity(p, p), p, z, beta, values, vectors));
+  EXPECT_LE(bordered.evaluations(), 7 * n / 2);  // 60 (78 when bisection took over)
+  const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> full(g);
+  EXPECT_LE((values - full.eigenvalues()).cwiseAbs().maxCoeff(), 1e-13 * g.norm());
+  EXPECT_LE((vectors * values.asDiagonal() * vectors.transpose() - g).norm(), 1e-13 * g.norm());
+  EXPECT_LE((vectors.transpose() * vectors - Eigen::MatrixXd::Identity(n, n)).norm(), 1e-13);
+  // The root near d_1, to high relative accuracy in its offset (the vectors need it).
+  EXPECT_NEAR((values(2) - d(1)) / 8.41024426038543e-10, 1.0, 1e-9);
+}
+
 TEST(BorderedEigen, DeclinesDeflation) {
   BorderedEigen bordered;
   Eigen::VectorXd values = Eigen::VectorXd::Constant(3, 7.0);
