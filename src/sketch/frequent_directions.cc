@@ -35,7 +35,16 @@ void FrequentDirections::gather(std::span<const Coord> x) const {
   const Eigen::Index m = rank_;
   // The positions first, then the columns: the table look-ups do not wait on the sums.
   positions_.resize(x.size());
-  for (size_t i = 0; i < x.size(); ++i) positions_[i] = index_.find(x[i].slot);
+  for (size_t i = 0; i < x.size(); ++i) {
+    const uint32_t pos = index_.find(x[i].slot);
+    positions_[i] = pos;
+    if (pos != CompactIndex::kNone) {  // the columns are scattered over memory: ask for them all at once
+      __builtin_prefetch(base_.data() + size_t{pos} * rank_);
+      __builtin_prefetch(raw_.data() + pos);
+    }
+  }
+  for (size_t i = 0; i < x.size(); ++i)
+    if (positions_[i] != CompactIndex::kNone) __builtin_prefetch(raw_[positions_[i]].data());
   s_.setZero(width());
   double* s = s_.data() + m;
   for (size_t i = 0; i < x.size(); ++i) {
@@ -85,12 +94,11 @@ void FrequentDirections::multiply_transpose(const Eigen::VectorXd& c, std::vecto
 
 void FrequentDirections::base_transpose(const Eigen::VectorXd& e, std::vector<double>& out) const {
   const Eigen::Index m = rank_;
-  out.assign(columns(), 0.0);
-  for (uint32_t pos = 0; pos < columns(); ++pos) {
-    double sum = Eigen::Map<const Eigen::VectorXd>(base_.data() + size_t{pos} * rank_, m).dot(e.head(m));
-    for (const Entry& r : raw_[pos]) sum += e(m + r.row) * r.value;
-    out[pos] = sum;
-  }
+  out.resize(columns());
+  for (uint32_t pos = 0; pos < columns(); ++pos)
+    out[pos] = Eigen::Map<const Eigen::VectorXd>(base_.data() + size_t{pos} * rank_, m).dot(e.head(m));
+  const double* er = e.data() + m;
+  for (const Logged& r : log_) out[r.position] += er[r.row] * r.value;  // each column's oldest first
 }
 
 const Eigen::VectorXd& FrequentDirections::base_product(std::span<const Coord> x) const {
@@ -171,7 +179,7 @@ bool FrequentDirections::append(std::span<const Coord> x, double c, std::span<Ei
     }
     const double v = c * e.x;
     raw_[p].push_back({k_, v});
-    ++entries_;
+    log_.push_back({p, k_, v});
     norm2 += v * v;
   }
   gram_(r, r) = norm2;
@@ -228,12 +236,16 @@ void FrequentDirections::rebase() {
   rebase_scratch_.resize(base_.size());  // kept between calls: no page faults for a fresh block each time
   Eigen::Map<Eigen::MatrixXd> rebased(rebase_scratch_.data(), m, n);
   rebased.noalias() = w_.topLeftCorner(m, m) * c;
-  for (Eigen::Index pos = 0; pos < n; ++pos) {
-    for (const Entry& r : raw_[pos]) rebased.col(pos).noalias() += r.value * w_.col(m + r.row).head(m);
-    raw_[pos].clear();
+  // R's part, in the order appended (each column's entries oldest first, as the column lists hold them).
+  double* out = rebase_scratch_.data();
+  for (const Logged& r : log_) {
+    double* o = out + size_t{r.position} * rank_;
+    const double* w = w_.col(m + r.row).data();
+    for (Eigen::Index i = 0; i < m; ++i) o[i] += r.value * w[i];
+    raw_[r.position].clear();
   }
+  log_.clear();
   base_.swap(rebase_scratch_);
-  entries_ = 0;
   k_ = 0;
   ++version_;
   ++w_version_;
@@ -256,7 +268,7 @@ void FrequentDirections::clear() {
   index_.clear();
   base_.clear();
   raw_.clear();
-  entries_ = 0;
+  log_.clear();
   ++version_;
   ++w_version_;
   w_.setZero(2 * Eigen::Index{rank_}, 4 * Eigen::Index{rank_});
@@ -273,7 +285,7 @@ void FrequentDirections::save(ModelWriter& out) const {
   out.put_values(index_.slots().data(), n);
   out.put_values(base_.data(), n * rank_);
   out.put_u32(k_);
-  out.put_u64(entries_);
+  out.put_u64(log_.size());
   for (uint32_t pos = 0; pos < n; ++pos) {  // per column, oldest first, with the column's count
     out.put_u32(static_cast<uint32_t>(raw_[pos].size()));
     for (const Entry& r : raw_[pos]) {
@@ -350,8 +362,14 @@ void FrequentDirections::load(ModelReader& in) {
   shrinkage_ = shrinkage;
   index_ = std::move(index);
   base_.swap(base);
+  // R in row order; a row's entries in a column keep the column's order (a slot listed twice in one row).
+  std::vector<Logged> log;
+  log.reserve(entries);
+  for (uint32_t pos = 0; pos < n; ++pos)
+    for (const Entry& r : raw[pos]) log.push_back({pos, r.row, r.value});
+  std::stable_sort(log.begin(), log.end(), [](const Logged& a, const Logged& b) { return a.row < b.row; });
   raw_.swap(raw);
-  entries_ = entries;
+  log_.swap(log);
   ++version_;
   ++w_version_;
   w_.swap(w);

@@ -118,6 +118,10 @@ class FrequentDirections {
     uint32_t row;
     double value;
   };
+  struct Logged {  // the same nonzero in R's row order: column position, raw row, value
+    uint32_t position, row;
+    double value;
+  };
   // s_ <- S x. The last x gathered is remembered with the state's version: asking again for the same x
   // with S unchanged (the prediction's B x, then the update's and its Gram column) reuses s_.
   void gather(std::span<const Coord> x) const;
@@ -133,8 +137,9 @@ class FrequentDirections {
   double shrinkage_ = 0.0;
   CompactIndex index_;
   std::vector<double> base_;      // C, column-major, m per column
-  std::vector<std::vector<Entry>> raw_;  // per column: R's nonzeros there, oldest first
-  uint64_t entries_ = 0;          // R's nonzeros in all
+  std::vector<std::vector<Entry>> raw_;  // per column: R's nonzeros there, oldest first (for S x)
+  std::vector<Logged> log_;       // R's nonzeros in the order appended (for the passes over all of R: one
+                                  // sequential read instead of a pointer chase per column)
   Eigen::MatrixXd w_;             // W in the top-left rows x (m + k) block (2m rows, columns grown)
   Eigen::MatrixXd gram_;          // 2m x 2m
   Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig_;  // the shrink's, kept for its buffers
