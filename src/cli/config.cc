@@ -23,6 +23,8 @@ namespace lepus::cli {
 namespace {
 
 constexpr int kMaxBits = 30;  // -b: 2^30 slots at most
+// An exact kernel learner (state growing with every example) is warned about once this many examples are read.
+constexpr uint64_t kGrowingStateWarning = 10000;
 
 // The hidden option that collects bare words (data files); dashes keep it apart from every VW name.
 constexpr char kDataWords[] = "bare-data-file";
@@ -775,6 +777,13 @@ Config parse_command_line(int argc, const char* const argv[]) {
     throw ConfigError("--learner " + row->name + " learns in one pass over the data; leave out --passes" +
                       (row->traits.passes_with.empty() ? std::string()
                                                        : " or give --" + row->traits.passes_with));
+  if (row->traits.state_grows && (row->traits.passes_with.empty() || !given(row->traits.passes_with))) {
+    c.driver.growing_state_warning = kGrowingStateWarning;
+    c.driver.growing_state_advice =
+        "--learner " + row->name + " keeps every example it learns from, so each new one costs more time and "
+        "memory" + (row->traits.passes_with.empty() ? std::string()
+                                                     : "; --" + row->traits.passes_with + " bounds both");
+  }
   if (!text("cache_file").empty()) {
     c.driver.cache_file = text("cache_file");
   } else if (flag("cache")) {

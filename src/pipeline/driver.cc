@@ -375,6 +375,10 @@ void Driver::consume(Example& ex, RunStats& st, PassState& ps) {
     return;
   }
   ++seen_;
+  if (seen_ == opt_.growing_state_warning && !growth_warned_ && log_) {
+    *log_ << "[warning] " << seen_ << " examples read: " << opt_.growing_state_advice << "\n";
+    growth_warned_ = true;
+  }
   const uint64_t c = ex.line;  // VW's per-pass line counter counts every line, empty ones too
   const bool holdout =
       st.holdout_on && (opt_.holdout_after > 0 ? c > opt_.holdout_after : c % opt_.holdout_period == 0);

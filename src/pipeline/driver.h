@@ -44,6 +44,10 @@ struct DriverOptions {
   int threads = 0;                 // --threads; 0 = all cores
   size_t max_line_bytes = size_t{256} << 20;  // --max_line_bytes
   size_t block_size = size_t{1} << 18;  // 256 KiB: memory stays at VW's level, speed as with 1 MiB
+  // A learner whose state grows with every example (an exact kernel learner): warned once, when this many
+  // examples have been read (0: never), with this advice.
+  uint64_t growing_state_warning = 0;
+  std::string growing_state_advice;
 
   // Passes, cache and holdout (VW 9.11.2's semantics).
   int passes = 1;
@@ -139,7 +143,7 @@ class Driver {
   double last_loss_ = 0.0, last_weight_ = 0.0;
   double holdout_loss_total_ = 0.0, holdout_weight_total_ = 0.0;
   double last_holdout_loss_ = 0.0, last_holdout_weight_ = 0.0;
-  bool label_warned_ = false, binary_warned_ = false;
+  bool label_warned_ = false, binary_warned_ = false, growth_warned_ = false;
   uint64_t warnings_ = 0;
   uint64_t seen_ = 0;  // examples consumed, for --examples
   uint64_t replaced_outputs_ = 0;  // NaN or infinite predictions (or linked predictions) replaced

@@ -53,6 +53,21 @@ TEST(Kons, RefusesPasses) {
   EXPECT_TRUE(has(read_file(d + "/err.txt"), "one pass")) << read_file(d + "/err.txt");
 }
 
+// An exact kernel learner warns once, at 10,000 examples read, that its cost grows with every example and that
+// --budget bounds it; with --budget it does not (unlabeled lines: nothing is stored, so the run is quick).
+TEST(Kons, ExactLearnerWarnsOnALongRun) {
+  const std::string d = scratch_dir("kons_long");
+  ASSERT_EQ(std::system(("awk 'BEGIN { for (i = 0; i < 10001; ++i) print \"|f a:\" (i % 7) \" b:1\" }' > " + d +
+                         "/long.vw").c_str()),
+            0);
+  ASSERT_EQ(run_lepus(d + "/long.vw --learner kons --bandwidth 1 2> " + d + "/err.txt"), 0);
+  const std::string text = read_file(d + "/err.txt");
+  EXPECT_TRUE(has(text, "[warning] 10000 examples read: --learner kons keeps every example it learns from")) << text;
+  EXPECT_TRUE(has(text, "--budget bounds both")) << text;
+  ASSERT_EQ(run_lepus(d + "/long.vw --learner kons --bandwidth 1 --budget 20 2> " + d + "/err2.txt"), 0);
+  EXPECT_FALSE(has(read_file(d + "/err2.txt"), "keeps every example")) << read_file(d + "/err2.txt");
+}
+
 // kwemm and klaser regress heart's labels (exact) and abalone's (--budget 100) about as well as ridge regression
 // (rls) or better, and --budget allows passes.
 TEST(KernelMinmax, LearnsExactAndUnderABudget) {
