@@ -73,6 +73,7 @@ MatrixOptions aioli_matrix(const AioliOptions& o, int bits) {
   MatrixOptions m = common::matrix_options(o.matrix, o.ridge(), bits, o.rank, o.max_dense);
   m.sketch_shrink_back = 0.0;
   m.tracked = true;  // b, so that c = x'A^-1 b costs what s = x'A^-1 x costs
+  if (o.full_cap > 0) m.full_cap = o.full_cap;
   return m;
 }
 }  // namespace
@@ -151,16 +152,28 @@ Prediction AioliLearner::learn(const Example& x) {
   const SparseVector& v = builder_.build(x);
   safeguards_ += v.dropped;
   if (test_only_ && opt_.o2b) return output(predict_o2b(x));
-  const Round round = evaluate(v, x.initial);
+  return learn_round(v, x.initial, common::teaches(x), x.label > 0.0f ? 1.0 : -1.0, static_cast<double>(x.weight),
+                     std::sqrt(v.norm2()));
+}
+
+double AioliLearner::learn_vector(const SparseVector& v, double y, double weight, double initial, double norm) {
+  double yhat = 0.0;
+  learn_round(v, initial, weight > 0.0, y, weight, norm, &yhat);
+  return yhat;
+}
+
+Prediction AioliLearner::learn_round(const SparseVector& v, double initial, bool teach, double y, double weight,
+                                     double norm, double* yhat) {
+  const Round round = evaluate(v, initial);
+  if (yhat) *yhat = round.yhat;
   const Prediction p = output(round.yhat);
-  if (!common::teaches(x) || v.size() == 0) return p;
+  if (!teach || v.size() == 0) return p;
   if (opt_.o2b && uniform(seed_, rounds_ + 1) * static_cast<double>(rounds_ + 1) < 1.0) take_snapshot();
   ++rounds_;
-  const double y = x.label > 0.0f ? 1.0 : -1.0;
-  r_max_ = std::max(r_max_, std::sqrt(v.norm2()));
-  const double k = static_cast<double>(x.weight);
+  r_max_ = std::max(r_max_, norm);
+  // The surrogate at the played prediction (the float reported), as Theorem 7 assumes.
   const AioliStep st = aioli_step(y * static_cast<double>(p.raw), y, 1.0 + opt_.radius * r());
-  const double kappa = k * st.kappa, beta = k * st.beta;
+  const double kappa = weight * st.kappa, beta = weight * st.beta;
   if (!std::isfinite(kappa) || !std::isfinite(beta)) [[unlikely]] {
     ++safeguards_;
     return p;

@@ -50,6 +50,7 @@ struct AioliOptions {
   uint32_t rank = 10;            // --rank, sketch mode
   uint64_t max_dense = 1000;     // --max_dense_features, auto mode
   bool o2b = false;              // --aioli_o2b
+  uint64_t full_cap = 0;         // full mode: the most slots held (0: the component's default); not an option
   double ridge() const { return lambda ? *lambda : 1.0 / (radius * radius); }
   static AioliOptions from(const OptionValues& values);  // throws ConfigError
 };
@@ -92,7 +93,17 @@ class AioliLearner final : public Learner {
   const Matrix& matrix() const { return *a_; }
   double b(uint64_t slot) const { return a_->tracked()[slot]; }
 
+  // The learner on a vector built elsewhere (aioli-kernel's Nystrom features, src/learners/aioli_kernel.h): yhat
+  // with the offset `initial` included (the double whose float is the played prediction), and one round learned
+  // with label y in {-1, +1} and importance weight `weight` (<= 0: nothing learned), `norm` taking the place of
+  // ||v|| in the default R (the largest norm learned from).
+  double predict_vector(const SparseVector& v, double initial = 0.0) const { return evaluate(v, initial).yhat; }
+  double learn_vector(const SparseVector& v, double y, double weight, double initial, double norm);
+
  private:
+  // One round on v: the played prediction, and (teach) the update. `norm` enters the default R.
+  Prediction learn_round(const SparseVector& v, double initial, bool teach, double y, double weight, double norm,
+                         double* yhat = nullptr);
   Round evaluate(const SparseVector& v, double initial) const;
   Round evaluate_with(const Matrix& a, const SparseVector& v, double initial) const;
   Prediction output(double yhat) const;
