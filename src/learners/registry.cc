@@ -10,6 +10,7 @@
 #include "learners/ftprl.h"
 #include "learners/nlms.h"
 #include "learners/aioli.h"
+#include "learners/aioli_kernel.h"
 #include "learners/scinol_full.h"
 #include "learners/ftprl_full.h"
 #include "learners/vw_optimizers.h"
@@ -73,6 +74,7 @@ std::vector<LearnerRow> build_registry() {
   rows.push_back(kons_row());
   rows.push_back(sketched_kons_row());
   for (auto& row : kernel_minmax_rows()) rows.push_back(std::move(row));
+  rows.push_back(aioli_kernel_row());
   return rows;
 }
 

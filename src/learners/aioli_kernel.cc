@@ -1,0 +1,369 @@
+// aioli-kernel: see aioli_kernel.h for the algorithm, its paper and the equations.
+#include "learners/aioli_kernel.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <ostream>
+
+#include "lepus/errors.h"
+
+namespace lepus {
+namespace {
+
+constexpr uint32_t kStateVersion = 1;
+constexpr uint64_t kLandmarkSalt = 0x5851F42D4C957F2Dull;  // the landmark coins' stream (--budget)
+constexpr double kMaxMagnitude = 1e100;  // a round with K(x, x) or κK(x, x) or |β|√K(x, x) beyond is skipped
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+std::string num(double v) { return common::number(v, 17); }
+
+// KORS's ε and oversampling β as the other kernel learners use them; its ridge is the learner's λ.
+KorsOptions landmark_sampler(double lambda) { return KorsOptions{lambda, 0.5, 30.0}; }
+
+// The inner learner's slots: ψ's coordinates 0..budget-1.
+int inner_bits(uint64_t budget) {
+  int b = 1;
+  while ((uint64_t{1} << b) < budget) ++b;
+  return b;
+}
+
+}  // namespace
+
+AioliKernelOptions AioliKernelOptions::from(const OptionValues& v) {
+  check_option_values(aioli_kernel_row().options, v);  // ranges and choices declared once in the row
+  AioliKernelOptions o;
+  o.kernel = common::kernel_params_of(v);
+  if (v.has("aioli_B")) o.radius = v.number("aioli_B");
+  if (v.has("aioli_lambda")) o.lambda = v.number("aioli_lambda");
+  if (v.has("aioli_R")) o.r = v.number("aioli_R");
+  o.budget = common::budget_of(v);
+  if (o.budget > AioliKernelLearner::kMaxBudget)
+    throw ConfigError("--learner aioli-kernel: --budget is at most " + std::to_string(AioliKernelLearner::kMaxBudget) +
+                      " (its matrix takes 8 B^2 bytes)");
+  return o;
+}
+
+AioliKernelLearner::AioliKernelLearner(const AioliKernelOptions& options, const Loss& loss, int bits, bool test_only,
+                                       uint64_t random_seed)
+    : opt_(options),
+      loss_(loss),
+      bits_(bits),
+      seed_(random_seed),
+      clip_(loss.initial_range(), test_only),
+      kernel_(options.kernel),
+      builder_(bits) {
+  if (opt_.budget > 0) {
+    nystrom_ = make_nystrom(opt_);
+    inner_ = make_inner(opt_);
+  }
+}
+
+std::unique_ptr<NystromEmbedding> AioliKernelLearner::make_nystrom(const AioliKernelOptions& o) const {
+  return std::make_unique<NystromEmbedding>(kernel_.kernel(), landmark_sampler(o.ridge()), o.budget);
+}
+
+// The budget's primal learner: full matrix over the landmarks' coordinates, the same B, λ and R.
+std::unique_ptr<AioliLearner> AioliKernelLearner::make_inner(const AioliKernelOptions& o) const {
+  AioliOptions a;
+  a.radius = o.radius;
+  a.lambda = o.ridge();
+  a.r = o.r;
+  a.matrix = MatrixKind::kFull;
+  a.max_dense = o.budget;
+  a.full_cap = o.budget;
+  return std::make_unique<AioliLearner>(a, loss_, inner_bits(o.budget));
+}
+
+uint64_t AioliKernelLearner::warmup_wanted() const {
+  return rounds_ == 0 && kernel_.pending() ? common::kKernelWarmup : 0;
+}
+
+void AioliKernelLearner::warmup(std::span<const Example> prefix) {
+  if (warmup_wanted() == 0) return;
+  kernel_.estimate(prefix, builder_);
+}
+
+AioliKernelLearner::Round AioliKernelLearner::evaluate(kernels::PointRef x, double initial, bool* finite) const {
+  const auto n = static_cast<Eigen::Index>(points_.size());
+  const double ktt = kernel_.kernel().self(x);
+  k_.resize(n);
+  kh_.resize(n);
+  if (n > 0) kernels::evaluate_all(kernel_.kernel(), points_, x, k_.data());
+  for (Eigen::Index i = 0; i < n; ++i) kh_(i) = root_kappa_[static_cast<size_t>(i)] * k_(i);
+  n_inv_.solve(kh_, v_);
+  // In order (any thread count): q = k̂ᵀN⁻¹k̂, kᵀβ and k̂ᵀN⁻¹K̂^½(Kβ).
+  double q = 0.0, kb = 0.0, e = 0.0;
+  for (Eigen::Index i = 0; i < n; ++i) {
+    const auto s = static_cast<size_t>(i);
+    q += kh_(i) * v_(i);
+    kb += k_(i) * beta_[s];
+    e += v_(i) * root_kappa_[s] * kbeta_(i);
+  }
+  kb_ = kb;
+  const double lambda = opt_.ridge();
+  Round r;
+  r.s = (ktt - q) / lambda;
+  r.c = (kb - e) / lambda;
+  const bool ok = std::isfinite(r.s) && std::isfinite(r.c);
+  if (!ok) [[unlikely]] {
+    ++safeguards_;
+    r.s = std::isfinite(r.s) ? r.s : 0.0;
+    r.c = std::isfinite(r.c) ? r.c : 0.0;
+  }
+  if (finite) *finite = ok;
+  r.s = std::max(r.s, 0.0);  // s >= 0; cancellation may leave a tiny negative when x is in the span
+  r.yhat = aioli_root(r.s, r.c) + initial;
+  return r;
+}
+
+// ψ as the sparse vector the primal learner reads: a slot per landmark.
+const SparseVector& AioliKernelLearner::as_vector(const Eigen::VectorXd& psi) const {
+  coords_.clear();
+  for (Eigen::Index j = 0; j < psi.size(); ++j)
+    if (psi(j) != 0.0 && std::isfinite(psi(j))) coords_.push_back(Coord{static_cast<uint64_t>(j), psi(j)});
+  psi_vector_ = SparseVector{coords_.data(), coords_.size(), 0};
+  return psi_vector_;
+}
+
+Prediction AioliKernelLearner::predict(const Example& x) const {
+  const kernels::PointRef px = kernels::sorted_point(builder_.build(x), buffer_);
+  if (nystrom_) {
+    nystrom_->embed(px, psi_);
+    return output(inner_->predict_vector(as_vector(psi_), x.initial));
+  }
+  return output(evaluate(px, x.initial).yhat);
+}
+
+Prediction AioliKernelLearner::learn(const Example& x) {
+  clip_.see(x);
+  const SparseVector& v = builder_.build(x);
+  safeguards_ += v.dropped;
+  if (!common::teaches(x)) return predict(x);
+  if (kernel_.pending() && v.size() > 0) kernel_.estimate_from(v);  // no warm-up: a caller that is not the driver
+  const kernels::PointRef px = kernels::sorted_point(v, buffer_);
+  return nystrom_ ? learn_budget(x, px) : learn_exact(x, px);
+}
+
+Prediction AioliKernelLearner::learn_exact(const Example& x, kernels::PointRef px) {
+  bool finite = true;
+  Round r = evaluate(px, x.initial, &finite);
+  const Prediction p = output(r.yhat);
+  last_ = r;
+  const double ktt = kernel_.kernel().self(px);
+  if (ktt == 0.0) return p;  // φ(x) = 0: the round changes neither A nor b
+  const double y = x.label > 0.0f ? 1.0 : -1.0, weight = static_cast<double>(x.weight);
+  const double r2 = std::max(r2_max_, ktt);
+  const double bound = opt_.r ? *opt_.r : std::sqrt(r2);
+  // The surrogate at the played prediction (the float reported).
+  const AioliStep st = aioli_step(y * static_cast<double>(p.raw), y, 1.0 + opt_.radius * bound);
+  r.kappa = weight * st.kappa;
+  r.beta = weight * st.beta;
+  last_ = r;
+  const bool sane = finite && std::isfinite(ktt) && ktt <= kMaxMagnitude && std::isfinite(r.kappa) &&
+                    std::isfinite(r.beta) && r.kappa * ktt <= kMaxMagnitude &&
+                    std::fabs(r.beta) * std::sqrt(ktt) <= kMaxMagnitude;
+  if (!sane) [[unlikely]] {
+    ++safeguards_;
+    return p;
+  }
+  r2_max_ = r2;
+  ++rounds_;
+  const auto n = static_cast<Eigen::Index>(points_.size());
+  // Border N⁻¹ by the column √κ k̂ (its N⁻¹b is √κ N⁻¹k̂) with the Schur complement λ(1 + κ s).
+  const double rk = std::sqrt(r.kappa);
+  v_ *= rk;
+  n_inv_.border(v_, opt_.ridge() * (1.0 + r.kappa * r.s));
+  // Kβ: every stored point gains K(x_s, x) β_t; the new one is kᵀβ + K(x, x) β_t.
+  if (kbeta_.size() <= n) {
+    Eigen::VectorXd grown = Eigen::VectorXd::Zero(std::max<Eigen::Index>(16, 2 * kbeta_.size()));
+    grown.head(n) = kbeta_.head(n);
+    kbeta_.swap(grown);
+  }
+  for (Eigen::Index i = 0; i < n; ++i) kbeta_(i) += k_(i) * r.beta;
+  kbeta_(n) = kb_ + ktt * r.beta;
+  points_.add(px);
+  kappa_.push_back(r.kappa);
+  root_kappa_.push_back(rk);
+  beta_.push_back(r.beta);
+  return p;
+}
+
+// --budget: x is offered as a landmark before it is learned from (the choice depends on x alone), then the primal
+// learner takes ψ(x), with √K(x, x) in place of ‖ψ(x)‖ in its default R (the exact form's R).
+Prediction AioliKernelLearner::learn_budget(const Example& x, kernels::PointRef px) {
+  nystrom_->embed(px, psi_);
+  const double ktt = kernel_.kernel().self(px);
+  if (!(std::isfinite(ktt) && ktt <= kMaxMagnitude) || !psi_.allFinite()) [[unlikely]] {
+    ++safeguards_;
+    last_ = Round{};
+    last_.yhat = inner_->predict_vector(as_vector(psi_), x.initial);
+    return output(last_.yhat);
+  }
+  nystrom_->offer(px, psi_, common::hashed_uniform(seed_ ^ kLandmarkSalt, rounds_));
+  const double y = x.label > 0.0f ? 1.0 : -1.0;
+  last_ = Round{};
+  last_.yhat = inner_->learn_vector(as_vector(psi_), y, static_cast<double>(x.weight), x.initial, std::sqrt(ktt));
+  r2_max_ = std::max(r2_max_, ktt);
+  ++rounds_;
+  return output(last_.yhat);
+}
+
+void AioliKernelLearner::save(ModelWriter& out) const {
+  out.put_u32(kStateVersion);
+  out.put_u32(static_cast<uint32_t>(bits_));
+  out.put_u64(opt_.budget);
+  kernel_.save(out);
+  out.put_f64(opt_.radius);
+  out.put_f64(opt_.ridge());
+  out.put_u8(opt_.r ? 1 : 0);
+  out.put_f64(opt_.r.value_or(0.0));
+  out.put_f64(r2_max_);
+  out.put_u64(seed_);
+  out.put_u64(rounds_);
+  clip_.save(out);
+  if (nystrom_) {
+    nystrom_->save(out);
+    inner_->save(out);
+    return;
+  }
+  points_.save(out);
+  for (size_t s = 0; s < points_.size(); ++s) {
+    out.put_f64(kappa_[s]);
+    out.put_f64(beta_[s]);
+  }
+  out.put_values(kbeta_.data(), points_.size());  // Kβ as accumulated (a resumed run continues exactly)
+  n_inv_.save(out);
+}
+
+void AioliKernelLearner::load(ModelReader& in) {
+  const std::string who(name());
+  auto bad = [&](const std::string& what) { return ModelFormatError(in.source() + ": " + who + " state: " + what); };
+  if (in.get_u32("aioli-kernel state version") != kStateVersion) throw bad("unknown state version");
+  if (in.get_u32("aioli-kernel bits") != static_cast<uint32_t>(bits_)) throw bad("saved with another -b");
+  if (in.get_u64("aioli-kernel budget") != opt_.budget) throw bad("saved with another --budget");
+  common::KernelSetting kernel(opt_.kernel);
+  kernel.load(in, who);
+  AioliKernelOptions o = opt_;
+  o.radius = in.get_f64("aioli-kernel B");
+  o.lambda = in.get_f64("aioli-kernel lambda");
+  const bool r_given = in.get_u8("aioli-kernel R flag") != 0;
+  const double r = in.get_f64("aioli-kernel R");
+  const double r2_max = in.get_f64("aioli-kernel largest K(x, x)");
+  const uint64_t seed = in.get_u64("aioli-kernel seed");
+  const uint64_t rounds = in.get_u64("aioli-kernel rounds");
+  if (!(o.radius > 0.0) || !std::isfinite(o.radius) || !(*o.lambda > 0.0) || !std::isfinite(*o.lambda) ||
+      !(r >= 0.0) || !std::isfinite(r) || !(r2_max >= 0.0) || !std::isfinite(r2_max))
+    throw bad("a hyper-parameter out of range");
+  o.r = r_given ? std::optional<double>(r) : std::nullopt;
+  common::LabelClip clip = clip_;
+  clip.load(in, who);
+  if (nystrom_) {
+    // The embedding refers to kernel_.kernel(), whose address never changes; loading reads no kernel value.
+    std::unique_ptr<NystromEmbedding> nystrom = make_nystrom(o);
+    nystrom->load(in, who);
+    std::unique_ptr<AioliLearner> inner = make_inner(o);
+    inner->load(in);
+    nystrom_ = std::move(nystrom);
+    inner_ = std::move(inner);
+  } else {
+    kernels::PointStore points;
+    points.load(in, who);
+    const size_t n = points.size();
+    if (n > in.remaining() / 24) throw bad("more points than the file holds");
+    std::vector<double> kappa(n), root_kappa(n), beta(n);
+    for (size_t s = 0; s < n; ++s) {
+      kappa[s] = in.get_f64("aioli-kernel kappa");
+      beta[s] = in.get_f64("aioli-kernel beta");
+      if (!(kappa[s] >= 0.0) || !std::isfinite(kappa[s]) || !std::isfinite(beta[s])) throw bad("a point's weights");
+      root_kappa[s] = std::sqrt(kappa[s]);
+    }
+    Eigen::VectorXd kbeta = Eigen::VectorXd::Zero(std::max<Eigen::Index>(static_cast<Eigen::Index>(n), 16));
+    in.get_raw(kbeta.data(), n * sizeof(double), "aioli-kernel K beta");
+    if (!kbeta.allFinite()) throw bad("a non-finite K beta");
+    BorderedInverse n_inv;
+    n_inv.load(in, who);
+    if (n_inv.size() != n) throw bad("the inverse's size differs from the points stored");
+    points_ = std::move(points);
+    kappa_.swap(kappa);
+    root_kappa_.swap(root_kappa);
+    beta_.swap(beta);
+    kbeta_.swap(kbeta);
+    n_inv_ = std::move(n_inv);
+  }
+  kernel_ = std::move(kernel);  // the kernel object keeps its address: the embedding's reference stays valid
+  opt_ = o;
+  r2_max_ = r2_max;
+  seed_ = seed;
+  rounds_ = rounds;
+  clip_ = clip;
+}
+
+std::vector<std::string> AioliKernelLearner::describe() const {
+  const std::string n(name());
+  return {n + " kernel = " + kernel_.text(), n + " B = " + common::number(opt_.radius),
+          n + " lambda = " + common::number(opt_.ridge()) + (opt_.lambda ? "" : " (1/B^2)"),
+          n + " R = " + (opt_.r ? common::number(*opt_.r) : std::string("sqrt of the largest K(x, x) so far")),
+          n + " budget = " + (opt_.budget > 0 ? std::to_string(opt_.budget) + " landmarks (Nystrom embedding)"
+                                              : std::string("none (exact: every example stored)"))};
+}
+
+std::vector<std::string> AioliKernelLearner::summary_lines() const {
+  std::string line = std::string(name()) + " kernel = " + kernel_.text() + ", R = " + common::number(r());
+  line += nystrom_ ? ", " + std::to_string(nystrom_->size()) + " landmarks (budget " + std::to_string(opt_.budget) + ")"
+                   : ", " + std::to_string(points_.size()) + " points stored";
+  return {line};
+}
+
+void AioliKernelLearner::write_readable(std::ostream& out) const {
+  out << "learner " << name() << "\nkernel " << kernel_.text() << "\naioli_B " << num(opt_.radius)
+      << "\naioli_lambda " << num(opt_.ridge()) << "\nR " << num(r()) << "\nrounds " << rounds_ << "\n";
+  clip_.write_readable(out);
+  if (inner_) {
+    out << "landmarks " << nystrom_->size() << "\n";
+    inner_->write_readable(out);
+    return;
+  }
+  out << "points " << points_.size() << "\n";
+  for (size_t i = 0; i < points_.size(); ++i) {
+    out << "point " << i << " kappa " << num(kappa_[i]) << " beta " << num(beta_[i]) << " |";
+    const kernels::PointRef p = points_[i];
+    for (size_t k = 0; k < p.n; ++k) out << " " << p.data[k].slot << ":" << num(p.data[k].x);
+    out << "\n";
+  }
+}
+
+LearnerRow aioli_kernel_row() {
+  using Kind = OptionSpec::Kind;
+  std::vector<OptionSpec> options = common::kernel_options();
+  for (const OptionSpec& s : aioli_row().options)  // B and lambda as the primal learner declares them
+    if (s.name == "aioli_B" || s.name == "aioli_lambda") options.push_back(s);
+  options.push_back({"aioli_R", "", Kind::kNumber, "",
+                     "bound on sqrt(K(x, x)), an example's norm in the kernel's feature space (default: the largest "
+                     "seen so far, saved in the model; 1 for rbf)",
+                     {0.0, kInf, true, false},
+                     {},
+                     {}});
+  options.push_back(common::budget_option());
+  LearnerRow row;
+  row.name = "aioli-kernel";
+  row.help =
+      "improper online logistic regression (AIOLI) in a kernel's feature space (linear, polynomial, Gaussian): "
+      "non-linear classification; stores every example it learns from unless --budget; logistic loss only "
+      "(Jezequel, Gaillard, Rudi 2020)";
+  row.options = std::move(options);
+  row.make = [](const LearnerContext& c) {
+    return std::make_unique<AioliKernelLearner>(AioliKernelOptions::from(c.options), c.loss, c.bits, c.test_only,
+                                                c.random_seed);
+  };
+  row.traits.losses = {"logistic"};
+  row.traits.passes = false;  // every pass would store every example again
+  row.traits.passes_with = "budget";
+  row.traits.state_grows = true;
+  row.traits.warmup_examples = common::kKernelWarmup;
+  row.traits.random = true;  // the landmarks' coins (--budget)
+  row.numerics_test_cap = 400;
+  return row;
+}
+
+}  // namespace lepus
