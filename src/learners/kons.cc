@@ -19,17 +19,10 @@ constexpr double kLogisticClip = 5.0;
 constexpr double kTinyTau = 1e-12;  // τ̃ is clamped at 1e-12 k_tt against cancellation (x in the span)
 constexpr double kMaxMagnitude = 1e100;
 constexpr uint64_t kLandmarkSalt = 0x5851F42D4C957F2Dull;  // the landmark coins' stream (--budget)
-constexpr uint64_t kWarmupExamples = common::kKernelWarmup;  // the median heuristic's sample
 
 bool all_finite(const Eigen::VectorXd& v) { return v.size() == 0 || v.allFinite(); }
 
 std::string num(double v) { return common::number(v, 17); }
-
-// The kernel to build before the bandwidth is known (the median heuristic sets it before the first point).
-kernels::KernelParams usable(kernels::KernelParams p) {
-  if (p.kind == kernels::KernelKind::kRbf && p.bandwidth == 0.0) p.bandwidth = 1.0;
-  return p;
-}
 
 // The logistic loss's defaults of --kons_eta and --kons_alpha (docs/algorithms/kons.md, "Defaults").
 constexpr double kLogisticEta = 0.3;
@@ -55,33 +48,20 @@ KonsOptions KonsOptions::from(const OptionValues& v, bool sketched) {
 }
 
 KonsLearner::KonsLearner(const KonsOptions& options, const Loss& loss, int bits, uint64_t random_seed)
-    : opt_(options), loss_(loss), bits_(bits), seed_(random_seed), kernel_(usable(options.kernel)),
-      builder_(bits) {
+    : opt_(options), loss_(loss), bits_(bits), seed_(random_seed), kernel_(options.kernel), builder_(bits) {
   if (opt_.budget > 0)
-    nystrom_ = std::make_unique<NystromEmbedding>(kernel_, opt_.kors, opt_.budget);
+    nystrom_ = std::make_unique<NystromEmbedding>(kernel_.kernel(), opt_.kors, opt_.budget);
   else if (opt_.sketched)
-    kors_ = std::make_unique<Kors>(kernel_, opt_.kors);
-}
-
-void KonsLearner::set_bandwidth(double h, uint8_t source) {
-  if (opt_.kernel.kind != kernels::KernelKind::kRbf || opt_.kernel.bandwidth > 0.0) return;
-  if (points_.size() > 0 || (kors_ && kors_->size() > 0) || (nystrom_ && nystrom_->size() > 0))
-    throw ConfigError("the kernel's bandwidth can only be set before the first point is stored");
-  opt_.kernel.bandwidth = h;
-  bandwidth_source_ = source;
-  kernel_ = kernels::Kernel(opt_.kernel);  // KORS holds a reference to kernel_: it sees the new bandwidth
+    kors_ = std::make_unique<Kors>(kernel_.kernel(), opt_.kors);
 }
 
 uint64_t KonsLearner::warmup_wanted() const {
-  const bool unknown = opt_.kernel.kind == kernels::KernelKind::kRbf && opt_.kernel.bandwidth == 0.0;
-  return unknown && points_.size() == 0 && landmarks() == 0 ? kWarmupExamples : 0;
+  return kernel_.pending() && points_.size() == 0 && landmarks() == 0 ? common::kKernelWarmup : 0;
 }
 
 void KonsLearner::warmup(std::span<const Example> prefix) {
   if (warmup_wanted() == 0) return;
-  kernels::PointStore points;
-  for (const Example& x : prefix) points.add(builder_.build(x));
-  set_bandwidth(kernels::median_distance(points, kWarmupExamples));
+  kernel_.estimate(prefix, builder_);
 }
 
 double KonsLearner::clip_radius() const {
@@ -107,7 +87,7 @@ double KonsLearner::uniform(uint64_t round) const {
 double KonsLearner::score(kernels::PointRef x) const {
   const size_t t = points_.size();
   kv_.resize(static_cast<Eigen::Index>(t));
-  kernels::evaluate_all(kernel_, points_, x, kv_.data());
+  kernels::evaluate_all(kernel_.kernel(), points_, x, kv_.data());
   double y = 0.0;
   for (size_t s = 0; s < t; ++s) y += a_[s] * kv_(static_cast<Eigen::Index>(s));  // in order: any thread count
   return y;
@@ -131,11 +111,8 @@ Prediction KonsLearner::learn(const Example& x) {
   const SparseVector& v = builder_.build(x, VectorBuilder::Order::kSlot);
   safeguards_ += v.dropped;
   if (x.labeled && loss_.name() == "squared") max_abs_label_ = std::max(max_abs_label_, std::fabs(double(x.label)));
-  if (opt_.kernel.kind == kernels::KernelKind::kRbf && opt_.kernel.bandwidth == 0.0 && v.size() > 0) {
-    // No warm-up (a caller that is not the driver): the distance from the first point to the origin.
-    const double h = std::sqrt(v.norm2());
-    set_bandwidth(h > 0.0 && std::isfinite(h) ? h : 1.0, 3);
-  }
+  // No warm-up (a caller that is not the driver): the distance from the first point to the origin.
+  if (kernel_.pending() && v.size() > 0) kernel_.estimate_from(v);
   const kernels::PointRef px = kernels::sorted_point(v, buffer_);
   if (nystrom_) return learn_embedded(x, px, rounds_);
   const double c = clip_radius();
@@ -151,7 +128,7 @@ Prediction KonsLearner::learn(const Example& x) {
   r.gdot = static_cast<double>(x.weight) * loss_.first_derivative(static_cast<float>(r.yhat), x.label, LabelRange{});
   const double et = eta();
   // τ̃ = (k_tt - k̂ᵀN⁻¹k̂)/α over the sketch's rows.
-  const double ktt = kernel_.self(px);
+  const double ktt = kernel_.kernel().self(px);
   const auto n = static_cast<Eigen::Index>(act_.size());
   kh_.resize(n);
   for (Eigen::Index i = 0; i < n; ++i) kh_(i) = std::sqrt(gamma_[act_[i]]) * kv_(act_[i]);
@@ -278,8 +255,7 @@ void KonsLearner::save(ModelWriter& out) const {
   out.put_u32(kStateVersion);
   out.put_u8(opt_.sketched ? 1 : 0);
   out.put_u32(static_cast<uint32_t>(bits_));
-  kernels::Kernel(usable(opt_.kernel)).save(out);
-  out.put_u8(warmup_wanted() > 0 ? 0 : bandwidth_source_);  // see bandwidth_source_
+  kernel_.save(out);  // the kernel, then where its bandwidth came from (0: still to estimate)
   out.put_f64(opt_.alpha);
   out.put_f64(opt_.clip.value_or(0.0));
   out.put_f64(opt_.eta.value_or(0.0));
@@ -312,13 +288,9 @@ void KonsLearner::load(ModelReader& in) {
   if (in.get_u32("kons state version") != kStateVersion) throw bad("unknown state version");
   if ((in.get_u8("kons sketched") != 0) != opt_.sketched) throw bad("saved by the other kons learner");
   if (in.get_u32("kons bits") != static_cast<uint32_t>(bits_)) throw bad("saved with another -b");
-  const kernels::Kernel kernel = kernels::Kernel::load(in, who);
-  const uint8_t bandwidth_state = in.get_u8("kons bandwidth known");
-  if (bandwidth_state > 3) throw bad("unknown bandwidth state");
-  const bool bandwidth_known = bandwidth_state != 0;
+  common::KernelSetting kernel(opt_.kernel);
+  kernel.load(in, who);
   KonsOptions o = opt_;
-  o.kernel = kernel.params();
-  if (!bandwidth_known) o.kernel.bandwidth = 0.0;
   o.alpha = in.get_f64("kons alpha");
   const double clip = in.get_f64("kons C"), eta = in.get_f64("kons eta");
   o.clip = clip > 0.0 ? std::optional<double>(clip) : std::nullopt;
@@ -359,9 +331,9 @@ void KonsLearner::load(ModelReader& in) {
   Eigen::MatrixXd ainv;
   Eigen::VectorXd u;
   opt_ = o;
-  kernel_ = kernels::Kernel(usable(o.kernel));
+  kernel_ = std::move(kernel);  // the kernel object keeps its address: KORS's and the embedding's reference
   if (opt_.budget > 0) {
-    nystrom = std::make_unique<NystromEmbedding>(kernel_, opt_.kors, opt_.budget);
+    nystrom = std::make_unique<NystromEmbedding>(kernel_.kernel(), opt_.kors, opt_.budget);
     nystrom->load(in, who);
     const auto m = static_cast<Eigen::Index>(nystrom->size());
     ainv = Eigen::MatrixXd::Zero(std::max<Eigen::Index>(m, 1), std::max<Eigen::Index>(m, 1));
@@ -370,10 +342,9 @@ void KonsLearner::load(ModelReader& in) {
     in.get_raw(u.data(), static_cast<size_t>(m) * sizeof(double), "kons u");
     if (!ainv.allFinite() || !u.allFinite()) throw bad("a non-finite embedded state");
   } else if (opt_.sketched) {
-    kors = std::make_unique<Kors>(kernel_, opt_.kors);
+    kors = std::make_unique<Kors>(kernel_.kernel(), opt_.kors);
     kors->load(in, who);
   }
-  bandwidth_source_ = bandwidth_state == 0 ? 1 : bandwidth_state;
   seed_ = seed;
   rounds_ = rounds;
   max_abs_label_ = max_abs_label;
@@ -390,27 +361,18 @@ void KonsLearner::load(ModelReader& in) {
   kbeta_.swap(kbeta);
 }
 
-std::string KonsLearner::kernel_text() const {
-  if (opt_.kernel.kind == kernels::KernelKind::kRbf && opt_.kernel.bandwidth == 0.0)
-    return "rbf, bandwidth: the median distance between the first " + std::to_string(kWarmupExamples) + " examples";
-  if (bandwidth_source_ == 2)
-    return kernel_.describe() + " (median heuristic over the first " + std::to_string(kWarmupExamples) + " examples)";
-  if (bandwidth_source_ == 3) return kernel_.describe() + " (the first example's norm)";
-  return kernel_.describe();
-}
-
 std::vector<std::string> KonsLearner::summary_lines() const {
   if (nystrom_)
-    return {std::string(name()) + " kernel = " + kernel_text() + ", " + std::to_string(nystrom_->size()) +
+    return {std::string(name()) + " kernel = " + kernel_.text() + ", " + std::to_string(nystrom_->size()) +
             " landmarks (budget " + std::to_string(opt_.budget) + ")"};
-  return {std::string(name()) + " kernel = " + kernel_text() + ", " + std::to_string(points_.size()) +
+  return {std::string(name()) + " kernel = " + kernel_.text() + ", " + std::to_string(points_.size()) +
           " points stored" + (kors_ ? ", " + std::to_string(act_.size()) + " in the sketch" : std::string())};
 }
 
 std::vector<std::string> KonsLearner::describe() const {
   std::vector<std::string> out;
   const std::string n(name());
-  out.push_back(n + " kernel = " + kernel_text());
+  out.push_back(n + " kernel = " + kernel_.text());
   out.push_back(n + " alpha = " + common::number(opt_.alpha));
   out.push_back(n + " budget = " + (opt_.budget > 0 ? std::to_string(opt_.budget) + " landmarks (Nystrom embedding)"
                                                     : std::string("none (exact: every example stored)")));
@@ -428,7 +390,7 @@ std::vector<std::string> KonsLearner::describe() const {
 }
 
 void KonsLearner::write_readable(std::ostream& out) const {
-  out << "learner " << name() << "\nkernel " << kernel_text() << "\n";
+  out << "learner " << name() << "\nkernel " << kernel_.text() << "\n";
   out << "alpha " << num(opt_.alpha) << "\nC " << num(clip_radius()) << "\neta " << num(eta()) << "\n";
   out << "rounds " << rounds_ << "\npoints " << points_.size() << "\nsketch " << act_.size() << "\n";
   if (kors_) out << "dictionary " << kors_->size() << "\n";
@@ -492,7 +454,7 @@ LearnerRow make_row(bool sketched) {
   row.traits.passes = false;  // every pass would store every example again
   row.traits.passes_with = "budget";
   row.traits.state_grows = true;
-  row.traits.warmup_examples = kWarmupExamples;
+  row.traits.warmup_examples = common::kKernelWarmup;
   row.traits.random = sketched;
   row.numerics_test_cap = 400;
   return row;

@@ -34,6 +34,7 @@
 
 #include "core/coords.h"
 #include "kernels/kernel.h"
+#include "learners/common/kernel_option.h"
 #include "lepus/learner.h"
 #include "sketch/bordered_inverse.h"
 #include "sketch/kors.h"
@@ -42,7 +43,7 @@
 namespace lepus {
 
 struct KonsOptions {
-  kernels::KernelParams kernel;    // --kernel, --degree, --coef0, --bandwidth (0: the median heuristic)
+  kernels::KernelParams kernel;    // --kernel, --degree, --coef0, --bandwidth (0: the median heuristic); as given
   double alpha = 1.0;              // --kons_alpha
   std::optional<double> clip;      // --kons_C; default: largest |y| seen (squared), 5 (logistic)
   std::optional<double> eta;       // --kons_eta; default σ of the loss at C
@@ -81,12 +82,11 @@ class KonsLearner final : public Learner {
   size_t landmarks() const { return nystrom_ ? nystrom_->size() : 0; }
   // The uniform draw of a round: tests replace it to replay the paper's worked examples.
   void set_uniforms(std::vector<double> u) { uniforms_ = std::move(u); }
-  // Sets the RBF bandwidth (the median heuristic's result: source 2) before anything is learned.
-  void set_bandwidth(double h, uint8_t source = 2);
+  // The kernel in force, with the bandwidth the warm-up chose and where it came from.
+  const common::KernelSetting& kernel() const { return kernel_; }
 
  private:
   double clip_radius() const;
-  std::string kernel_text() const;
   double eta() const;
   double uniform(uint64_t round) const;
   // ỹ for the point, with k(x_s, x) for every stored point into kv_.
@@ -98,7 +98,9 @@ class KonsLearner final : public Learner {
   const Loss& loss_;
   int bits_;
   uint64_t seed_;
-  kernels::Kernel kernel_;
+  // The kernel: the RBF bandwidth by the median heuristic over the warm-up (or the first point's norm without one),
+  // saved with the model. One object for the learner's life: KORS and the embedding keep a reference to it.
+  common::KernelSetting kernel_;
   kernels::PointStore points_;       // every stored point, in order
   std::vector<double> beta_, gamma_;  // per stored point
   std::vector<double> a_;             // dual coefficients: ỹ(x) = Σ a_s K(x_s, x)
@@ -111,9 +113,6 @@ class KonsLearner final : public Learner {
   Eigen::MatrixXd ainv_;              // A⁻¹ over ψ's coordinates (upper triangle of the top-left block)
   Eigen::VectorXd u_;                 // u
   double max_abs_label_ = 0.0;        // default C for the squared loss
-  // Where the RBF bandwidth came from: 0 still to estimate, 1 given (or no bandwidth), 2 the warm-up's median
-  // heuristic, 3 the first point's norm (no warm-up: a caller that is not the driver).
-  uint8_t bandwidth_source_ = 1;
   uint64_t rounds_ = 0;
   std::vector<double> uniforms_;      // tests only: replaces the hashed draws
   Round last_;
