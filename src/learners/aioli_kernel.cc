@@ -119,10 +119,7 @@ AioliKernelLearner::Round AioliKernelLearner::evaluate(kernels::PointRef x, doub
 
 // ψ as the sparse vector the primal learner reads: a slot per landmark.
 const SparseVector& AioliKernelLearner::as_vector(const Eigen::VectorXd& psi) const {
-  coords_.clear();
-  for (Eigen::Index j = 0; j < psi.size(); ++j)
-    if (psi(j) != 0.0 && std::isfinite(psi(j))) coords_.push_back(Coord{static_cast<uint64_t>(j), psi(j)});
-  psi_vector_ = SparseVector{coords_.data(), coords_.size(), 0};
+  psi_vector_ = common::dense_as_sparse(psi, coords_);
   return psi_vector_;
 }
 

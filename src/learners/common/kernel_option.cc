@@ -113,4 +113,11 @@ void KernelSetting::load(ModelReader& in, const std::string& who) {
   kernel_ = kernels::Kernel(usable(params_));
 }
 
+SparseVector dense_as_sparse(const Eigen::VectorXd& psi, std::vector<Coord>& coords) {
+  coords.clear();
+  for (Eigen::Index j = 0; j < psi.size(); ++j)
+    if (psi(j) != 0.0 && std::isfinite(psi(j))) coords.push_back(Coord{static_cast<uint64_t>(j), psi(j)});
+  return SparseVector{coords.data(), coords.size(), 0};
+}
+
 }  // namespace lepus::common

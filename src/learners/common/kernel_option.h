@@ -2,6 +2,7 @@
 // kernel a learner holds: its parameters, with the RBF bandwidth estimated by the median heuristic over the
 // warm-up prefix when not given (src/kernels/kernel.h), saved with the model.
 #pragma once
+#include <Eigen/Dense>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -26,6 +27,10 @@ uint64_t budget_of(const OptionValues& v);  // throws ConfigError for a fraction
 // A uniform draw in [0, 1) from (seed, round) by splitmix64 (Steele, Lea, Flood, "Fast splittable pseudorandom
 // number generators", OOPSLA 2014): a run resumed from a saved model draws what the uninterrupted one would.
 double hashed_uniform(uint64_t seed, uint64_t round);
+
+// A dense vector (a Nyström embedding ψ) as the sparse vector a primal learner reads, a slot per coordinate (zero
+// and non-finite entries left out), its entries kept in coords.
+SparseVector dense_as_sparse(const Eigen::VectorXd& psi, std::vector<Coord>& coords);
 
 class KernelSetting {
  public:
