@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <exception>
 #include <memory>
 #include <thread>
 
@@ -515,47 +516,91 @@ void Driver::run_pass(BlockSource& source, bool records, RunStats& st, PassState
   const int threads = opt_.threads > 0 ? opt_.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   const size_t tokens = static_cast<size_t>(2 * threads + 2);
   std::vector<std::unique_ptr<Batch>> pool;
-  tbb::concurrent_queue<Batch*> free;
+  tbb::concurrent_bounded_queue<Batch*> free;
   const bool header = !records && opt_.format == InputFormat::kCsv && opt_.csv.header;
   for (size_t i = 0; i < tokens; ++i) {
     pool.push_back(std::make_unique<Batch>());
     free.push(pool.back().get());
   }
-  tbb::parallel_pipeline(
-      tokens,
-      tbb::make_filter<void, Batch*>(tbb::filter_mode::serial_in_order,
-                                     [&](tbb::flow_control& fc) -> Batch* {
-                                       Batch* b = nullptr;
-                                       if (stop_ || !free.try_pop(b)) {
-                                         fc.stop();
-                                         return nullptr;
-                                       }
-                                       if (!source.next(b->bytes)) {
-                                         free.push(b);
-                                         fc.stop();
-                                         return nullptr;
-                                       }
-                                       if (!records) {
-                                         const auto& text = static_cast<const TextSource&>(source);
-                                         b->file = text.file();
-                                         b->skip_first_line = header && text.starts_file();
-                                         if (b->skip_first_line && text.file() > 0 &&
-                                             TextSource::line_of(b->bytes) != header_)
-                                           throw ParseError(names_[text.file()], 1,
-                                                            "this table's header differs from " + names_[0] +
-                                                                "'s; every data file must have the same columns");
-                                       }
-                                       return b;
-                                     }) &
-          tbb::make_filter<Batch*, Batch*>(tbb::filter_mode::parallel,
-                                           [&](Batch* b) {
-                                             parse_batch(*b, records);
-                                             return b;
-                                           }) &
-          tbb::make_filter<Batch*, void>(tbb::filter_mode::serial_in_order, [&](Batch* b) {
+  // With more than one thread, the examples are learned on one thread of their own, fed in order through a queue:
+  // the learner's state stays in one core's caches (the pipeline's last stage would run on whichever thread
+  // reaches it, moving the state between cores), and the parsing threads never wait on a long update.
+  const bool own_thread = threads > 1;
+  tbb::concurrent_bounded_queue<Batch*> ready;
+  std::exception_ptr failure;
+  std::thread learner;
+  if (own_thread) {
+    learner = std::thread([&] {
+      for (;;) {
+        Batch* b = nullptr;
+        ready.pop(b);
+        if (b == nullptr) return;
+        if (!failure && !stop_) {
+          try {
             consume_batch(*b, st, ps);
-            free.push(b);
-          }));
+          } catch (...) {
+            failure = std::current_exception();
+            stop_ = true;
+          }
+        }
+        free.push(b);
+      }
+    });
+  }
+  try {
+    tbb::parallel_pipeline(
+        tokens,
+        tbb::make_filter<void, Batch*>(tbb::filter_mode::serial_in_order,
+                                       [&](tbb::flow_control& fc) -> Batch* {
+                                         Batch* b = nullptr;
+                                         if (stop_) {
+                                           fc.stop();
+                                           return nullptr;
+                                         }
+                                         free.pop(b);  // one is free or will be: the learner returns them
+                                         if (stop_ || !source.next(b->bytes)) {
+                                           free.push(b);
+                                           fc.stop();
+                                           return nullptr;
+                                         }
+                                         if (!records) {
+                                           const auto& text = static_cast<const TextSource&>(source);
+                                           b->file = text.file();
+                                           b->skip_first_line = header && text.starts_file();
+                                           if (b->skip_first_line && text.file() > 0 &&
+                                               TextSource::line_of(b->bytes) != header_)
+                                             throw ParseError(names_[text.file()], 1,
+                                                              "this table's header differs from " + names_[0] +
+                                                                  "'s; every data file must have the same columns");
+                                         }
+                                         return b;
+                                       }) &
+            tbb::make_filter<Batch*, Batch*>(tbb::filter_mode::parallel,
+                                             [&](Batch* b) {
+                                               parse_batch(*b, records);
+                                               return b;
+                                             }) &
+            tbb::make_filter<Batch*, void>(tbb::filter_mode::serial_in_order, [&](Batch* b) {
+              if (own_thread) {
+                ready.push(b);
+                return;
+              }
+              consume_batch(*b, st, ps);
+              free.push(b);
+            }));
+  } catch (...) {
+    if (own_thread) {
+      stop_ = true;
+      ready.push(nullptr);
+      learner.join();
+    }
+    throw;
+  }
+  if (own_thread) {
+    ready.push(nullptr);
+    learner.join();
+    if (failure) std::rethrow_exception(failure);
+  }
   if (!warm_.empty()) flush_warmup(st, ps);  // a stream shorter than the warm-up
 }
 
