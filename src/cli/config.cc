@@ -777,6 +777,9 @@ Config parse_command_line(int argc, const char* const argv[]) {
     throw ConfigError("--learner " + row->name + " learns in one pass over the data; leave out --passes" +
                       (row->traits.passes_with.empty() ? std::string()
                                                        : " or give --" + row->traits.passes_with));
+  // A second-order matrix (any --matrix mode but diag) or a kernel store: the update outweighs parsing.
+  c.driver.learn_thread = row->traits.state_grows ||
+                          (c.learner_options.has("matrix") && c.learner_options.text("matrix") != "diag");
   if (row->traits.state_grows && (row->traits.passes_with.empty() || !given(row->traits.passes_with))) {
     c.driver.growing_state_warning = kGrowingStateWarning;
     c.driver.growing_state_advice =

@@ -6,9 +6,12 @@
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
+#include <condition_variable>
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <mutex>
+#include <deque>
 #include <memory>
 #include <thread>
 
@@ -522,18 +525,30 @@ void Driver::run_pass(BlockSource& source, bool records, RunStats& st, PassState
     pool.push_back(std::make_unique<Batch>());
     free.push(pool.back().get());
   }
-  // With more than one thread, the examples are learned on one thread of their own, fed in order through a queue:
-  // the learner's state stays in one core's caches (the pipeline's last stage would run on whichever thread
-  // reaches it, moving the state between cores), and the parsing threads never wait on a long update.
-  const bool own_thread = threads > 1;
-  tbb::concurrent_bounded_queue<Batch*> ready;
+  // DriverOptions::learn_thread: the examples are learned on one thread of their own, fed in order.
+  const bool own_thread = threads > 1 && opt_.learn_thread;
+  std::mutex ready_mutex;
+  std::condition_variable ready_signal;
+  std::deque<Batch*> ready;  // parsed batches in input order; nullptr: the end
+  auto hand_over = [&](Batch* b) {
+    {
+      const std::lock_guard<std::mutex> lock(ready_mutex);
+      ready.push_back(b);
+    }
+    ready_signal.notify_one();
+  };
   std::exception_ptr failure;
   std::thread learner;
   if (own_thread) {
     learner = std::thread([&] {
       for (;;) {
         Batch* b = nullptr;
-        ready.pop(b);
+        {
+          std::unique_lock<std::mutex> lock(ready_mutex);
+          ready_signal.wait(lock, [&] { return !ready.empty(); });
+          b = ready.front();
+          ready.pop_front();
+        }
         if (b == nullptr) return;
         if (!failure && !stop_) {
           try {
@@ -582,7 +597,7 @@ void Driver::run_pass(BlockSource& source, bool records, RunStats& st, PassState
                                              }) &
             tbb::make_filter<Batch*, void>(tbb::filter_mode::serial_in_order, [&](Batch* b) {
               if (own_thread) {
-                ready.push(b);
+                hand_over(b);
                 return;
               }
               consume_batch(*b, st, ps);
@@ -591,13 +606,13 @@ void Driver::run_pass(BlockSource& source, bool records, RunStats& st, PassState
   } catch (...) {
     if (own_thread) {
       stop_ = true;
-      ready.push(nullptr);
+      hand_over(nullptr);
       learner.join();
     }
     throw;
   }
   if (own_thread) {
-    ready.push(nullptr);
+    hand_over(nullptr);
     learner.join();
     if (failure) std::rethrow_exception(failure);
   }

@@ -44,6 +44,12 @@ struct DriverOptions {
   int threads = 0;                 // --threads; 0 = all cores
   size_t max_line_bytes = size_t{256} << 20;  // --max_line_bytes
   size_t block_size = size_t{1} << 18;  // 256 KiB: memory stays at VW's level, speed as with 1 MiB
+  // Learn on a thread of its own, fed in order through a queue, instead of in the pipeline's last filter (which
+  // oneTBB runs on whichever worker reaches it): for a learner whose update outweighs parsing and whose state is
+  // large (a second-order matrix, a kernel store), so the state stays in one core's caches and no parsing worker
+  // waits inside a long update. A light learner is faster inline, where the batch it reads was just parsed by the
+  // same worker. Ignored with one thread.
+  bool learn_thread = false;
   // A learner whose state grows with every example (an exact kernel learner): warned once, when this many
   // examples have been read (0: never), with this advice.
   uint64_t growing_state_warning = 0;

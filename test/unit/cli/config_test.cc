@@ -227,5 +227,18 @@ TEST(CommandLine, HelpOpensWithUsageAndExamples) {
   EXPECT_FALSE(contains(c.help_text, "the card"));
 }
 
+// A learner with a second-order matrix (any --matrix but diag) or a kernel store learns on a thread of its own;
+// a first-order or diagonal one learns in the pipeline's last filter.
+TEST(Config, LearnThreadForHeavyUpdates) {
+  EXPECT_FALSE(parse({"d.vw"}).driver.learn_thread);
+  EXPECT_FALSE(parse({"d.vw", "--learner", "scinol2"}).driver.learn_thread);
+  EXPECT_FALSE(parse({"d.vw", "--learner", "aioli", "--matrix", "diag"}).driver.learn_thread);
+  EXPECT_TRUE(parse({"d.vw", "--learner", "aioli"}).driver.learn_thread);  // auto: full, then a sketch
+  EXPECT_TRUE(parse({"d.vw", "--learner", "ftprl-full", "--matrix", "sketch"}).driver.learn_thread);
+  EXPECT_TRUE(parse({"d.vw", "--learner", "wemm"}).driver.learn_thread);
+  EXPECT_FALSE(parse({"d.vw", "--learner", "wemm", "--matrix", "diag"}).driver.learn_thread);
+  EXPECT_TRUE(parse({"d.vw", "--learner", "kons", "--budget", "100"}).driver.learn_thread);
+}
+
 }  // namespace
 }  // namespace lepus::cli
