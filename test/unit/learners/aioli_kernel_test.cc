@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "lepus/errors.h"
+#include "labeled_example.h"
 #include "losses/losses.h"
 
 namespace lepus {
@@ -21,15 +22,7 @@ namespace {
 
 const LogisticLoss kLoss(-1.0f, 1.0f);
 
-Example example(std::vector<std::pair<uint64_t, double>> f, float y, float weight = 1.0f) {
-  Example ex;
-  for (const auto& [i, v] : f) ex.features.push_back(Feature{i, static_cast<float>(v)});
-  ex.num_linear = static_cast<uint32_t>(ex.features.size());
-  ex.label = y;
-  ex.labeled = true;
-  ex.weight = weight;
-  return ex;
-}
+using testing::example;
 
 // A 1-D point at slot 0 (0 is the empty vector, as the kernel sees it).
 Example point1(double x, float y) { return x == 0.0 ? example({}, y) : example({{0, x}}, y); }

@@ -13,6 +13,7 @@
 #include <random>
 #include <vector>
 
+#include "labeled_example.h"
 #include "losses/losses.h"
 #include "sketch/full_matrix.h"
 
@@ -21,15 +22,7 @@ namespace {
 
 const LogisticLoss kLoss(-1.0f, 1.0f);
 
-Example example(std::vector<std::pair<uint64_t, double>> f, float y, float weight = 1.0f) {
-  Example ex;
-  for (const auto& [i, v] : f) ex.features.push_back(Feature{i, static_cast<float>(v)});
-  ex.num_linear = static_cast<uint32_t>(ex.features.size());
-  ex.label = y;
-  ex.labeled = true;
-  ex.weight = weight;
-  return ex;
-}
+using testing::example;
 
 AioliOptions opts(double b, double lambda, double r, MatrixKind kind = MatrixKind::kFull, uint32_t rank = 10) {
   AioliOptions o;
