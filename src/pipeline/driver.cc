@@ -9,10 +9,10 @@
 #include <condition_variable>
 #include <cstdio>
 #include <cstring>
-#include <exception>
-#include <mutex>
 #include <deque>
+#include <exception>
 #include <memory>
+#include <mutex>
 #include <thread>
 
 #include <tbb/concurrent_queue.h>
@@ -379,10 +379,8 @@ void Driver::consume(Example& ex, RunStats& st, PassState& ps) {
     return;
   }
   ++seen_;
-  if (seen_ == opt_.growing_state_warning && !growth_warned_ && log_) {
+  if (seen_ == opt_.growing_state_warning && log_)  // reached once: seen_ only grows
     *log_ << "[warning] " << seen_ << " examples read: " << opt_.growing_state_advice << "\n";
-    growth_warned_ = true;
-  }
   const uint64_t c = ex.line;  // VW's per-pass line counter counts every line, empty ones too
   const bool holdout =
       st.holdout_on && (opt_.holdout_after > 0 ? c > opt_.holdout_after : c % opt_.holdout_period == 0);

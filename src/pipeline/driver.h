@@ -149,7 +149,7 @@ class Driver {
   double last_loss_ = 0.0, last_weight_ = 0.0;
   double holdout_loss_total_ = 0.0, holdout_weight_total_ = 0.0;
   double last_holdout_loss_ = 0.0, last_holdout_weight_ = 0.0;
-  bool label_warned_ = false, binary_warned_ = false, growth_warned_ = false;
+  bool label_warned_ = false, binary_warned_ = false;
   uint64_t warnings_ = 0;
   uint64_t seen_ = 0;  // examples consumed, for --examples
   uint64_t replaced_outputs_ = 0;  // NaN or infinite predictions (or linked predictions) replaced

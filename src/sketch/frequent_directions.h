@@ -30,8 +30,8 @@
 // column work is paid once per ~k rows instead of once per m. The numbers are those of the textbook form up
 // to rounding (W is a product of at most k / m contractions between two such steps).
 //
-// Columns live on a CompactIndex: only slots some row carried take memory (8 m bytes each plus 16 per raw
-// entry), up to a cap.
+// Columns live on a CompactIndex: only slots some row carried take memory (8 m bytes each plus 32 per raw
+// entry: its column list's and the row-ordered log's copies), up to a cap.
 #pragma once
 #include <Eigen/Dense>
 #include <cstdint>
