@@ -183,7 +183,7 @@ bool BorderedEigen::compute(const Eigen::Ref<const Eigen::VectorXd>& d,
   for (Eigen::Index j = 0; j < n; ++j) {
     v.col(j).head(p) = zhat_.head(p).array() / diff.col(j).array();
     v(p, j) = 1.0;
-    v.col(j) /= v.col(j).norm();
+    v.col(j) *= 1.0 / v.col(j).norm();  // one division, not n
     values(j) = d(origin_(j)) + tau_(j);
   }
   vectors.topLeftCorner(p, n).noalias() = u.topLeftCorner(p, p) * v.topRows(p);

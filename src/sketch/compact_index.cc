@@ -14,19 +14,19 @@ uint32_t CompactIndex::insert(uint64_t slot) {
   slots_.push_back(slot);
   const size_t mask = table_.size() - 1;
   size_t i = bucket(slot);
-  while (table_[i] != 0) i = (i + 1) & mask;
-  table_[i] = position + 1;
+  while (table_[i].position != 0) i = (i + 1) & mask;
+  table_[i] = {slot, position + 1};
   return position;
 }
 
 void CompactIndex::rehash(size_t buckets) {
-  table_.assign(buckets, 0);
+  table_.assign(buckets, Bucket{0, 0});
   shift_ = 64 - std::countr_zero(buckets);
   const size_t mask = buckets - 1;
   for (size_t p = 0; p < slots_.size(); ++p) {
     size_t i = bucket(slots_[p]);
-    while (table_[i] != 0) i = (i + 1) & mask;
-    table_[i] = static_cast<uint32_t>(p + 1);
+    while (table_[i].position != 0) i = (i + 1) & mask;
+    table_[i] = {slots_[p], static_cast<uint32_t>(p + 1)};
   }
 }
 

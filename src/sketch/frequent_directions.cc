@@ -35,6 +35,7 @@ void FrequentDirections::gather(std::span<const Coord> x) const {
   const Eigen::Index m = rank_;
   // The positions first, then the columns: the table look-ups do not wait on the sums.
   positions_.resize(x.size());
+  for (const Coord& c : x) index_.prefetch(c.slot);
   for (size_t i = 0; i < x.size(); ++i) {
     const uint32_t pos = index_.find(x[i].slot);
     positions_[i] = pos;
@@ -238,7 +239,14 @@ void FrequentDirections::rebase() {
   rebased.noalias() = w_.topLeftCorner(m, m) * c;
   // R's part, in the order appended (each column's entries oldest first, as the column lists hold them).
   double* out = rebase_scratch_.data();
-  for (const Logged& r : log_) {
+  constexpr size_t kAhead = 16;  // the columns are scattered: ask for those of the entries ahead
+  for (size_t e = 0; e < log_.size(); ++e) {
+    if (e + kAhead < log_.size()) {
+      const uint32_t ahead = log_[e + kAhead].position;
+      __builtin_prefetch(out + size_t{ahead} * rank_, 1);
+      __builtin_prefetch(&raw_[ahead], 1);
+    }
+    const Logged& r = log_[e];
     double* o = out + size_t{r.position} * rank_;
     const double* w = w_.col(m + r.row).data();
     for (Eigen::Index i = 0; i < m; ++i) o[i] += r.value * w[i];
