@@ -12,9 +12,11 @@
 // Roots: each is sought as an offset τ from its nearer pole d_o (λ = d_o + τ), so every difference λ − d_i
 // is formed as τ − (d_i − d_o) to high relative accuracy, by the rational iteration of J. R. Bunch,
 // C. P. Nielsen and D. C. Sorensen ("Rank-one modification of the symmetric eigenproblem", Numer. Math. 31,
-// 1978), adapted to the arrowhead's linear term: the poles left of the interval and the terms right of it
-// (with λ − β) are each replaced by a constant plus one pole at the interval's end, matching value and slope
-// at the iterate; the model's root (a quadratic's) is the next iterate, kept inside the bracket of sign
+// 1978), adapted to the arrowhead's linear term: ψ is modelled as a constant plus the interval's two poles,
+// matching value and slope at the iterate, the pole d_o keeping its own weight z_o² and the other taking the
+// rest of the slope (the fixed weight method of R.-C. Li, "Solving secular equations stably and efficiently",
+// LAPACK Working Note 89, 1993, as LAPACK's dlaed4; at the ends, one pole and a linear term taking the rest of
+// the slope); the model's root (a quadratic's) is the next iterate, kept inside the bracket of sign
 // changes, until |ψ| is below its rounding error (LAPACK's dlaed4 test) or the step is below 1e-9 of the
 // offset (the iteration converges at least quadratically: the next step would be at rounding level). Where the
 // model's root falls outside the bracket (rounding, when a root hugs its pole and the model's coefficients
@@ -51,6 +53,7 @@ class BorderedEigen {
             double znorm);
   Eigen::VectorXd z_, z2_, delta_, tau_, zhat_;
   Eigen::VectorXi origin_;
+  Eigen::Index delta_origin_ = -1;  // the pole delta_ is measured from now (-1: none yet)
   Eigen::MatrixXd diff_, v_;  // λ_j − d_i (n x p); A's eigenvectors (n x n)
   int evaluations_ = 0;
 };
