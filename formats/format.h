@@ -5,7 +5,9 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 
+#include "formats/named_labels.h"
 #include "lepus/example.h"
 #include "lepus/hashing.h"
 
@@ -21,6 +23,27 @@ class WarningSink {
   virtual void warn(const std::string& message) = 0;
 };
 
+// What the label field holds. Every parser gives each example (but an empty line) the matching
+// Example::label_kind, labeled or not, so a reduction can rely on it.
+enum class LabelMode : uint8_t {
+  kScalar,         // a number (the default): Example::label
+  kMulticlass,     // --oaa: one class, `class [weight]` in VW text; Example::classes = {{class, 0}}
+  kCostSensitive,  // --csoaa: `class[:cost] ...` in VW text only; a class without a cost has cost FLT_MAX
+};
+
+// The Example::label_kind a mode gives (the two enums list the same kinds in the same order).
+inline LabelKind label_kind_of(LabelMode mode) {
+  switch (mode) {
+    case LabelMode::kMulticlass:
+      return LabelKind::kMulticlass;
+    case LabelMode::kCostSensitive:
+      return LabelKind::kCostSensitive;
+    case LabelMode::kScalar:
+      break;
+  }
+  return LabelKind::kScalar;
+}
+
 struct ParseOptions {
   HashMode hash_mode = HashMode::kStrings;
   uint32_t hash_seed = 0;
@@ -32,6 +55,15 @@ struct ParseOptions {
   std::string positive_label;
   // --format csv / tsv: the table's schema, built once from its header before parsing starts.
   std::shared_ptr<const CsvSchema> csv;
+  LabelMode label_mode = LabelMode::kScalar;  // --oaa: kMulticlass, --csoaa: kCostSensitive
+  std::shared_ptr<const NamedLabels> named;   // --named_labels (non-scalar modes); null: numeric class labels
 };
+
+// The label field of a format with a single label field (libsvm, CSV) in a non-scalar mode. kMulticlass: the
+// field is the class (read_class_label); a bad one warns and leaves ex unlabeled. kCostSensitive: a warning
+// and unlabeled, since cost-sensitive labels exist in VW text only. Sets ex.label_kind, and on success
+// ex.labeled and ex.classes = {{class, 0}}.
+void read_class_field(std::string_view field, const ParseOptions& options, Example& ex,
+                      WarningSink& warnings);
 
 }  // namespace lepus
