@@ -40,6 +40,91 @@ constexpr std::array<uint8_t, 256> kClass = make_classes();
 inline bool has_class(char c, uint8_t cls) { return (kClass[static_cast<unsigned char>(c)] & cls) != 0; }
 
 
+// Calls fn(token) for the first `count` space-separated tokens of the section (the label tokens: the tag,
+// when there is one, is the last token and is not among them).
+template <typename Fn>
+void for_each_label_token(std::string_view section, size_t count, Fn&& fn) {
+  const char* p = section.data();
+  const char* const end = p + section.size();
+  for (size_t taken = 0; p < end && taken < count;) {
+    if (*p == ' ') {
+      ++p;
+      continue;
+    }
+    const char* start = p;
+    while (p < end && *p != ' ') ++p;
+    fn(std::string_view(start, static_cast<size_t>(p - start)));
+    ++taken;
+  }
+}
+
+// VW's message for a label with too many tokens, `what` naming the label type: "4 is too many tokens for a
+// simple label: 1 2 3 4".
+std::string too_many_tokens(std::string_view section, size_t count, const char* what) {
+  std::string message = std::to_string(count) + " is too many tokens for a " + what + " label:";
+  for_each_label_token(section, count, [&message](std::string_view token) {
+    message += ' ';
+    message.append(token);
+  });
+  return message;
+}
+
+// --oaa: `class [weight]`. A bad class leaves the example unlabeled (its features still count for
+// prediction).
+void parse_multiclass_label(std::string_view section, const std::string_view* tokens, size_t count,
+                            const ParseOptions& options, Example& ex, WarningSink& warnings) {
+  if (count == 0) return;
+  if (count > 2) {  // no `initial`: VW's multiclass labels have none
+    warnings.warn(too_many_tokens(section, count, "multiclass"));
+    return;
+  }
+  uint32_t klass = 0;
+  if (!read_class_label(tokens[0], options.named.get(), &klass, warnings)) return;
+  if (count == 2) ex.weight = read_label_token(tokens[1], warnings);
+  ex.labeled = true;
+  ex.label = 0.0f;
+  ex.classes.push_back(ClassCost{klass, 0.0f});
+}
+
+// --csoaa: `class[:cost] ...`, every token one class, in the order written; a class without a cost has an
+// unknown cost (FLT_MAX, as in VW), and an example whose costs are all unknown is a test example: unlabeled,
+// its classes kept (they are the candidates). The first bad token warns and leaves the example unlabeled with
+// no classes.
+void parse_cost_sensitive_label(std::string_view section, size_t count, const ParseOptions& options,
+                                Example& ex, WarningSink& warnings) {
+  bool bad = false;
+  bool known = false;
+  for_each_label_token(section, count, [&](std::string_view token) {
+    if (bad) return;
+    const size_t colon = token.find(':');
+    uint32_t klass = 0;
+    if (!read_class_label(token.substr(0, colon), options.named.get(), &klass, warnings)) {
+      bad = true;
+      return;
+    }
+    float cost = FLT_MAX;
+    if (colon != std::string_view::npos) {
+      const std::string_view text = token.substr(colon + 1);
+      const char* const text_end = text.data() + text.size();
+      const char* stop = nullptr;
+      cost = read_vw_float(text.data(), text_end, &stop);
+      // The whole rest must be one finite number: `1:`, `1:x`, `1:2:3` and `1:inf` are all refused.
+      if (text.empty() || stop != text_end || !std::isfinite(cost)) {
+        warnings.warn("bad cost in cost-sensitive label '" + std::string(token) + "' (class:cost expected)");
+        bad = true;
+        return;
+      }
+    }
+    known |= cost != FLT_MAX;
+    ex.classes.push_back(ClassCost{klass, cost});
+  });
+  if (bad) {
+    ex.classes.clear();
+    return;
+  }
+  ex.labeled = known;
+}
+
 void parse_label_section(std::string_view section, const ParseOptions& options, Example& ex,
                          WarningSink& warnings) {
   const size_t tab = section.find('\t');
@@ -69,6 +154,17 @@ void parse_label_section(std::string_view section, const ParseOptions& options, 
     --count;
   }
 
+  switch (options.label_mode) {
+    case LabelMode::kMulticlass:
+      parse_multiclass_label(section, tokens, count, options, ex, warnings);
+      return;
+    case LabelMode::kCostSensitive:
+      parse_cost_sensitive_label(section, count, options, ex, warnings);
+      return;
+    case LabelMode::kScalar:
+      break;
+  }
+
   switch (count) {
     case 0:
       return;
@@ -86,23 +182,9 @@ void parse_label_section(std::string_view section, const ParseOptions& options, 
       ex.label = ex.labeled ? label : 0.0f;
       return;
     }
-    default: {
-      std::string message = std::to_string(count) + " is too many tokens for a simple label:";
-      size_t taken = 0;
-      for (p = section.data(); p < end && taken < count;) {
-        if (*p == ' ') {
-          ++p;
-          continue;
-        }
-        const char* start = p;
-        while (p < end && *p != ' ') ++p;
-        message += ' ';
-        message.append(start, static_cast<size_t>(p - start));
-        ++taken;
-      }
-      warnings.warn(message);
+    default:
+      warnings.warn(too_many_tokens(section, count, "simple"));
       return;
-    }
   }
 }
 
@@ -345,6 +427,7 @@ void parse_vw_line(std::string_view line, const ParseOptions& options, Example& 
     ex.empty = true;
     return;
   }
+  ex.label_kind = label_kind_of(options.label_mode);
   const void* bar = std::memchr(line.data(), '|', line.size());
   const size_t bar_index =
       bar == nullptr ? line.size() : static_cast<size_t>(static_cast<const char*>(bar) - line.data());

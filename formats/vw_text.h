@@ -6,6 +6,11 @@
 //                    Split on single spaces. The last token is the tag if it starts with '\'' (removed) or if
 //                    it touches the end of the section (`1 tg|f a`: tag tg; `1|f a`: tag 1, no label).
 //                    The rest: [label [weight [initial]]]; 4+ tokens is an error and leaves it unlabeled.
+//                    --oaa (LabelMode::kMulticlass): [class [weight]], class a non-negative integer or a
+//                    --named_labels name; 3+ tokens or a bad or unknown class warn and leave it unlabeled.
+//                    --csoaa (kCostSensitive): {class[':'cost]}, a class alone having the unknown cost
+//                    FLT_MAX; labeled when some cost is known; a bad token warns and leaves it unlabeled,
+//                    with no classes.
 //   namespace     := '|' [name[':' weight]] {(' '|'\t') [feature]}   name ends at space TAB ':' '|' '\r'
 //   feature       := name [':' value]        value read by read_vw_float; not a number -> string value
 //                  | ':' value                anonymous: index nshash + k, k counting in this '|' block
@@ -23,7 +28,8 @@ namespace lepus {
 // features grouped by feature group (groups in order of first appearance, file order inside a group),
 // ex.groups one entry per non-empty group, ex.num_linear their count. The constant feature and interactions
 // are not added here. Groups whose byte is set in options.drop_group are skipped. An empty line (after the
-// BOM and '\r') sets ex.empty and nothing else. Recoverable problems go to warnings, VW's wording.
+// BOM and '\r') sets ex.empty and nothing else; any other line gets the label_kind of options.label_mode,
+// labeled or not. Recoverable problems go to warnings, VW's wording.
 void parse_vw_line(std::string_view line, const ParseOptions& options, Example& ex, WarningSink& warnings);
 
 }  // namespace lepus
