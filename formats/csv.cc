@@ -447,10 +447,14 @@ void parse_csv_line(std::string_view line, const ParseOptions& options, Example&
     set_malformed(ex);
     return;
   }
-  // --positive_label compares text, so "M"/"B" or "spam"/"ham" never reach the float reader.
-  ex.label = options.has_positive_label ? (label_text == options.positive_label ? 1.0f : -1.0f)
-                                        : read_label_token(label_text, warnings);
-  ex.labeled = true;
+  if (options.label_mode != LabelMode::kScalar) {
+    read_class_field(label_text, options, ex, warnings);
+  } else {
+    // --positive_label compares text, so "M"/"B" or "spam"/"ham" never reach the float reader.
+    ex.label = options.has_positive_label ? (label_text == options.positive_label ? 1.0f : -1.0f)
+                                          : read_label_token(label_text, warnings);
+    ex.labeled = true;
+  }
 
   close_group(ex, schema.group, 0);
   if (!s.text_cells.empty()) {

@@ -4,7 +4,9 @@
 //
 // A row becomes one example:
 //   - the label column gives the label (read as VW reads labels; --positive_label maps text labels to +-1);
-//     every row is labeled, weight 1, initial 0;
+//     every row is labeled, weight 1, initial 0; in a non-scalar ParseOptions::label_mode the cell is read
+//     by read_class_field (format.h): a class number or name, a bad one leaving the row unlabeled with a
+//     warning;
 //   - an ignored column is skipped;
 //   - an empty cell (or one holding only spaces and TABs) is dropped;
 //   - a numeric cell of a non-categorical column becomes the feature NAME with that value, NAME being the

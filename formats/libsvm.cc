@@ -43,12 +43,15 @@ void parse_libsvm_line(std::string_view line, const ParseOptions& options, Examp
   while (p < end && !is_separator(*p)) ++p;
   const std::string_view label_text(token, static_cast<size_t>(p - token));
   const char* stop = nullptr;
-  if (options.has_positive_label) {  // --positive_label: compared as text
+  if (options.label_mode != LabelMode::kScalar) {
+    read_class_field(label_text, options, ex, warnings);
+  } else if (options.has_positive_label) {  // --positive_label: compared as text
     ex.label = label_text == options.positive_label ? 1.0f : -1.0f;
+    ex.labeled = true;
   } else {
     ex.label = read_label_token(label_text, warnings);
+    ex.labeled = true;
   }
-  ex.labeled = true;
 
   // The namespace, hashed as VW hashes `|name` (an empty name behaves like VW's default namespace `| `).
   const std::string_view ns = options.libsvm_namespace;

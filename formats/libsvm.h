@@ -15,7 +15,8 @@ namespace lepus {
 // Parses one line (without its '\n') into ex, after ex.clear(). All features land in one group (the
 // namespace's first byte) unless options.drop_group drops it; value-0 features are dropped as VW drops them.
 // An empty, blank or comment-only line sets ex.empty. A token without ':' or with a bad value is skipped
-// with a warning naming it; a bad label reads as 0 with VW's warning.
+// with a warning naming it; a bad label reads as 0 with VW's warning. In a non-scalar options.label_mode the
+// label is read by read_class_field (format.h): a bad class warns and leaves the example unlabeled.
 void parse_libsvm_line(std::string_view line, const ParseOptions& options, Example& ex,
                        WarningSink& warnings);
 

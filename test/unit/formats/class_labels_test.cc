@@ -1,5 +1,5 @@
 // Multiclass (--oaa) and cost-sensitive (--csoaa) labels: NamedLabels and split_named_labels, and the label
-// section of VW text in LabelMode::kMulticlass and kCostSensitive.
+// section of VW text, libsvm and CSV in LabelMode::kMulticlass and kCostSensitive.
 #include <gtest/gtest.h>
 
 #include <cfloat>
@@ -10,7 +10,9 @@
 #include <utility>
 #include <vector>
 
+#include "formats/csv.h"
 #include "formats/format.h"
+#include "formats/libsvm.h"
 #include "formats/named_labels.h"
 #include "formats/vw_text.h"
 #include "lepus/errors.h"
@@ -326,6 +328,85 @@ TEST(VwTextCostSensitive, BadClassWarnsAndClearsTheClasses) {
     EXPECT_FALSE(p.ex.labeled) << klass;
     EXPECT_TRUE(p.ex.classes.empty()) << klass;
   }
+}
+
+// ---- libsvm and CSV ---------------------------------------------------------------------------------------
+
+TEST(LibsvmMulticlass, IntegerAndNamedLabels) {
+  Parsed p = run(parse_libsvm_line, "3 1:0.5 7:1", mode(LabelMode::kMulticlass));
+  EXPECT_TRUE(p.warnings.empty());
+  EXPECT_TRUE(p.ex.labeled);
+  EXPECT_EQ(p.ex.label_kind, LabelKind::kMulticlass);
+  EXPECT_EQ(classes(p.ex), (Classes{{3, 0.0f}}));
+  EXPECT_EQ(p.ex.label, 0.0f);
+  expect_same_features(p.ex, run(parse_libsvm_line, "3 1:0.5 7:1", ParseOptions{}).ex);
+
+  const ParseOptions named = mode(LabelMode::kMulticlass, {"neg", "pos"});
+  p = run(parse_libsvm_line, "pos 1:0.5", named);
+  EXPECT_TRUE(p.warnings.empty());
+  EXPECT_EQ(classes(p.ex), (Classes{{2, 0.0f}}));
+  p = run(parse_libsvm_line, "maybe 1:0.5", named);
+  EXPECT_EQ(p.warnings, (Strings{"label 'maybe' is not one of --named_labels"}));
+  EXPECT_FALSE(p.ex.labeled);
+  EXPECT_EQ(p.ex.features.size(), 1u);
+
+  p = run(parse_libsvm_line, "+1 1:0.5", mode(LabelMode::kMulticlass));
+  EXPECT_EQ(p.warnings, (Strings{"label '+1' is not a class number (a non-negative integer)"}));
+  EXPECT_FALSE(p.ex.labeled);
+  EXPECT_TRUE(p.ex.classes.empty());
+  EXPECT_EQ(p.ex.features.size(), 1u);
+}
+
+TEST(LibsvmMulticlass, CostSensitiveNeedsVwText) {
+  const Parsed p = run(parse_libsvm_line, "1:0.5 1:1", mode(LabelMode::kCostSensitive));
+  EXPECT_EQ(p.warnings, (Strings{"cost-sensitive labels need VW text input"}));
+  EXPECT_FALSE(p.ex.labeled);
+  EXPECT_TRUE(p.ex.classes.empty());
+  EXPECT_EQ(p.ex.features.size(), 1u);
+}
+
+ParseOptions table(std::string_view header, ParseOptions options) {
+  CsvOptions csv;
+  csv.label_column = "y";
+  options.csv = make_csv_schema(header, csv, options);
+  return options;
+}
+
+TEST(CsvMulticlass, IntegerAndNamedLabels) {
+  const ParseOptions numeric = table("x,y", mode(LabelMode::kMulticlass));
+  Parsed p = run(parse_csv_line, "1.5,4", numeric);
+  EXPECT_TRUE(p.warnings.empty());
+  EXPECT_TRUE(p.ex.labeled);
+  EXPECT_EQ(p.ex.label_kind, LabelKind::kMulticlass);
+  EXPECT_EQ(classes(p.ex), (Classes{{4, 0.0f}}));
+  EXPECT_EQ(p.ex.label, 0.0f);
+  expect_same_features(p.ex, run(parse_csv_line, "1.5,4", table("x,y", ParseOptions{})).ex);
+  p = run(parse_csv_line, "1.5, 2 ", numeric);  // the label cell is trimmed, as in scalar mode
+  EXPECT_EQ(classes(p.ex), (Classes{{2, 0.0f}}));
+  p = run(parse_csv_line, "1.5,2.5", numeric);
+  EXPECT_EQ(p.warnings, (Strings{"label '2.5' is not a class number (a non-negative integer)"}));
+  EXPECT_FALSE(p.ex.labeled);
+  EXPECT_EQ(p.ex.features.size(), 1u);
+
+  const ParseOptions named =
+      table("x,y", mode(LabelMode::kMulticlass, {"setosa", "versicolor", "virginica"}));
+  p = run(parse_csv_line, "1.5,virginica", named);
+  EXPECT_TRUE(p.warnings.empty());
+  EXPECT_EQ(classes(p.ex), (Classes{{3, 0.0f}}));
+  p = run(parse_csv_line, "1.5,\"setosa\"", named);  // quotes are not part of the cell
+  EXPECT_EQ(classes(p.ex), (Classes{{1, 0.0f}}));
+  p = run(parse_csv_line, "1.5,rose", named);
+  EXPECT_EQ(p.warnings, (Strings{"label 'rose' is not one of --named_labels"}));
+  EXPECT_FALSE(p.ex.labeled);
+  EXPECT_TRUE(p.ex.classes.empty());
+}
+
+TEST(CsvMulticlass, CostSensitiveNeedsVwText) {
+  const Parsed p = run(parse_csv_line, "1.5,1:0.5", table("x,y", mode(LabelMode::kCostSensitive)));
+  EXPECT_EQ(p.warnings, (Strings{"cost-sensitive labels need VW text input"}));
+  EXPECT_FALSE(p.ex.labeled);
+  EXPECT_TRUE(p.ex.classes.empty());
+  EXPECT_EQ(p.ex.features.size(), 1u);
 }
 
 }  // namespace
