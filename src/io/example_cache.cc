@@ -44,9 +44,17 @@ void encode_cache_record(const Example& ex, std::vector<char>& out) {
   put<uint32_t>(out, 0);  // length, patched below
   put<uint64_t>(out, ex.line);
   put<uint8_t>(out, ex.labeled ? 1 : 0);
+  put<uint8_t>(out, static_cast<uint8_t>(ex.label_kind));
   put<float>(out, ex.label);
   put<float>(out, ex.weight);
   put<float>(out, ex.initial);
+  if (ex.label_kind != LabelKind::kScalar) {
+    put<uint32_t>(out, static_cast<uint32_t>(ex.classes.size()));
+    for (const ClassCost& c : ex.classes) {
+      put<uint32_t>(out, c.klass);
+      put<float>(out, c.cost);
+    }
+  }
   put<uint32_t>(out, static_cast<uint32_t>(ex.tag.size()));
   out.insert(out.end(), ex.tag.begin(), ex.tag.end());
   put<uint16_t>(out, static_cast<uint16_t>(ex.groups.size()));
@@ -69,9 +77,24 @@ const char* decode_cache_record(const char* p, const char* end, Example& ex, con
   ex.clear();
   ex.line = get<uint64_t>(p, rec_end, source);
   ex.labeled = get<uint8_t>(p, rec_end, source) != 0;
+  const uint8_t kind = get<uint8_t>(p, rec_end, source);
+  if (kind > static_cast<uint8_t>(LabelKind::kCostSensitive))
+    throw IoError(source + ": malformed cache record");
+  ex.label_kind = static_cast<LabelKind>(kind);
   ex.label = get<float>(p, rec_end, source);
   ex.weight = get<float>(p, rec_end, source);
   ex.initial = get<float>(p, rec_end, source);
+  if (ex.label_kind != LabelKind::kScalar) {
+    const uint32_t nclasses = get<uint32_t>(p, rec_end, source);
+    // Bounded by the bytes present before anything is allocated: a damaged count must not reserve gigabytes.
+    if (nclasses > static_cast<size_t>(rec_end - p) / 8) throw IoError(source + ": malformed cache record");
+    ex.classes.resize(nclasses);
+    for (ClassCost& c : ex.classes) {
+      std::memcpy(&c.klass, p, 4);
+      std::memcpy(&c.cost, p + 4, 4);
+      p += 8;
+    }
+  }
   const uint32_t tag_len = get<uint32_t>(p, rec_end, source);
   if (static_cast<size_t>(rec_end - p) < tag_len) throw IoError(source + ": malformed cache record");
   ex.tag.assign(p, tag_len);

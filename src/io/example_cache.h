@@ -2,11 +2,12 @@
 // text parsing. Layout:
 //   header: "LEPUSCAC" | u32 version | string fingerprint (every option that shaped the parse, and the data
 //           file's size and modification time)
-//   records: u32 length | u64 line | u8 labeled | f32 label, weight, initial | u32 tag length, tag |
+//   records: u32 length | u64 line | u8 labeled | u8 label kind | f32 label, weight, initial |
+//            [label kind not scalar: u32 class count, each (u32 class, f32 cost)] | u32 tag length, tag |
 //            u16 groups, each (u8 namespace, u32 count) | features (u64 index, f32 value)
 //   trailer: u32 0xFFFFFFFF | u64 record count | u32 CRC-32 of all record bytes | "LEPUSEND"
-// Records hold scalar labels only: no reader makes a multiclass or cost-sensitive label yet (Example::label_kind);
-// the reader that does will add them to the record and raise kCacheVersion.
+// The label kind is Example::label_kind's value; a scalar record carries no class list (a scalar example has
+// none), so it costs one byte more than in version 1, which had no label kind.
 // A cache is written to a temporary file and renamed only when the pass that wrote it read all its input, so a
 // half-written cache never exists under the real name. A cache whose header or trailer does not match, or whose
 // checksum fails, is rebuilt, never read.
@@ -24,7 +25,8 @@ struct gzFile_s;  // zlib's
 
 namespace lepus {
 
-inline constexpr uint32_t kCacheVersion = 1;
+// 2: the label kind and the classes of multiclass and cost-sensitive examples.
+inline constexpr uint32_t kCacheVersion = 2;
 
 // Appends one example's record (linear features only: interactions are expanded after reading).
 void encode_cache_record(const Example& ex, std::vector<char>& out);
