@@ -26,6 +26,15 @@ struct Prediction {
   std::optional<float> scored = std::nullopt;
 };
 
+// What a multiclass or cost-sensitive reduction (--oaa, --csoaa) predicted for the last example it saw: the
+// driver reports its loss, table row and outputs from it.
+struct ClassOutcome {
+  uint32_t klass = 0;                // the predicted class, numbered as the labels are (1..K, or 0..K-1)
+  std::vector<float> scores;         // per class, in class order (what -r prints)
+  std::vector<float> probabilities;  // --probabilities: normalised, in class order; empty otherwise
+  uint32_t first_class = 1;          // how classes are numbered: 1 (1..K) or 0 (0..K-1, VW's --indexing 0)
+};
+
 class Learner {
  public:
   virtual ~Learner() = default;
@@ -55,6 +64,19 @@ class Learner {
   virtual uint64_t safeguard_count() const { return 0; }
   // Extra lines for the end-of-run summary (a mixture's member weights and losses); most learners have none.
   virtual std::vector<std::string> summary_lines() const { return {}; }
+
+  // A reduction's last prediction (the multiclass wrappers); nullptr for a scalar learner.
+  virtual const ClassOutcome* class_outcome() const { return nullptr; }
+
+  // One table for K problems (VW's layout for --oaa and --csoaa): a learner whose state is its 2^b slots and a
+  // few scalars may hold every class's weights, problem i's features at index + i (the indices multiplied by K
+  // before interactions are formed, as VW does). Such a learner answers share_table(K) with true (before any
+  // load: its saved state then covers the K problems) and learns problem i from a prediction made earlier with
+  // predict() (VW's oaa predicts every class first, then updates each), the example counter advanced once per
+  // example by count_example(). The others answer false and are given one instance per class.
+  virtual bool share_table(uint32_t problems) { return false; }
+  virtual void update_from(const Example& x, uint32_t problem, const Prediction& before, float label, float weight) {}
+  virtual void count_example(float weight) {}
 };
 
 // Everything a learner factory may use. The loss outlives the learner.

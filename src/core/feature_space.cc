@@ -300,6 +300,8 @@ void FeatureSpace::expand(Example& ex) {
     ex.features.push_back(Feature{kConstantIndex, 1.0f});
     ex.groups.push_back(FeatureGroup{kConstantNamespace, at, at + 1});
   }
+  if (opt_.multiplier != 1)
+    for (Feature& f : ex.features) f.index *= opt_.multiplier;
   for (const auto& t : *list_) generate(ex, reinterpret_cast<const unsigned char*>(t.data()), t.size());
   if (opt_.invariant_norm) {
     // Squares of values near 1e19 overflow (and inf * 0 is NaN): keep the norm a finite number (found by fuzzing).

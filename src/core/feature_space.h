@@ -25,6 +25,10 @@ struct FeatureSpaceOptions {
   bool leave_duplicates = false;          // --leave_duplicate_interactions
   bool invariant_norm = false;            // compute Example::invariant_norm (plain --invariant)
   uint64_t max_features = 10'000'000;     // --max_features: features one example may have, interactions included
+  // --oaa / --csoaa over one table (Learner::share_table): K problems share the slots, class i at index + i, so
+  // every linear index (the constant's too) is multiplied by K before the interactions are formed from them
+  // (VW's feature width); 1 otherwise.
+  uint64_t multiplier = 1;
 };
 
 // An example whose interactions would exceed --max_features (the driver names its file and line).

@@ -122,6 +122,19 @@ Prediction GdLearner::learn(const Example& x) {
   return p;
 }
 
+// One class's step under VW's oaa and csoaa: the label is seen (the clipping range), the update is made from the
+// prediction the reduction made before any class learned, and t waits for count_example().
+bool GdLearner::share_table(uint32_t problems) {
+  problem_sums_.assign(problems > 1 ? problems - 1 : 0, {0.0, 0.0});
+  return true;
+}
+
+void GdLearner::update_from(const Example& x, uint32_t problem, const Prediction& before, float label, float weight) {
+  clip_.see(x);
+  if (weight > 0.0f && loss_.loss(before.value, label, clip_.range()) > 0.0f)
+    update(x, before.value, label, weight, problem);
+}
+
 // The per-feature bookkeeping of one update (gd_kernel.h), compiled once per update mode so the hot loop carries no
 // mode tests.
 template <bool kAdaptive, bool kNormalized, bool kSqrtRate>
@@ -144,7 +157,9 @@ void GdLearner::choose_kernels() {
   accumulate_ = kTable[(opt_.adaptive ? 4 : 0) + (opt_.normalized ? 2 : 0) + (sqrt_rate_ ? 1 : 0)];
 }
 
-void GdLearner::update(const Example& x, float pred, float y, float weight) {
+void GdLearner::update(const Example& x, float pred, float y, float weight, uint32_t problem) {
+  double& total_norm = problem == 0 ? total_norm_ : problem_sums_.at(problem - 1).first;
+  double& total_weight = problem == 0 ? total_weight_ : problem_sums_.at(problem - 1).second;
   const bool scaled = opt_.adaptive || opt_.normalized;
   float ppu = 0.0f;
   if (scaled) {
@@ -155,13 +170,13 @@ void GdLearner::update(const Example& x, float pred, float y, float weight) {
       float norm_x = 0.0f;
       ppu = (this->*accumulate_)(x, g2, norm_x);
       if (opt_.normalized) {
-        total_norm_ += static_cast<double>(weight) * norm_x;
-        total_weight_ += weight;
-        const float ratio_ts = static_cast<float>(total_weight_) / static_cast<float>(total_norm_);
+        total_norm += static_cast<double>(weight) * norm_x;
+        total_weight += weight;
+        const float ratio_ts = static_cast<float>(total_weight) / static_cast<float>(total_norm);
         if (sqrt_rate_) {
           multiplier_ = opt_.adaptive ? std::sqrt(ratio_ts) : ratio_ts;
         } else {
-          multiplier_ = std::pow(static_cast<float>(total_norm_) / static_cast<float>(total_weight_),
+          multiplier_ = std::pow(static_cast<float>(total_norm) / static_cast<float>(total_weight),
                                  opt_.power_t - 1.0f);
         }
         ppu *= multiplier_;
@@ -294,6 +309,10 @@ void GdLearner::save_scalars(ModelWriter& out) const {
   out.put_f32(multiplier_);
   out.put_f64(gravity_);
   out.put_f64(contraction_);
+  for (const auto& [norm, weight] : problem_sums_) {  // under a reduction only (share_table)
+    out.put_f64(norm);
+    out.put_f64(weight);
+  }
 }
 
 void GdLearner::load_slots(ModelReader& in, bool weights_only) {
@@ -312,6 +331,10 @@ void GdLearner::load_slots(ModelReader& in, bool weights_only) {
   multiplier_ = in.get_f32("sgd multiplier");
   gravity_ = in.get_f64("sgd l1 state");
   contraction_ = in.get_f64("sgd l2 state");
+  for (auto& [norm, weight] : problem_sums_) {
+    norm = in.get_f64("sgd problem's norm sum");
+    weight = in.get_f64("sgd problem's weight sum");
+  }
   choose_kernels();
   common::load_table_size(in, slots_.size(), "sgd");
   std::fill(slots_.begin(), slots_.end(), Slot{0.0f, 0.0f, 0.0f, 0.0f});

@@ -53,6 +53,10 @@ class GdLearner final : public Learner {
   void write_readable(std::ostream& out) const override;
   // Updates zeroed because they came out NaN, and adaptive sums capped at FLT_MAX.
   uint64_t safeguard_count() const override { return nan_updates_; }
+  // --oaa / --csoaa over one table, as VW lays them out (learner.h).
+  bool share_table(uint32_t problems) override;
+  void update_from(const Example& x, uint32_t problem, const Prediction& before, float label, float weight) override;
+  void count_example(float weight) override { t_ += weight; }
 
   using Slot = GdSlot;
   const std::vector<Slot>& slots() const { return slots_; }
@@ -64,7 +68,7 @@ class GdLearner final : public Learner {
   void load_slots(ModelReader& in, bool weights_only);  // weights_only: a predict-only model
   float raw_score(const Example& x) const;
   float finalize(float raw) const;
-  void update(const Example& x, float pred, float y, float weight);
+  void update(const Example& x, float pred, float y, float weight, uint32_t problem = 0);
   template <bool kAdaptive, bool kNormalized, bool kSqrtRate>
   float accumulate(const Example& x, float g2, float& norm_x);
   void choose_kernels();
@@ -76,6 +80,9 @@ class GdLearner final : public Learner {
   bool sqrt_rate_;
   std::vector<Slot> slots_;
   common::LabelClip clip_;
+  // VW keeps the normalised update's two sums per problem under a reduction (its per-model states): problem 0's
+  // are these, problems 1..K-1's (starting at 0, not initial_t, as VW's) are here.
+  std::vector<std::pair<double, double>> problem_sums_;
   double total_norm_;    // S: sum of weight * normalised ||x||^2 (VW's normalized_sum_norm_x)
   double total_weight_;  // T: sum of importance weights of updates
   double t_;             // initial_t + weights of learned labeled examples (VW's sd.t less holdout/unlabeled)
