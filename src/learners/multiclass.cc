@@ -1,0 +1,270 @@
+// --oaa and --csoaa: see multiclass.h for the reductions and their paper.
+#include "learners/multiclass.h"
+
+#include <cfloat>
+#include <cmath>
+#include <ostream>
+
+#include "lepus/errors.h"
+
+namespace lepus {
+namespace {
+constexpr uint32_t kStateTag = 0x4D430001;  // "MC", version 1
+}  // namespace
+
+MulticlassLearner::MulticlassLearner(const MulticlassOptions& options,
+                                     const std::function<std::unique_ptr<Learner>()>& make_base)
+    : opt_(options), indexing_(options.indexing) {
+  if (opt_.classes < 1) throw ConfigError("--oaa / --csoaa: the number of classes must be at least 1");
+  bases_.push_back(make_base());
+  shared_ = bases_.front()->share_table(opt_.classes);
+  if (!shared_)
+    for (uint32_t i = 1; i < opt_.classes; ++i) bases_.push_back(make_base());
+  before_.resize(opt_.classes);
+  outcome_.scores.assign(opt_.classes, 0.0f);
+}
+
+void MulticlassLearner::detect(uint32_t label) {
+  if (indexing_ < 0 && label == 0) indexing_ = 0;  // VW: "label 0 found -- labels are now considered 0-indexed"
+  if (indexing_ < 0 && label == opt_.classes) indexing_ = 1;
+}
+
+uint32_t MulticlassLearner::index_of(uint32_t label) {
+  const uint32_t k = opt_.classes;
+  detect(label);
+  if (indexing_ == 0 && label >= k) {  // VW maps an out-of-range label to the first class (0-indexed) ...
+    ++out_of_range_;
+    return 0;
+  }
+  if (indexing_ == 1 && (label < 1 || label > k)) {  // ... or to the last (1-indexed)
+    ++out_of_range_;
+    return k - 1;
+  }
+  if (indexing_ < 0 && label > k) {  // undecided: it matches no class (every problem learns -1)
+    ++out_of_range_;
+    return k;
+  }
+  return indexing_ == 0 ? label : label - 1;
+}
+
+void MulticlassLearner::prepare(const Example& x) const {
+  scratch_ = x;
+  scratch_.label_kind = LabelKind::kScalar;
+  scratch_.classes.clear();
+  offset_ = 0;
+}
+
+void MulticlassLearner::shift_to(uint32_t index) const {
+  if (!shared_ || index == offset_) return;
+  const uint64_t step = static_cast<uint64_t>(index) - offset_;  // wraps around for a step back: masked later
+  for (Feature& f : scratch_.features) f.index += step;
+  offset_ = index;
+}
+
+Prediction MulticlassLearner::predict_class(uint32_t index) const {
+  shift_to(index);
+  return (shared_ ? bases_.front() : bases_[index])->predict(scratch_);
+}
+
+Prediction MulticlassLearner::learn_class(uint32_t index, float label, float weight) {
+  shift_to(index);
+  scratch_.label = label;
+  scratch_.labeled = true;
+  scratch_.weight = weight;
+  if (!shared_) return bases_[index]->learn(scratch_);
+  Learner& base = *bases_.front();
+  const Prediction p = base.predict(scratch_);
+  base.update_from(scratch_, index, p, label, weight);
+  return p;
+}
+
+void MulticlassLearner::finish_outcome(uint32_t best) const {
+  outcome_.first_class = indexing_ == 0 ? 0 : 1;
+  outcome_.klass = label_of(best);
+  outcome_.probabilities.clear();
+  if (opt_.probabilities) {  // VW: σ(s_i) in float, normalised by their sum
+    float sum = 0.0f;
+    for (float s : outcome_.scores) {
+      outcome_.probabilities.push_back(1.0f / (1.0f + std::exp(-s)));
+      sum += outcome_.probabilities.back();
+    }
+    const float inv = 1.0f / sum;
+    for (float& p : outcome_.probabilities) p *= inv;
+  }
+}
+
+Prediction MulticlassLearner::predict(const Example& x) const {
+  prepare(x);
+  const uint32_t k = opt_.classes;
+  if (opt_.kind == MulticlassOptions::Kind::kOaa) {
+    uint32_t best = 0;
+    for (uint32_t i = 0; i < k; ++i) {
+      outcome_.scores[i] = predict_class(i).value;
+      if (outcome_.scores[i] > outcome_.scores[best]) best = i;
+    }
+    finish_outcome(best);
+    return Prediction{outcome_.scores[best], static_cast<float>(outcome_.klass)};
+  }
+  // csoaa: the smallest raw score among the listed classes (all when none are listed), the first on ties.
+  for (uint32_t i = 0; i < k; ++i) outcome_.scores[i] = predict_class(i).raw;
+  uint32_t best = k;
+  float score = FLT_MAX;
+  auto consider = [&](uint32_t i) {
+    if (i < k && (outcome_.scores[i] < score || (outcome_.scores[i] == score && i < best))) {
+      score = outcome_.scores[i];
+      best = i;
+    }
+  };
+  if (x.label_kind == LabelKind::kCostSensitive && !x.classes.empty()) {
+    for (const ClassCost& c : x.classes) {
+      const int first = indexing_ == 0 ? 0 : 1;
+      if (c.klass >= static_cast<uint32_t>(first)) consider(c.klass - first);
+    }
+  } else {
+    for (uint32_t i = 0; i < k; ++i) consider(i);
+  }
+  if (best == k) best = 0;
+  finish_outcome(best);
+  return Prediction{outcome_.scores[best], static_cast<float>(outcome_.klass)};
+}
+
+Prediction MulticlassLearner::learn(const Example& x) {
+  const bool oaa = opt_.kind == MulticlassOptions::Kind::kOaa;
+  const LabelKind want = oaa ? LabelKind::kMulticlass : LabelKind::kCostSensitive;
+  if (!x.labeled || x.label_kind != want || x.classes.empty() || !(x.weight > 0.0f)) return predict(x);
+  const uint32_t k = opt_.classes;
+  if (oaa) {
+    // VW's oaa: every class is predicted with the weights before this example, then each learns.
+    const uint32_t truth = index_of(x.classes.front().klass);
+    prepare(x);
+    if (shared_) {
+      uint32_t best = 0;
+      for (uint32_t i = 0; i < k; ++i) {
+        before_[i] = predict_class(i);
+        outcome_.scores[i] = before_[i].value;
+        if (outcome_.scores[i] > outcome_.scores[best]) best = i;
+      }
+      Learner& base = *bases_.front();
+      for (uint32_t i = 0; i < k; ++i) {
+        shift_to(i);
+        const float label = i == truth ? 1.0f : -1.0f;
+        scratch_.label = label;
+        scratch_.labeled = true;
+        base.update_from(scratch_, i, before_[i], label, x.weight);
+      }
+      base.count_example(x.weight);
+      finish_outcome(best);
+      return Prediction{outcome_.scores[best], static_cast<float>(outcome_.klass)};
+    }
+    uint32_t best = 0;
+    for (uint32_t i = 0; i < k; ++i) {
+      outcome_.scores[i] = learn_class(i, i == truth ? 1.0f : -1.0f, x.weight).value;
+      if (outcome_.scores[i] > outcome_.scores[best]) best = i;
+    }
+    finish_outcome(best);
+    return Prediction{outcome_.scores[best], static_cast<float>(outcome_.klass)};
+  }
+  // VW's csoaa: the listed classes in the order written, each regressing its cost with weight 1 (0 for an
+  // unknown cost), predicted and learned in turn; the prediction is the smallest raw score among them.
+  for (const ClassCost& c : x.classes) detect(c.klass);  // the indexing is settled before any class learns
+  prepare(x);
+  std::vector<bool> listed(k, false);
+  uint32_t best = k;
+  float score = FLT_MAX, last_weight = 1.0f;
+  for (const ClassCost& c : x.classes) {
+    const uint32_t i = index_of(c.klass);
+    if (i >= k) continue;
+    last_weight = c.cost == FLT_MAX ? 0.0f : 1.0f;
+    const Prediction p = learn_class(i, c.cost, last_weight);
+    outcome_.scores[i] = p.raw;
+    listed[i] = true;
+    if (p.raw < score || (p.raw == score && i < best)) {
+      score = p.raw;
+      best = i;
+    }
+  }
+  if (shared_) bases_.front()->count_example(last_weight);
+  for (uint32_t i = 0; i < k; ++i)  // what -r shows for the classes the example did not list
+    if (!listed[i]) outcome_.scores[i] = predict_class(i).raw;
+  if (best == k) best = 0;
+  finish_outcome(best);
+  return Prediction{outcome_.scores[best], static_cast<float>(outcome_.klass)};
+}
+
+void MulticlassLearner::end_pass() {
+  for (auto& b : bases_) b->end_pass();
+}
+
+void MulticlassLearner::warmup(std::span<const Example> prefix) {
+  std::vector<Example> scalar(prefix.begin(), prefix.end());
+  for (Example& e : scalar) {
+    e.label_kind = LabelKind::kScalar;
+    e.classes.clear();
+  }
+  for (auto& b : bases_) b->warmup(scalar);
+}
+
+void MulticlassLearner::save_state(ModelWriter& out, bool predict_only) const {
+  out.put_u32(kStateTag);
+  out.put_u8(static_cast<uint8_t>(opt_.kind));
+  out.put_u32(opt_.classes);
+  out.put_u8(static_cast<uint8_t>(indexing_ + 1));  // 0 undecided, 1 zero-based, 2 one-based
+  out.put_u32(static_cast<uint32_t>(bases_.size()));
+  for (const auto& b : bases_) predict_only ? b->save_predict_only(out) : b->save(out);
+}
+
+void MulticlassLearner::load_state(ModelReader& in, bool predict_only) {
+  auto bad = [](const std::string& why) { throw ModelFormatError("multiclass model: " + why); };
+  if (in.get_u32("multiclass tag") != kStateTag) bad("not a multiclass model of this version");
+  if (in.get_u8("reduction") != static_cast<uint8_t>(opt_.kind)) bad("saved by the other reduction (--oaa / --csoaa)");
+  if (in.get_u32("classes") != opt_.classes) bad("saved with another number of classes");
+  const uint8_t indexing = in.get_u8("indexing");
+  if (indexing > 2) bad("indexing out of range");
+  if (in.get_u32("instances") != bases_.size()) bad("saved with another base layout");
+  const int saved = static_cast<int>(indexing) - 1;
+  if (opt_.indexing >= 0 && saved >= 0 && saved != opt_.indexing) bad("saved with the other --indexing");
+  indexing_ = saved >= 0 ? saved : opt_.indexing;
+  for (auto& b : bases_) predict_only ? b->load_predict_only(in) : b->load(in);
+}
+
+void MulticlassLearner::save(ModelWriter& out) const { save_state(out, false); }
+void MulticlassLearner::load(ModelReader& in) { load_state(in, false); }
+void MulticlassLearner::save_predict_only(ModelWriter& out) const { save_state(out, true); }
+void MulticlassLearner::load_predict_only(ModelReader& in) { load_state(in, true); }
+
+std::vector<std::string> MulticlassLearner::describe() const {
+  std::vector<std::string> lines = bases_.front()->describe();
+  const std::string what = opt_.kind == MulticlassOptions::Kind::kOaa ? "one against all" : "cost-sensitive one against all";
+  lines.push_back(what + ", " + std::to_string(opt_.classes) + " classes" +
+                  (shared_ ? " in one table" : ", one learner each"));
+  return lines;
+}
+
+void MulticlassLearner::write_readable(std::ostream& out) const {
+  out << "classes " << opt_.classes << "\n";
+  out << "indexing " << (indexing_ < 0 ? std::string("undecided") : std::to_string(indexing_)) << "\n";
+  if (shared_) {
+    bases_.front()->write_readable(out);
+    return;
+  }
+  for (size_t i = 0; i < bases_.size(); ++i) {
+    out << "class " << label_of(static_cast<uint32_t>(i)) << "\n";
+    bases_[i]->write_readable(out);
+  }
+}
+
+uint64_t MulticlassLearner::safeguard_count() const {
+  uint64_t n = 0;
+  for (const auto& b : bases_) n += b->safeguard_count();
+  return n;
+}
+
+std::vector<std::string> MulticlassLearner::summary_lines() const {
+  std::vector<std::string> lines;
+  if (out_of_range_ > 0)
+    lines.push_back("labels outside the classes = " + std::to_string(out_of_range_) + " (mapped to class " +
+                    (indexing_ == 0 ? std::string("0") : std::to_string(opt_.classes)) + ", as VW does)");
+  return lines;
+}
+
+}  // namespace lepus

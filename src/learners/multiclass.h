@@ -1,0 +1,81 @@
+// Multiclass and cost-sensitive learning by reduction to K binary or regression problems, as VW's --oaa and
+// --csoaa (J. Langford, A. Beygelzimer, "Sensitive error correcting output codes", COLT 2005, for the
+// one-against-all reduction's regret; VW 9.11.2's oaa and csoaa for the exact behaviour):
+//   --oaa K:   problem i learns "is the class i?" with label +1 or -1 under the run's loss; the prediction is
+//              the class of the largest score (the first on ties). --probabilities (logistic loss) turns the
+//              scores into σ(s_i) / Σ_j σ(s_j).
+//   --csoaa K: problem i regresses the cost of class i (the run's loss, squared by default); the prediction is
+//              the class of the smallest score among the classes the example lists (all K when it lists none).
+// A wrapper owning its base: every learner in the registry can be the base. A learner that keeps one table of
+// 2^b slots (Learner::share_table, sgd) holds all K problems in it at class offsets, exactly VW's layout (its
+// hash collisions included); any other gets one instance per class (K times its memory and time).
+#pragma once
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "lepus/learner.h"
+
+namespace lepus {
+
+struct MulticlassOptions {
+  enum class Kind : uint8_t { kOaa, kCsoaa };
+  Kind kind = Kind::kOaa;
+  uint32_t classes = 0;        // K
+  bool probabilities = false;  // --probabilities (oaa)
+  int indexing = -1;           // --indexing 0 or 1; -1: decided by the first label 0 or K seen (VW's default)
+};
+
+class MulticlassLearner final : public Learner {
+ public:
+  // make_base returns a fresh base learner; it is called once (a base that share_table(K) accepts) or K times.
+  MulticlassLearner(const MulticlassOptions& options, const std::function<std::unique_ptr<Learner>()>& make_base);
+
+  Prediction predict(const Example& x) const override;
+  Prediction learn(const Example& x) override;
+  void end_pass() override;
+  uint64_t warmup_wanted() const override { return bases_.front()->warmup_wanted(); }
+  void warmup(std::span<const Example> prefix) override;
+  void save(ModelWriter& out) const override;
+  void load(ModelReader& in) override;
+  void save_predict_only(ModelWriter& out) const override;
+  void load_predict_only(ModelReader& in) override;
+  std::string_view name() const override { return bases_.front()->name(); }
+  LabelRange label_range() const override { return bases_.front()->label_range(); }
+  std::vector<std::string> describe() const override;
+  void write_readable(std::ostream& out) const override;
+  uint64_t safeguard_count() const override;
+  std::vector<std::string> summary_lines() const override;
+  const ClassOutcome* class_outcome() const override { return &outcome_; }
+
+  bool shared() const { return shared_; }
+  size_t instances() const { return bases_.size(); }
+
+ private:
+  // VW's default indexing: a label 0 makes the classes 0..K-1, a label K makes them 1..K.
+  void detect(uint32_t label);
+  // The class index (0..K-1) a label names, after VW's indexing rules; K when it names none.
+  uint32_t index_of(uint32_t label);
+  uint32_t label_of(uint32_t index) const { return indexing_ == 0 ? index : index + 1; }
+  // scratch_ <- x as a scalar example (label and weight set per class); offsets reset.
+  void prepare(const Example& x) const;
+  void shift_to(uint32_t index) const;  // the shared table: scratch_'s indices at class `index`'s offset
+  Prediction predict_class(uint32_t index) const;
+  Prediction learn_class(uint32_t index, float label, float weight);
+  void finish_outcome(uint32_t best) const;
+  void save_state(ModelWriter& out, bool predict_only) const;
+  void load_state(ModelReader& in, bool predict_only);
+
+  MulticlassOptions opt_;
+  bool shared_ = false;
+  std::vector<std::unique_ptr<Learner>> bases_;  // one (shared table) or K
+  int indexing_;                                 // 0, 1, or -1 while undecided
+  uint64_t out_of_range_ = 0;                    // labels outside 0..K or 1..K, mapped as VW maps them
+  mutable Example scratch_;
+  mutable uint32_t offset_ = 0;
+  mutable std::vector<Prediction> before_;
+  mutable ClassOutcome outcome_;
+};
+
+}  // namespace lepus

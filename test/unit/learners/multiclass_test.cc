@@ -1,0 +1,219 @@
+// The multiclass and cost-sensitive reductions (learners/multiclass.h) over every learner in the registry as
+// the base, with its defaults: the learner contract (predicting changes nothing, save -> load predicts alike,
+// resumed training equals one run, weight 0 and unlabeled examples teach nothing, a model of another K or the
+// other reduction is refused), and the reductions' own properties: with one instance per class, --oaa is K
+// independent binary learners on +-1 labels and --csoaa K regressions on the costs; the prediction is the
+// first largest score (oaa) or the first smallest listed cost estimate (csoaa). VW's exact outputs with sgd (one
+// table, class offsets) are the e2e tests' (test/e2e/multiclass_test.cc).
+#include <gtest/gtest.h>
+
+#include <cfloat>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "labeled_example.h"
+#include "learners/multiclass.h"
+#include "lepus/errors.h"
+#include "lepus/loss.h"
+#include "registry_cases.h"
+
+namespace lepus {
+namespace {
+
+constexpr uint32_t kClasses = 4;
+
+// A stream of 4-class examples: the class decides which of four feature groups carries the signal, plus noise.
+std::vector<Example> stream(size_t n, bool cost_sensitive) {
+  std::vector<Example> out;
+  uint64_t s = 99;
+  auto next = [&]() {
+    s = s * 6364136223846793005ull + 1442695040888963407ull;
+    return static_cast<uint32_t>(s >> 33);
+  };
+  for (size_t i = 0; i < n; ++i) {
+    const uint32_t klass = 1 + next() % kClasses;
+    std::vector<std::pair<uint64_t, double>> f;
+    f.push_back({100 + klass * 7, 1.0});
+    for (int k = 0; k < 3; ++k) f.push_back({next() % 60, (next() % 100) / 50.0});
+    f.push_back({11650396, 1.0});  // constant
+    Example ex = testing::example(f, 0.0f, i % 5 == 2 ? 2.0f : 1.0f);
+    if (cost_sensitive) {
+      ex.label_kind = LabelKind::kCostSensitive;
+      for (uint32_t c = 1; c <= kClasses; ++c) ex.classes.push_back({c, c == klass ? 0.0f : 1.0f + 0.25f * c});
+      ex.weight = 1.0f;
+    } else {
+      ex.label_kind = LabelKind::kMulticlass;
+      ex.classes.push_back({klass, 0.0f});
+    }
+    out.push_back(std::move(ex));
+  }
+  return out;
+}
+
+class Reduction : public ::testing::TestWithParam<std::tuple<std::string, bool>> {
+ protected:
+  void SetUp() override {
+    row_ = find_learner(std::get<0>(GetParam()));
+    ASSERT_NE(row_, nullptr);
+    csoaa_ = std::get<1>(GetParam());
+    LossOptions lo;
+    lo.name = csoaa_ || row_->accepts_loss("squared") ? "squared" : row_->traits.losses.front();
+    if (!row_->accepts_loss(lo.name)) GTEST_SKIP() << row_->name << " cannot regress costs";
+    loss_ = make_loss(lo);
+    opts_ = registry_test::defaults_of(*row_);
+  }
+  std::unique_ptr<Learner> base() const { return row_->make(LearnerContext{opts_, *loss_, 10, false}); }
+  std::unique_ptr<MulticlassLearner> make(uint32_t k = kClasses, bool csoaa = false) const {
+    MulticlassOptions o;
+    o.kind = csoaa ? MulticlassOptions::Kind::kCsoaa : MulticlassOptions::Kind::kOaa;
+    o.classes = k;
+    return std::make_unique<MulticlassLearner>(o, [this] { return base(); });
+  }
+  std::unique_ptr<MulticlassLearner> make_own() const { return make(kClasses, csoaa_); }
+  std::vector<Example> data(size_t n) const { return stream(n, csoaa_); }
+  static std::vector<uint8_t> state(const Learner& l) {
+    ModelWriter w;
+    l.save(w);
+    return w.bytes();
+  }
+  const LearnerRow* row_ = nullptr;
+  bool csoaa_ = false;
+  std::unique_ptr<Loss> loss_;
+  OptionValues opts_;
+};
+
+TEST_P(Reduction, PredictNeverChangesState) {
+  auto l = make_own();
+  const auto xs = data(60);
+  for (const auto& x : xs) l->learn(x);
+  const auto before = state(*l);
+  for (const auto& x : xs) l->predict(x);
+  EXPECT_EQ(state(*l), before);
+}
+
+TEST_P(Reduction, SaveLoadAndResumeEqualOneRun) {
+  const auto xs = data(80);
+  auto one = make_own();
+  auto first = make_own();
+  for (size_t i = 0; i < 40; ++i) {
+    one->learn(xs[i]);
+    first->learn(xs[i]);
+  }
+  const auto bytes = state(*first);
+  auto resumed = make_own();
+  ModelReader r(bytes.data(), bytes.size(), "model");
+  resumed->load(r);
+  EXPECT_EQ(r.remaining(), 0u);
+  EXPECT_EQ(state(*resumed), bytes);
+  for (size_t i = 40; i < 80; ++i) {
+    const Prediction a = one->learn(xs[i]);
+    const auto oa = *one->class_outcome();
+    const Prediction b = resumed->learn(xs[i]);
+    EXPECT_EQ(a.value, b.value) << i;
+    EXPECT_EQ(oa.scores, resumed->class_outcome()->scores) << i;
+  }
+  EXPECT_EQ(state(*one), state(*resumed));
+}
+
+TEST_P(Reduction, OtherClassCountOrReductionIsRefused) {
+  auto l = make_own();
+  for (const auto& x : data(20)) l->learn(x);
+  const auto bytes = state(*l);
+  for (const bool other_kind : {false, true}) {
+    auto other = other_kind ? make(kClasses, !csoaa_) : make(kClasses + 1, csoaa_);
+    ModelReader r(bytes.data(), bytes.size(), "model");
+    EXPECT_THROW(other->load(r), ModelFormatError) << (other_kind ? "other reduction" : "other K");
+  }
+}
+
+TEST_P(Reduction, WeightZeroAndUnlabeledTeachNothing) {
+  auto l = make_own();
+  auto xs = data(30);
+  for (size_t i = 0; i < 20; ++i) l->learn(xs[i]);
+  const auto before = state(*l);
+  Example zero = xs[25], unlabeled = xs[26];
+  zero.weight = 0.0f;
+  unlabeled.labeled = false;
+  l->learn(zero);
+  l->learn(unlabeled);
+  EXPECT_EQ(state(*l), before);
+}
+
+// One instance per class: each class's scores are those of a learner of its own trained on +-1 labels (oaa)
+// or on the costs (csoaa), and the prediction is the first best of them.
+TEST_P(Reduction, InstancesAreIndependentProblems) {
+  auto l = make_own();
+  if (l->shared()) GTEST_SKIP() << row_->name << " holds every class in one table (checked against VW, e2e)";
+  std::vector<std::unique_ptr<Learner>> own;
+  for (uint32_t c = 0; c < kClasses; ++c) own.push_back(base());
+  for (const Example& x : data(120)) {
+    l->learn(x);
+    const ClassOutcome o = *l->class_outcome();
+    uint32_t best = 0;
+    for (uint32_t c = 0; c < kClasses; ++c) {
+      Example b = x;
+      b.label_kind = LabelKind::kScalar;
+      b.classes.clear();
+      if (csoaa_) {
+        b.label = x.classes[c].cost;
+        b.weight = 1.0f;
+      } else {
+        b.label = x.classes.front().klass == c + 1 ? 1.0f : -1.0f;
+      }
+      const Prediction p = own[c]->learn(b);
+      const float score = csoaa_ ? p.raw : p.value;
+      ASSERT_EQ(o.scores[c], score) << "class " << c + 1;
+      if (csoaa_ ? score < o.scores[best] : score > o.scores[best]) best = c;
+    }
+    EXPECT_EQ(o.klass, best + 1);
+  }
+}
+
+std::vector<std::tuple<std::string, bool>> reduction_cases() {
+  std::vector<std::tuple<std::string, bool>> out;
+  for (const auto& row : learner_registry()) {
+    out.push_back({row.name, false});
+    out.push_back({row.name, true});
+  }
+  return out;
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryBase, Reduction, ::testing::ValuesIn(reduction_cases()),
+                         [](const ::testing::TestParamInfo<std::tuple<std::string, bool>>& i) {
+                           std::string n = std::get<0>(i.param) + (std::get<1>(i.param) ? "_csoaa" : "_oaa");
+                           for (char& c : n)
+                             if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+                           return n;
+                         });
+
+// VW's rules for the class numbering: a label K makes the classes 1..K, a label 0 makes them 0..K-1, and a
+// label outside them is mapped to the last (1..K) or first (0..K-1) class and counted.
+TEST(Reduction, IndexingFollowsTheLabelsSeen) {
+  LossOptions lo;
+  const auto loss = make_loss(lo);
+  OptionValues opts = registry_test::defaults_of(*find_learner("sgd"));
+  auto make = [&] {
+    MulticlassOptions o;
+    o.classes = 3;
+    return MulticlassLearner(o, [&] { return find_learner("sgd")->make(LearnerContext{opts, *loss, 10, false}); });
+  };
+  auto labeled = [](uint32_t klass) {
+    Example x = testing::example({{1, 1.0}, {2, 0.5}}, 0.0f);
+    x.label_kind = LabelKind::kMulticlass;
+    x.classes = {{klass, 0.0f}};
+    return x;
+  };
+  MulticlassLearner zero = make();
+  zero.learn(labeled(0));
+  EXPECT_EQ(zero.class_outcome()->first_class, 0u);
+  zero.learn(labeled(3));  // outside 0..2
+  EXPECT_FALSE(zero.summary_lines().empty());
+  MulticlassLearner one = make();
+  one.learn(labeled(3));
+  EXPECT_EQ(one.class_outcome()->first_class, 1u);
+  EXPECT_TRUE(one.summary_lines().empty());
+}
+
+}  // namespace
+}  // namespace lepus
