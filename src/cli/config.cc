@@ -23,6 +23,7 @@ namespace lepus::cli {
 namespace {
 
 constexpr int kMaxBits = 30;  // -b: 2^30 slots at most
+constexpr uint64_t kMaxClasses = 100000;  // --oaa / --csoaa K
 // An exact kernel learner (state growing with every example) is warned about once this many examples are read.
 constexpr uint64_t kGrowingStateWarning = 10000;
 
@@ -46,7 +47,8 @@ const char* const kShaping[] = {"bit_precision", "hash", "hash_seed", "quadratic
                                 "noconstant", "libsvm_namespace", "positive_label", "no_header", "label_column",
                                 "ignore_columns", "categorical", "text_columns", "csv_namespace",
                                 "text_namespace", "loss_function",
-                                "quantile_tau", "link", "binary", "learner", "random_seed"};
+                                "quantile_tau", "link", "binary", "learner", "random_seed", "oaa", "csoaa",
+                                "probabilities", "named_labels", "indexing"};
 // Of those, the ones a command line may change under -i (with a warning).
 const std::set<std::string> kOverridable = {"loss_function", "quantile_tau", "link", "binary", "positive_label",
                                             "random_seed"};
@@ -161,7 +163,7 @@ const std::set<std::string> kListOptions = {"quadratic", "cubic", "interactions"
                                             "ignore_columns", "categorical", "text_columns"};
 // Shaping options that are switches.
 const std::set<std::string> kShapingFlags = {"permutations", "leave_duplicate_interactions", "noconstant",
-                                             "no_header", "binary", "predict_only_model"};
+                                             "no_header", "binary", "predict_only_model", "probabilities"};
 
 // A model is data, never a command line: it may restore only the options that shape features, loss and learner
 // (kShaping), its own learner's options and the predict-only mark, each within its range or choices. Anything
@@ -201,6 +203,13 @@ void check_model_options(const std::map<std::string, Entry>& saved, const Learne
         to_number<uint32_t>(name, v);
       } else if (name == "random_seed") {
         to_number<uint64_t>(name, v);
+      } else if (name == "oaa" || name == "csoaa") {
+        const uint64_t k = to_number<uint64_t>(name, v);
+        if (k < 1 || k > kMaxClasses) bad(name, "is " + v + ", outside 1.." + std::to_string(kMaxClasses));
+      } else if (name == "indexing" && v != "0" && v != "1") {
+        bad(name, "is '" + v + "', not 0 or 1");
+      } else if (name == "named_labels") {
+        split_named_labels(v);
       } else if (name == "link") {
         parse_link(v);
       } else if (name == "loss_function" || name == "quantile_tau") {
@@ -382,6 +391,16 @@ Config parse_command_line(int argc, const char* const argv[]) {
       ("random_seed", po::value<S>()->default_value("0"), "seed of every random choice a learner makes (saved "
                                                           "in the model)");
 
+  po::options_description reductions("Multiclass and cost-sensitive learning (any --learner is the base)");
+  reductions.add_options()
+      ("oaa", po::value<S>(), "one against all: K classes, labels 1..K (or 0..K-1); one problem per class, the "
+                              "prediction the class of the largest score")
+      ("csoaa", po::value<S>(), "cost-sensitive one against all: K classes, labels 'class:cost ...'; the "
+                                "prediction the class of the smallest predicted cost")
+      ("probabilities", po::bool_switch(), "with --oaa: write each class's probability (logistic loss)")
+      ("named_labels", po::value<S>(), "class names a,b,c for classes 1, 2, 3 (labels and predictions use them)")
+      ("indexing", po::value<S>(), "classes numbered 0..K-1 (0) or 1..K (1); default: a label 0 or K decides");
+
   po::options_description passes("Passes, cache and holdout");
   passes.add_options()
       ("passes", po::value<S>()->default_value("1"), "passes over the data (holdout is on when > 1)")
@@ -416,7 +435,7 @@ Config parse_command_line(int argc, const char* const argv[]) {
                                     "default factor 2");
 
   po::options_description all;
-  all.add(general).add(input).add(tables).add(features).add(loss).add(learner);
+  all.add(general).add(input).add(tables).add(features).add(loss).add(learner).add(reductions);
   // A learner family may share an option (--ftprl_radius): it is declared once, under the first row that has it,
   // and its help names every learner that takes it.
   std::map<std::string, std::vector<std::string>> option_rows;
@@ -651,7 +670,10 @@ Config parse_command_line(int argc, const char* const argv[]) {
     c.driver.format = InputFormat::kCsv;
     c.driver.csv.quoted = true;
     c.driver.csv.vw_strings = true;
-    if (!given("label_column")) c.driver.csv.label_column = m["label_column"].values.emplace_back("_label");
+    if (!given("label_column")) {  // replaces the default: a model records one label column
+      m["label_column"].values = {"_label"};
+      c.driver.csv.label_column = "_label";
+    }
     if (!given("csv_namespace")) m["csv_namespace"].values = {""};
     if (given("csv_separator")) {
       std::string sep = text("csv_separator");
@@ -744,6 +766,59 @@ Config parse_command_line(int argc, const char* const argv[]) {
   c.driver.link = parse_link(text("link"));
   c.driver.binary = flag("binary");
 
+  // Multiclass and cost-sensitive reductions.
+  if (given("oaa") && given("csoaa")) throw ConfigError("--oaa and --csoaa are two reductions: give one of them");
+  if (given("oaa") || given("csoaa")) {
+    const bool oaa = given("oaa");
+    const std::string name = oaa ? "oaa" : "csoaa";
+    MulticlassOptions mc;
+    mc.kind = oaa ? MulticlassOptions::Kind::kOaa : MulticlassOptions::Kind::kCsoaa;
+    const uint64_t k = to_number<uint64_t>(name, text(name));
+    if (k < 1 || k > kMaxClasses)
+      throw ConfigError("--" + name + " must be between 1 and " + std::to_string(kMaxClasses) + ", got " + text(name));
+    mc.classes = static_cast<uint32_t>(k);
+    if (given("indexing")) {
+      if (text("indexing") != "0" && text("indexing") != "1")
+        throw ConfigError("--indexing is 0 (classes 0..K-1) or 1 (classes 1..K), got '" + text("indexing") + "'");
+      mc.indexing = text("indexing") == "0" ? 0 : 1;
+    }
+    mc.probabilities = flag("probabilities");
+    if (mc.probabilities && !oaa) throw ConfigError("--probabilities goes with --oaa");
+    if (mc.probabilities) {
+      if (!given("loss_function") && row->accepts_loss("logistic")) c.loss.name = "logistic";
+      if (c.loss.name != "logistic")
+        throw ConfigError("--probabilities turns logistic scores into probabilities: use --loss_function logistic "
+                          "(not " + c.loss.name + ")");
+    }
+    if (given("named_labels")) {
+      std::vector<std::string> list_of_names = split_named_labels(text("named_labels"));
+      for (const auto& n : list_of_names)  // a label token never holds these, and ':' separates a cost
+        if (n.find_first_of(" \t|:") != std::string::npos)
+          throw ConfigError("--named_labels: the name '" + n + "' holds a space, tab, '|' or ':', which a label "
+                            "cannot");
+      auto names = std::make_shared<NamedLabels>(std::move(list_of_names));
+      if (names->size() != mc.classes)
+        throw ConfigError("--named_labels lists " + std::to_string(names->size()) + " names but --" + name + " is " +
+                          text(name) + ": give as many names as classes");
+      if (mc.indexing == 0) throw ConfigError("--named_labels numbers its classes 1..K: leave out --indexing 0");
+      mc.indexing = 1;
+      c.driver.parse.named = std::move(names);
+    }
+    if (c.driver.parse.has_positive_label)
+      throw ConfigError("--positive_label makes two classes of one label; it conflicts with --" + name);
+    if (c.driver.binary) throw ConfigError("--binary is for two classes; it conflicts with --" + name);
+    if (c.driver.link != Link::kIdentity)
+      throw ConfigError("--link applies to one score; --" + name + " predicts a class" +
+                        (oaa ? " (--probabilities gives probabilities)" : ""));
+    if (!oaa && c.driver.format != InputFormat::kVw)
+      throw ConfigError("--csoaa reads cost-sensitive labels (class:cost ...) from VW text only, not --format " + fmt);
+    c.driver.parse.label_mode = oaa ? LabelMode::kMulticlass : LabelMode::kCostSensitive;
+    c.multiclass = mc;
+  } else {
+    for (const char* n : {"probabilities", "named_labels", "indexing"})
+      if (flag(n) || given(n)) throw ConfigError(std::string("--") + n + " goes with --oaa or --csoaa");
+  }
+
   // Output.
   c.driver.predictions = text("predictions");
   c.driver.raw_predictions = text("raw_predictions");
@@ -819,6 +894,9 @@ Config parse_command_line(int argc, const char* const argv[]) {
                      ";libsvm_namespace=" + c.driver.parse.libsvm_namespace + ";positive_label=" +
                      (c.driver.parse.has_positive_label ? "1:" + c.driver.parse.positive_label : "0") + ";drop=";
     for (int i = 0; i < 256; ++i) fp += c.driver.parse.drop_group[i] ? '1' : '0';
+    fp += ";labels=" + std::to_string(static_cast<int>(c.driver.parse.label_mode));
+    if (c.driver.parse.named)
+      for (const auto& n : c.driver.parse.named->names()) fp += "," + n;
     if (c.driver.format == InputFormat::kCsv) {
       const CsvOptions& o = c.driver.csv;
       fp += std::string(";csv=") + o.delimiter + (o.header ? "h" : "n") + (o.vw_strings ? "v" : "") +

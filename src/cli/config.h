@@ -9,6 +9,7 @@
 #include "io/model_file.h"
 #include "lepus/learner.h"
 #include "lepus/loss.h"
+#include "learners/multiclass.h"
 #include "pipeline/driver.h"
 
 namespace lepus::cli {
@@ -32,6 +33,7 @@ struct Config {
   bool predict_only_model = false;  // save only what prediction needs
   bool save_per_pass = false;       // also save FILE.PASS after each pass
   uint64_t random_seed = 0;         // --random_seed
+  std::optional<MulticlassOptions> multiclass;  // --oaa / --csoaa: the learner is the base of this reduction
   std::optional<ModelFile> model;  // the -i model, verified
   std::vector<SavedOption> saved_options;  // what -f records: the options in force
   std::vector<std::string> warnings;       // e.g. a loss given with -i overriding the model's

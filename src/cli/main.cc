@@ -59,7 +59,14 @@ int run(int argc, const char* const argv[]) {
   c.space.invariant_norm = row->traits.needs_invariant_norm && row->traits.needs_invariant_norm(c.learner_options);
   const std::unique_ptr<Loss> loss = make_loss(c.loss);
   LearnerContext ctx{c.learner_options, *loss, c.bits, c.driver.test_only, c.random_seed};
-  const std::unique_ptr<Learner> learner = row->make(ctx);
+  std::unique_ptr<Learner> learner;
+  if (c.multiclass) {  // the reduction owns its base: one instance, or one per class (multiclass.h)
+    auto mc = std::make_unique<MulticlassLearner>(*c.multiclass, [&] { return row->make(ctx); });
+    if (mc->shared()) c.space.multiplier = c.multiclass->classes;  // VW's layout: classes at offsets in one table
+    learner = std::move(mc);
+  } else {
+    learner = row->make(ctx);
+  }
   FeatureSpace space(c.space);
   if (c.model) {
     ModelReader r(c.model->state.data(), c.model->state.size(), c.initial_regressor);

@@ -37,9 +37,6 @@ const Specific kSpecific[] = {
     {"invert_hash", false, "(VW's readable model with feature names) is not in lepus yet; --readable_model prints "
                            "slot indexes"},
     {"daemon", false, "(VW's prediction server) is not in lepus yet"},
-    {"oaa", false, "(VW's one-against-all multiclass reduction) is not in lepus yet: lepus learns binary and "
-                   "regression tasks"},
-    {"csoaa", false, "(VW's cost-sensitive one-against-all reduction) is not in lepus yet"},
     {"ngram", false, "(VW's n-gram features) is not in lepus yet"},
     {"skips", false, "(VW's skip-gram features) is not in lepus yet"},
 };

@@ -194,9 +194,9 @@ class PredictionFile {
   ~PredictionFile() {
     if (owned_) std::fclose(f_);
   }
-  void write(float v, const std::string& tag) {
+  void write(float v, const std::string& tag) { write_text(format_prediction(v), tag); }
+  void write_text(std::string s, const std::string& tag) {
     if (!f_) return;
-    std::string s = format_prediction(v);
     if (!tag.empty()) {
       s += ' ';
       s += tag;
@@ -433,6 +433,77 @@ void Driver::flush_warmup(RunStats& st, PassState& ps) {
   }
 }
 
+namespace {
+std::string g_format(float v) {  // C++ streams' default (6 significant digits), as VW prints class scores
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", static_cast<double>(v));
+  return buf;
+}
+}  // namespace
+
+std::string Driver::class_name(uint32_t klass) const {
+  const NamedLabels* names = opt_.parse.named.get();
+  if (names && klass >= 1 && klass <= names->size()) return names->name(klass);
+  return std::to_string(klass);
+}
+
+// VW's losses: oaa's 0/1 loss (and, with probabilities, the log loss of the true class's probability, reported
+// apart); csoaa's cost of the predicted class above the smallest cost listed.
+double Driver::class_loss(const Example& ex, const ClassOutcome& o, bool holdout) {
+  if (!ex.labeled || ex.classes.empty()) return 0.0;
+  if (ex.label_kind == LabelKind::kCostSensitive) {
+    float chosen = FLT_MAX, least = FLT_MAX;
+    for (const ClassCost& c : ex.classes) {
+      if (c.klass == o.klass) chosen = c.cost;
+      least = std::min(least, c.cost);
+    }
+    return (static_cast<double>(chosen) - least) * ex.weight;
+  }
+  const uint32_t label = ex.classes.front().klass;
+  if (!o.probabilities.empty()) {
+    const size_t k = o.probabilities.size();
+    const size_t i = (o.first_class == 0 ? label : label - 1) % k;
+    const double log_loss = o.probabilities[i] > 0.0f ? -std::log(o.probabilities[i]) * ex.weight : 999.0 * ex.weight;
+    (holdout ? holdout_class_log_loss_ : class_log_loss_) += log_loss;
+    class_probabilities_ = true;
+  }
+  return label != o.klass ? ex.weight : 0.0;
+}
+
+void Driver::write_classes(const Example& ex, const ClassOutcome& o, std::string& label_text,
+                           std::string& prediction_text) {
+  const size_t k = o.scores.size();
+  auto number_of = [&](size_t i) { return static_cast<uint32_t>(i) + o.first_class; };
+  if (!o.probabilities.empty()) {  // -p: every class with its probability
+    std::string line;
+    for (size_t i = 0; i < k; ++i)
+      line += (i ? " " : "") + class_name(number_of(i)) + ":" + g_format(o.probabilities[i]);
+    pred_out_->write_text(line, ex.tag);
+  } else {
+    pred_out_->write_text(class_name(o.klass), ex.tag);
+  }
+  std::string raw;  // -r: VW's " 1:s1 2:s2 ..." (with 0-based classes, class 0's score first, as VW orders it)
+  if (o.first_class == 0 && k > 0) {
+    raw += " 0:" + g_format(o.scores[k - 1]);
+    for (size_t i = 0; i + 1 < k; ++i) raw += " " + std::to_string(i + 1) + ":" + g_format(o.scores[i]);
+  } else {
+    for (size_t i = 0; i < k; ++i) raw += " " + std::to_string(number_of(i)) + ":" + g_format(o.scores[i]);
+  }
+  raw_out_->write_text(raw, ex.tag);
+  if (ex.label_kind == LabelKind::kCostSensitive) {
+    label_text = ex.labeled ? "known" : "unknown";
+  } else {
+    label_text = ex.labeled && !ex.classes.empty() ? class_name(ex.classes.front().klass) : "unknown";
+  }
+  prediction_text = class_name(o.klass);
+  if (!o.probabilities.empty()) {  // "8(64%)": the predicted class's probability, in percent
+    const float p = o.probabilities[(o.klass - o.first_class) % k];
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "(%2.0f%%)", 100.0 * p);
+    prediction_text += buf;
+  }
+}
+
 void Driver::finish(const Example& ex, bool holdout, RunStats& st, PassState& ps) {
   Prediction p = (opt_.test_only || holdout) ? learner_.predict(work_) : learner_.learn(work_);
   // -p and -r never hold NaN or infinity: a learner's non-finite output and a link that overflows (poisson's
@@ -459,8 +530,14 @@ void Driver::finish(const Example& ex, bool holdout, RunStats& st, PassState& ps
       }
     }
   }
-  pred_out_->write(shown, ex.tag);
-  raw_out_->write(p.raw, ex.tag);
+  std::string label_text, prediction_text;  // a reduction's table entries (classes, names, probabilities)
+  if (const ClassOutcome* o = learner_.class_outcome()) {
+    l = class_loss(ex, *o, holdout);
+    write_classes(ex, *o, label_text, prediction_text);
+  } else {
+    pred_out_->write(shown, ex.tag);
+    raw_out_->write(p.raw, ex.tag);
+  }
 
   if (holdout) {
     if (ex.labeled) {
@@ -476,8 +553,10 @@ void Driver::finish(const Example& ex, bool holdout, RunStats& st, PassState& ps
   if (ex.labeled) {
     st.sum_loss += l;
     st.weighted_labeled += ex.weight;
-    st.weighted_labels += static_cast<double>(ex.label) * ex.weight;  // with -t too, as VW
-    note_label(st.labels, ex.label);
+    if (ex.label_kind == LabelKind::kScalar) {  // a class is no number: VW's label sum stays 0
+      st.weighted_labels += static_cast<double>(ex.label) * ex.weight;  // with -t too, as VW
+      note_label(st.labels, ex.label);
+    }
   } else {
     st.weighted_unlabeled += ex.weight;
   }
@@ -501,6 +580,10 @@ void Driver::finish(const Example& ex, bool holdout, RunStats& st, PassState& ps
     row.example_weight = weight_seen;
     if (ex.labeled) row.label = ex.label;
     row.prediction = shown;
+    if (!prediction_text.empty()) {
+      row.label_text = label_text;
+      row.prediction_text = prediction_text;
+    }
     row.features = work_.num_reported;
     *log_ << progress_row(row);
     last_loss_ = st.sum_loss;
@@ -693,7 +776,12 @@ std::string Driver::summary(const RunStats& st) const {
   } else {
     s.average_loss = st.average_loss();
   }
-  s.best_constant = loss_.best_constant(st.labels, learner_.label_range());
+  if (learner_.class_outcome() == nullptr) {  // a reduction's classes have no best constant
+    s.best_constant = loss_.best_constant(st.labels, learner_.label_range());
+  } else if (class_probabilities_) {  // VW's "average multiclass log loss"
+    const double w = st.holdout_on ? holdout_weight_total_ : st.weighted_labeled;
+    if (w > 0.0) s.class_log_loss = (st.holdout_on ? holdout_class_log_loss_ : class_log_loss_) / w;
+  }
   s.total_features = st.total_features;
   std::string out = summary_text(s);
   if (st.warnings > 0) out += "malformed input warnings = " + std::to_string(st.warnings) + "\n";

@@ -106,6 +106,10 @@ class Driver {
 
  private:
   struct PassState;
+  // A reduction's example (--oaa, --csoaa): its loss, and its -p and -r lines and table entries written.
+  double class_loss(const Example& ex, const ClassOutcome& o, bool holdout);
+  void write_classes(const Example& ex, const ClassOutcome& o, std::string& label_text, std::string& prediction_text);
+  std::string class_name(uint32_t klass) const;
   void run_pass(BlockSource& source, bool records, RunStats& st, PassState& ps);
   void parse_batch(Batch& b, bool records) const;
   void consume_batch(Batch& b, RunStats& st, PassState& ps);
@@ -153,6 +157,9 @@ class Driver {
   uint64_t warnings_ = 0;
   uint64_t seen_ = 0;  // examples consumed, for --examples
   uint64_t replaced_outputs_ = 0;  // NaN or infinite predictions (or linked predictions) replaced
+  double class_log_loss_ = 0.0;    // --probabilities: sum of weight * -log p(true class), learned examples
+  double holdout_class_log_loss_ = 0.0;  // the same over held-out examples
+  bool class_probabilities_ = false;     // some example had class probabilities (the summary reports the log loss)
   std::atomic<bool> stop_{false};
 };
 

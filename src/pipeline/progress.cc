@@ -43,9 +43,15 @@ std::string progress_row(const ProgressRow& r) {
   out += ' ';
   out += pad_right(number("%.1f", r.example_weight), 14);
   out += ' ';
-  out += label_field(r.label ? number("%.4f", *r.label) : "unknown");
-  out += ' ';
-  out += label_field(number("%.4f", r.prediction));
+  if (!r.prediction_text.empty()) {
+    out += label_field(r.label_text);
+    out += ' ';
+    out += label_field(r.prediction_text);
+  } else {
+    out += label_field(r.label ? number("%.4f", *r.label) : "unknown");
+    out += ' ';
+    out += label_field(number("%.4f", r.prediction));
+  }
   out += ' ';
   out += pad_right(std::to_string(r.features), 8);
   if (r.holdout) out += " h";
@@ -75,6 +81,7 @@ std::string summary_text(const SummaryFigures& s) {
   } else {
     out += "average loss = " + (s.average_loss ? number("%f", *s.average_loss) : std::string("n.a.")) + "\n";
   }
+  if (s.class_log_loss) out += "average multiclass log loss = " + number("%f", *s.class_log_loss) + "\n";
   if (s.best_constant) {
     out += "best constant = " + number("%f", s.best_constant->value) + "\n";
     if (!std::isnan(s.best_constant->loss))

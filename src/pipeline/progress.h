@@ -20,6 +20,9 @@ struct ProgressRow {
   uint64_t features = 0;
   bool holdout = false;
   std::string missing_text = "n.a.";  // what a missing average or since-last prints ("unknown" in holdout rows)
+  // A reduction's label and prediction as printed (a class, its name, "known", "8(64%)"); empty: the numbers.
+  std::string label_text;
+  std::string prediction_text;
 };
 std::string progress_row(const ProgressRow& row);  // ends in '\n'
 
@@ -34,6 +37,7 @@ struct SummaryFigures {
   double weighted_labels = 0.0;
   std::optional<double> average_loss;
   std::optional<BestConstant> best_constant;
+  std::optional<double> class_log_loss;  // --probabilities: the average multiclass log loss
   uint64_t total_features = 0;
 };
 std::string summary_text(const SummaryFigures& s);  // from "\nfinished run" on

@@ -126,8 +126,8 @@ TEST(VwTutorial, PredictingProbabilities) {
   for (double v : read_predictions(d + "/g.txt")) ASSERT_TRUE(v > -1.0 && v < 1.0);
 }
 
-// VW's CSV tutorial uses reductions lepus does not have; each is refused in one line. VW 9's CSV flags
-// themselves read a table as VW does: --csv equals the same rows written as VW text.
+// VW 9's CSV flags read a table as VW does: --csv equals the same rows written as VW text. VW's CSV tutorial
+// ends in --named_labels with --oaa: named classes in, named predictions out, through a saved model.
 TEST(VwTutorial, CsvFlags) {
   const std::string d = scratch_dir("vwcsv");
   std::ofstream(d + "/t.csv") << "_label,Sepal,Petal,color\n1,5.1,1.4,red\n-1,4.9,,blue\n1,6.2,4.5,\"red\"\n";
@@ -143,7 +143,17 @@ TEST(VwTutorial, CsvFlags) {
   EXPECT_EQ(read_file(d + "/c.txt"), read_file(d + "/b.txt"));
   EXPECT_EQ(run_in(d, "--csv -d t.csv --csv_ns_value Sepal:1 --quiet 2> e.txt"), 1);
   EXPECT_TRUE(has(read_file(d + "/e.txt"), "--csv_ns_value"));
-  EXPECT_EQ(run_in(d, "--csv -d t.csv --named_labels a,b,c --oaa 3 -f model.vw 2> e.txt"), 1);
+  std::ofstream(d + "/abc.csv") << "_label,Sepal,Petal\na,5.1,1.4\nb,4.9,3.0\nc,6.2,4.5\na,5.0,1.3\nb,5.2,3.1\n"
+                                   "c,6.0,4.4\n";
+  ASSERT_EQ(run_in(d, "--csv -d abc.csv --named_labels a,b,c --oaa 3 --passes 4 --holdout_off -c -f model.vw "
+                      "-p m.txt 2> e.txt"),
+            0)
+      << read_file(d + "/e.txt");
+  ASSERT_EQ(run_in(d, "--csv -d abc.csv -t -i model.vw -p t.txt --quiet"), 0);
+  const auto named = lines_of(read_file(d + "/t.txt"));
+  ASSERT_EQ(named.size(), 6u);
+  for (const auto& n : named) EXPECT_TRUE(n == "a" || n == "b" || n == "c") << n;
+  EXPECT_EQ(run_in(d, "--csv -d t.csv --named_labels a,b --oaa 3 2> e.txt"), 1);  // 2 names for 3 classes
   EXPECT_EQ(lines_of(read_file(d + "/e.txt")).size(), 1u);
 }
 

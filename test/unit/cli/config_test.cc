@@ -73,15 +73,16 @@ TEST(VwOptionTable, ListedByVwOptions) {
   EXPECT_TRUE(contains(c.help_text, "--passes\timplemented\n"));
   EXPECT_TRUE(contains(c.help_text, "--bit_precision (-b)\timplemented\n"));
   EXPECT_TRUE(contains(c.help_text, "--ring_size\taccepted: "));
-  EXPECT_TRUE(contains(c.help_text, "--oaa\tnot in lepus: --oaa (VW's one-against-all"));
+  EXPECT_TRUE(contains(c.help_text, "--oaa\timplemented\n"));
+  EXPECT_TRUE(contains(c.help_text, "--csoaa\timplemented\n"));
   size_t lines = 0;
   for (char ch : c.help_text) lines += ch == '\n';
   EXPECT_EQ(lines, vw_options().size());
 }
 
 TEST(VwOptionTable, AnswersNameNoFalseEquivalent) {
-  EXPECT_TRUE(contains(error_of({"--oaa", "3"}), "one-against-all"));
-  EXPECT_FALSE(contains(error_of({"--oaa", "3"}), "--learner sgd"));
+  EXPECT_TRUE(contains(error_of({"--daemon"}), "prediction server"));
+  EXPECT_FALSE(contains(error_of({"--daemon"}), "--learner sgd"));
   EXPECT_TRUE(contains(error_of({"--freegrad"}), "FreeGrad optimizer) is not in lepus"));
   EXPECT_TRUE(contains(error_of({"--cb_explore_adf"}), "which lepus does not implement"));
   EXPECT_TRUE(contains(error_of({"-a"}), "-a/--audit"));
