@@ -1,6 +1,7 @@
 // Multiclass and cost-sensitive learning by reduction to K binary or regression problems, as VW's --oaa and
-// --csoaa (J. Langford, A. Beygelzimer, "Sensitive error correcting output codes", COLT 2005, for the
-// one-against-all reduction's regret; VW 9.11.2's oaa and csoaa for the exact behaviour):
+// --csoaa (A. Beygelzimer, J. Langford, B. Zadrozny, "Weighted one-against-all", AAAI 2005, and J. Langford,
+// A. Beygelzimer, "Sensitive error correcting output codes", COLT 2005, for the reductions' regret; VW 9.11.2's
+// oaa and csoaa for the exact behaviour; docs/multiclass.md):
 //   --oaa K:   problem i learns "is the class i?" with label +1 or -1 under the run's loss; the prediction is
 //              the class of the largest score (the first on ties). --probabilities (logistic loss) turns the
 //              scores into σ(s_i) / Σ_j σ(s_j).

@@ -157,6 +157,24 @@ TEST(SharedMulticlass, PassesAndSavedModelMatchVw) {
   std::filesystem::remove_all(out);
 }
 
+// A label that names no class is a warning naming file:line, counted in the summary, the example kept
+// unlabeled (predicted, not learned); --strict_parse makes it an error (exit 1).
+TEST(Multiclass, UnknownLabelsWarnWithTheirLine) {
+  const std::string d = scratch_dir("mc_unknown");
+  std::ofstream(d + "/t.vw") << "a |f x y\nb |f y z\nq |f x z\nc |f z\n";
+  ASSERT_EQ(run_in(d, "-d t.vw --oaa 3 --named_labels a,b,c -p p.txt 2> e.txt"), 0);
+  const std::string err = read_file(d + "/e.txt");
+  EXPECT_TRUE(has(err, "t.vw:3")) << err;
+  EXPECT_TRUE(has(err, "malformed input warnings = 1")) << err;
+  EXPECT_EQ(lines_of(read_file(d + "/p.txt")).size(), 4u);
+  EXPECT_EQ(run_in(d, "-d t.vw --oaa 3 --named_labels a,b,c --strict_parse 2> e.txt"), 1);
+  EXPECT_TRUE(has(read_file(d + "/e.txt"), "t.vw:3")) << read_file(d + "/e.txt");
+  // A cost-sensitive label in another format is refused before anything is read.
+  EXPECT_EQ(run_in(d, "--format libsvm -d t.vw --csoaa 3 2> e.txt"), 1);
+  EXPECT_EQ(lines_of(read_file(d + "/e.txt")).size(), 1u);
+  std::filesystem::remove_all(d);
+}
+
 // Any learner is a base: one instance per class. It learns MNIST's first 500 rows (progressive error well
 // below the 90% of guessing, by 500 rows), -t -i with its model predicts as the end of training did, and a model refuses a
 // command line with another number of classes.
