@@ -173,9 +173,12 @@ TEST(VwHabits, ReadmeCommands) {
                          d + "/train.vw > " + d +
                          "/test.vw && cp " + d + "/train.vw " + d + "/more.vw && gzip -c " + d + "/train.vw > " + d +
                          "/logs.gz && cp " + kData + "/heart_scale.libsvm " + d + "/a9a && cp " + kData +
-                         "/csv/cal_housing_slice.csv " + d + "/housing.csv")
+                         "/csv/cal_housing_slice.csv " + d + "/housing.csv && gzip -dc " + kData +
+                         "/vw/inputs/mnist500.vw.gz | head -" + half + " > " + d + "/digits.vw")
                             .c_str()),
             0);
+  std::ofstream(d + "/iris.csv") << "_label,sepal_length,petal_length\nsetosa,5.1,1.4\nversicolor,6.4,4.5\n"
+                                    "virginica,6.3,6.0\nsetosa,4.9,1.5\n";
   const std::vector<std::string> commands = {
       "train.vw --loss_function logistic -p preds.txt -f model",
       "-t -i model test.vw -p preds.txt",
@@ -187,6 +190,8 @@ TEST(VwHabits, ReadmeCommands) {
       "train.vw -c --passes 5",
       "--format libsvm a9a --loss_function logistic",
       "--format csv housing.csv --label_column median_house_value --categorical ocean_proximity",
+      "digits.vw --oaa 10 -f model5",
+      "iris.csv --csv --oaa 3 --named_labels setosa,versicolor,virginica -p iris.txt",
       "--learner help > learners.txt",
       "--help > help.txt",
       "--version > version.txt",
@@ -194,7 +199,8 @@ TEST(VwHabits, ReadmeCommands) {
   for (const auto& c : commands) EXPECT_EQ(run_in(d, c + " 2>> err.txt"), 0) << c << "\n" << read_file(d + "/err.txt");
   EXPECT_EQ(lines_of(read_file(d + "/preds.txt")).size(), static_cast<size_t>(kReadmeExamples / 2));
   EXPECT_EQ(lines_of(read_file(d + "/stdout.txt")).size(), static_cast<size_t>(kReadmeExamples));
-  EXPECT_TRUE(exists(d + "/model2") && exists(d + "/model3") && exists(d + "/model4"));
+  EXPECT_TRUE(exists(d + "/model2") && exists(d + "/model3") && exists(d + "/model4") && exists(d + "/model5"));
+  EXPECT_EQ(lines_of(read_file(d + "/iris.txt")).size(), 4u);
   EXPECT_TRUE(exists(d + "/train.vw.cache"));
   EXPECT_EQ(read_file(d + "/version.txt").rfind("lepus ", 0), 0u);
 }
