@@ -2,6 +2,8 @@
 // section of VW text, libsvm and CSV in LabelMode::kMulticlass and kCostSensitive.
 #include <gtest/gtest.h>
 
+#include "collecting_sink.h"
+
 #include <cfloat>
 #include <cstdint>
 #include <memory>
@@ -20,16 +22,8 @@
 namespace lepus {
 namespace {
 
-class CollectingSink : public WarningSink {
- public:
-  void warn(const std::string& message) override { messages.push_back(message); }
-  std::vector<std::string> messages;
-};
-
-struct Parsed {
-  Example ex;
-  std::vector<std::string> warnings;
-};
+using testing::CollectingSink;
+using testing::Parsed;
 
 using ParseFn = void (*)(std::string_view, const ParseOptions&, Example&, WarningSink&);
 using Classes = std::vector<std::pair<uint32_t, float>>;

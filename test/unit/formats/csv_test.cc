@@ -3,6 +3,8 @@
 #include "formats/csv.h"
 
 #include <gtest/gtest.h>
+
+#include "collecting_sink.h"
 #include <zlib.h>
 
 #include <bit>
@@ -21,16 +23,8 @@
 namespace lepus {
 namespace {
 
-class CollectingSink : public WarningSink {
- public:
-  void warn(const std::string& message) override { messages.push_back(message); }
-  std::vector<std::string> messages;
-};
-
-struct Parsed {
-  Example ex;
-  std::vector<std::string> warnings;
-};
+using testing::CollectingSink;
+using testing::Parsed;
 
 using Pairs = std::vector<std::pair<uint64_t, float>>;
 using Strings = std::vector<std::string>;

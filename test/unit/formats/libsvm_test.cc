@@ -2,6 +2,8 @@
 #include "formats/libsvm.h"
 
 #include <gtest/gtest.h>
+
+#include "collecting_sink.h"
 #include <zlib.h>
 
 #include <bit>
@@ -20,16 +22,8 @@ namespace {
 
 constexpr uint64_t kMask18 = (1u << 18) - 1;
 
-class CollectingSink : public WarningSink {
- public:
-  void warn(const std::string& message) override { messages.push_back(message); }
-  std::vector<std::string> messages;
-};
-
-struct Parsed {
-  Example ex;
-  std::vector<std::string> warnings;
-};
+using testing::CollectingSink;
+using testing::Parsed;
 
 Parsed parse(std::string_view line, const ParseOptions& options = ParseOptions{}) {
   Parsed out;

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include "collecting_sink.h"
+
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -18,16 +20,8 @@ namespace {
 
 constexpr uint64_t kMask18 = (1u << 18) - 1;
 
-class CollectingSink : public WarningSink {
- public:
-  void warn(const std::string& message) override { messages.push_back(message); }
-  std::vector<std::string> messages;
-};
-
-struct Parsed {
-  Example ex;
-  std::vector<std::string> warnings;
-};
+using testing::CollectingSink;
+using testing::Parsed;
 
 Parsed parse(std::string_view line, const ParseOptions& options = ParseOptions{}) {
   Parsed out;
