@@ -22,7 +22,7 @@ namespace po = boost::program_options;
 namespace lepus::cli {
 namespace {
 
-constexpr int kMaxBits = 30;  // -b: 2^30 slots at most
+constexpr int kMaxBits = 32;  // -b: 2^32 slots at most, as VW (hashes are 32 bits)
 constexpr uint64_t kMaxClasses = 100000;  // --oaa / --csoaa K
 // An exact kernel learner (state growing with every example) is warned about once this many examples are read.
 constexpr uint64_t kGrowingStateWarning = 10000;

@@ -200,8 +200,7 @@ void AioliLearner::write_readable(std::ostream& out) const {
   clip_.write_readable(out);
   // Per slot: the surrogate minimiser's weight (A^-1 b)_i is not kept; b_i is the state.
   const TrackedVector& b = a_->tracked();
-  for (uint64_t i = 0; i < (uint64_t{1} << bits_); ++i)
-    if (b[i] != 0.0) out << i << ":" << b[i] << "\n";
+  b.for_each_nonzero([&](uint64_t i, double bi) { out << i << ":" << bi << "\n"; });
 }
 
 void AioliLearner::save(ModelWriter& out) const {

@@ -99,7 +99,7 @@ class FtprlBase : public Learner {
   virtual double score(const Example& x) const = 0;
   // diag's and box's score: sum clip(u_i, -R, R) x_i over the features, for slots whose first member is u.
   template <class Slot>
-  double clipped_score(const std::vector<Slot>& slots, const Example& x) const;
+  double clipped_score(const ZeroedTable<Slot>& slots, const Example& x) const;
   // The learner's round on x's vector v, dloss finite and nonzero.
   virtual void apply_round(const Example& x, const SparseVector& v, double dloss) = 0;
 
@@ -127,14 +127,14 @@ class FtprlDiagLearner final : public FtprlBase {
   std::vector<std::string> describe() const override;
   void write_readable(std::ostream& out) const override;
 
-  const std::vector<Slot>& slots() const { return slots_; }
+  const ZeroedTable<Slot>& slots() const { return slots_; }
   double weight(uint64_t slot) const;  // the point played next, w_i
 
  private:
   double score(const Example& x) const override;
   void apply_round(const Example& x, const SparseVector& v, double dloss) override;
 
-  std::vector<Slot> slots_;
+  ZeroedTable<Slot> slots_;
 };
 
 // ftprl-const on the box [-R, R]^d, d = 2^b (D = 2R sqrt(d)), exact with lazy updates (ftprl_const_box.cc).
@@ -152,7 +152,7 @@ class FtprlConstBoxLearner final : public FtprlBase {
   std::vector<std::string> describe() const override;
   void write_readable(std::ostream& out) const override;
 
-  const std::vector<Slot>& slots() const { return slots_; }
+  const ZeroedTable<Slot>& slots() const { return slots_; }
   double weight(uint64_t slot) const;
   double u(uint64_t slot) const;  // the current u_i, caught up
   double grad_sum() const { return g_sum_; }
@@ -166,7 +166,7 @@ class FtprlConstBoxLearner final : public FtprlBase {
   double half_diameter_;  // D/2 = R sqrt(2^b)
   double g_sum_ = 0.0;    // G = sum ||g_t||^2
   double abar_ = 0.0;     // abar_t = 2 sqrt(G) / D
-  std::vector<Slot> slots_;
+  ZeroedTable<Slot> slots_;
 };
 
 // ftprl-const on the ball ||w|| <= R (kScaled = false), and ftprl-scale (kScaled = true): ftprl-const on the
@@ -191,7 +191,7 @@ class FtprlBallLearner final : public FtprlBase {
   std::vector<std::string> describe() const override;
   void write_readable(std::ostream& out) const override;
 
-  const std::vector<Slot>& slots() const { return slots_; }
+  const ZeroedTable<Slot>& slots() const { return slots_; }
   double weight(uint64_t slot) const;      // w_i (original coordinates)
   double hat_weight(uint64_t slot) const;  // w^_i = w_i / a_i (w_i for ftprl-const)
   double hat_u(uint64_t slot) const;       // u^_i = sigma v_i
@@ -216,7 +216,7 @@ class FtprlBallLearner final : public FtprlBase {
   double norm2_ = 0.0;  // N = ||u^||^2, updated per touched slot, recomputed every recompute_every_ updates
   uint64_t updates_ = 0;
   uint64_t recompute_every_;
-  std::vector<Slot> slots_;
+  ZeroedTable<Slot> slots_;
 };
 
 using FtprlConstBallLearner = FtprlBallLearner<false>;

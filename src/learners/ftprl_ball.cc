@@ -40,7 +40,7 @@ FtprlBallLearner<kScaled>::FtprlBallLearner(const FtprlOptions& options, const L
       spec_(options.scale),
       spec_text_(options.scale_text.empty() ? "*:1" : options.scale_text),
       recompute_every_(std::max<uint64_t>(uint64_t{1} << 16, (uint64_t{1} << bits) / 8)),
-      slots_(size_t{1} << bits, Slot{}) {}
+      slots_(size_t{1} << bits) {}
 
 template <bool kScaled>
 double FtprlBallLearner<kScaled>::scale_of(const Slot& s) const {
@@ -144,7 +144,7 @@ void FtprlBallLearner<kScaled>::apply_round(const Example& x, const SparseVector
 
 template <bool kScaled>
 void FtprlBallLearner<kScaled>::renormalize() {
-  for (Slot& s : slots_) s.v *= sigma_;
+  slots_.for_each_touched([&](size_t i) { slots_[i].v *= sigma_; });  // zero slots stay zero
   sigma_ = 1.0;
 }
 
@@ -152,14 +152,15 @@ template <bool kScaled>
 void FtprlBallLearner<kScaled>::recompute_norm() {
   // Compensated (Neumaier) sum of u_i^2 = (sigma v_i)^2.
   double sum = 0.0, comp = 0.0;
-  for (const Slot& s : slots_) {
-    if (s.v == 0.0) continue;
+  slots_.for_each_touched([&](size_t i) {
+    const Slot& s = slots_[i];
+    if (s.v == 0.0) return;
     const double u = sigma_ * s.v;
     const double term = u * u;
     const double t = sum + term;
     comp += std::fabs(sum) >= term ? (sum - t) + term : (term - t) + sum;
     sum = t;
-  }
+  });
   norm2_ = sum + comp;
 }
 
@@ -189,14 +190,14 @@ void FtprlBallLearner<kScaled>::write_readable(std::ostream& out) const {
   out << "abar " << abar_ << "\n";
   out << "norm " << std::sqrt(norm2_) << "\n";
   const double c = projection_factor();
-  for (size_t i = 0; i < slots_.size(); ++i) {
+  slots_.for_each_touched([&](size_t i) {
     const Slot& s = slots_[i];
-    if (common::all_zero(s)) continue;
+    if (common::all_zero(s)) return;
     const double u = sigma_ * s.v;
     out << i << ":" << c * u * scale_of(s) << " " << u;
     if constexpr (kScaled) out << " " << s.a;
     out << "\n";
-  }
+  });
 }
 
 template <bool kScaled>
@@ -237,9 +238,11 @@ void FtprlBallLearner<kScaled>::load(ModelReader& in) {
   updates_ = in.get_u64("ftprl update count");
   common::load_slots(in, slots_, kScaled ? "ftprl-scale" : "ftprl-const");
   if constexpr (kScaled) {
-    for (const Slot& s : slots_)
+    slots_.for_each_touched([&](size_t i) {
+      const Slot& s = slots_[i];
       if (s.a < 0.0 || (s.a == 0.0 && s.v != 0.0))
         throw ModelFormatError(in.source() + ": ftprl-scale slot without a valid scale");
+    });
   }
 }
 

@@ -29,7 +29,7 @@ FtprlConstBoxLearner::FtprlConstBoxLearner(const FtprlOptions& options, const Lo
                                            bool test_only)
     : FtprlBase(options.radius, loss, bits, test_only),
       half_diameter_(options.radius * std::sqrt(static_cast<double>(uint64_t{1} << bits))),
-      slots_(size_t{1} << bits, Slot{0.0, 0.0}) {}
+      slots_(size_t{1} << bits) {}
 
 double FtprlConstBoxLearner::weight(uint64_t slot) const { return clip(slots_[slot & mask_].u, radius_); }
 
@@ -81,11 +81,11 @@ void FtprlConstBoxLearner::write_readable(std::ostream& out) const {
   out << "ftprl_set box\n";
   out << "G " << g_sum_ << "\n";
   out << "abar " << abar_ << "\n";
-  for (size_t i = 0; i < slots_.size(); ++i) {
+  slots_.for_each_touched([&](size_t i) {
     const Slot& s = slots_[i];
-    if (s.u == 0.0 && s.abar == 0.0) continue;
+    if (s.u == 0.0 && s.abar == 0.0) return;
     out << i << ":" << clip(s.u, radius_) << " " << s.u << " " << s.abar << "\n";
-  }
+  });
 }
 
 void FtprlConstBoxLearner::save(ModelWriter& out) const {

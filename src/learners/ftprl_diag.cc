@@ -28,7 +28,7 @@ using ftprl::clip;
 using ftprl::kPrefetch;
 
 FtprlDiagLearner::FtprlDiagLearner(const FtprlOptions& options, const Loss& loss, int bits, bool test_only)
-    : FtprlBase(options.radius, loss, bits, test_only), slots_(size_t{1} << bits, Slot{0.0, 0.0}) {}
+    : FtprlBase(options.radius, loss, bits, test_only), slots_(size_t{1} << bits) {}
 
 double FtprlDiagLearner::weight(uint64_t slot) const { return clip(slots_[slot & mask_].u, radius_); }
 
@@ -68,11 +68,11 @@ std::vector<std::string> FtprlDiagLearner::describe() const {
 void FtprlDiagLearner::write_readable(std::ostream& out) const {
   out << "ftprl_radius " << radius_ << "\n";
   clip_.write_readable(out);
-  for (size_t i = 0; i < slots_.size(); ++i) {
+  slots_.for_each_touched([&](size_t i) {
     const Slot& s = slots_[i];
-    if (s.u == 0.0 && s.s == 0.0) continue;
+    if (s.u == 0.0 && s.s == 0.0) return;
     out << i << ":" << clip(s.u, radius_) << " " << s.u << " " << s.s * s.s << "\n";
-  }
+  });
 }
 
 void FtprlDiagLearner::save(ModelWriter& out) const {

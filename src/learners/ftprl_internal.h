@@ -29,7 +29,7 @@ inline double clip(double u, double r) { return std::min(std::max(u, -r), r); }
 namespace lepus {
 
 template <class Slot>
-double FtprlBase::clipped_score(const std::vector<Slot>& table, const Example& x) const {
+double FtprlBase::clipped_score(const ZeroedTable<Slot>& table, const Example& x) const {
   const Slot* slots = table.data();
   const Feature* fs = x.features.data();
   const size_t n = x.features.size();

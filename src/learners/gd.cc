@@ -66,7 +66,7 @@ GdLearner::GdLearner(const GdOptions& options, const Loss& loss, int bits, bool 
       loss_(loss),
       mask_((uint64_t{1} << bits) - 1),
       sqrt_rate_(options.power_t == 0.5f),
-      slots_(size_t{1} << bits, Slot{0.0f, 0.0f, 0.0f, 0.0f}),
+      slots_(size_t{1} << bits),
       clip_(initial_range(options, loss), test_only || options.min_given || options.max_given, options.min_given,
             options.max_given),
       total_norm_(options.initial_t),
@@ -228,10 +228,11 @@ void GdLearner::update(const Example& x, float pred, float y, float weight, uint
 void GdLearner::apply_truncation() {
   const float g = static_cast<float>(gravity_);
   const float c = static_cast<float>(contraction_);
-  for (auto& s : slots_) {
+  slots_.for_each_touched([&](size_t i) {  // a zero weight stays zero: untouched pages are skipped
+    Slot& s = slots_[i];
     const float tw = std::fabs(s.w) > g ? s.w - (s.w > 0.0f ? g : -g) : 0.0f;
     s.w = tw * c;
-  }
+  });
   gravity_ = 0.0;
   contraction_ = 1.0;
 }
@@ -263,15 +264,15 @@ void GdLearner::write_readable(std::ostream& out) const {
   out << "total_weight " << total_weight_ << "\n";
   out << "l1_state " << gravity_ << "\n";
   out << "l2_state " << contraction_ << "\n";
-  for (size_t i = 0; i < slots_.size(); ++i) {
+  slots_.for_each_touched([&](size_t i) {
     const Slot& s = slots_[i];
     const bool nonzero = s.w != 0.0f || (opt_.adaptive && s.g != 0.0f) || (opt_.normalized && s.n != 0.0f);
-    if (!nonzero) continue;
+    if (!nonzero) return;
     out << i << ":" << s.w;
     if (opt_.adaptive) out << " " << s.g;
     if (opt_.normalized) out << " " << s.n;
     out << "\n";
-  }
+  });
 }
 
 void GdLearner::save(ModelWriter& out) const { save_slots(out, false); }
@@ -282,7 +283,7 @@ void GdLearner::save_predict_only(ModelWriter& out) const { save_slots(out, true
 void GdLearner::save_slots(ModelWriter& out, bool weights_only) const {
   save_scalars(out);
   common::save_table(
-      out, slots_.size(),
+      out, slots_.size(), common::touched(slots_),
       [&](uint64_t i) {
         const Slot& s = slots_[i];
         return s.w != 0.0f || (!weights_only && (s.g != 0.0f || s.n != 0.0f || s.r != 0.0f));
@@ -337,7 +338,7 @@ void GdLearner::load_slots(ModelReader& in, bool weights_only) {
   }
   choose_kernels();
   common::load_table_size(in, slots_.size(), "sgd");
-  std::fill(slots_.begin(), slots_.end(), Slot{0.0f, 0.0f, 0.0f, 0.0f});
+  slots_.clear();
   common::load_count_and_records(
       in, slots_.size(), weights_only ? sizeof(float) : sizeof(Slot), "sgd", [&](uint64_t i) {
         Slot& s = slots_[i];

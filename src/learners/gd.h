@@ -14,6 +14,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/zeroed_table.h"
+
 #include "learners/gd_kernel.h"
 #include "learners/common/plumbing.h"
 #include "lepus/learner.h"
@@ -59,7 +61,7 @@ class GdLearner final : public Learner {
   void count_example(float weight) override { t_ += weight; }
 
   using Slot = GdSlot;
-  const std::vector<Slot>& slots() const { return slots_; }
+  const ZeroedTable<Slot>& slots() const { return slots_; }
   double normalizer() const { return total_norm_; }
 
  private:
@@ -78,7 +80,7 @@ class GdLearner final : public Learner {
   const Loss& loss_;
   uint64_t mask_;
   bool sqrt_rate_;
-  std::vector<Slot> slots_;
+  ZeroedTable<Slot> slots_;
   common::LabelClip clip_;
   // VW keeps the normalised update's two sums per problem under a reduction (its per-model states): problem 0's
   // are these, problems 1..K-1's (starting at 0, not initial_t, as VW's) are here.

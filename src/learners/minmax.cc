@@ -107,7 +107,7 @@ double MinmaxOptions::sigma0() const {
 
 MinmaxLearner::MinmaxLearner(const MinmaxOptions& options, int bits)
     : opt_(options), bits_(bits), prior_(options.sigma0()), builder_(bits) {
-  if (opt_.matrix == MatrixKind::kDiag) slots_.assign(size_t{1} << bits, Slot{});
+  if (opt_.matrix == MatrixKind::kDiag) slots_ = ZeroedTable<Slot>(size_t{1} << bits);
   if (opt_.matrix == MatrixKind::kSketch)
     sketch_.emplace(opt_.rule->drift ? MinmaxSketch::Form::kLaser : MinmaxSketch::Form::kWemm, opt_.b, opt_.c,
                     opt_.rank);
@@ -483,9 +483,10 @@ void MinmaxLearner::write_readable(std::ostream& out) const {
   }
   if (opt_.matrix == MatrixKind::kDiag) {
     out << "last_reset " << num(last_reset_) << "\n";
-    for (uint64_t i = 0; i < slots_.size(); ++i)
+    slots_.for_each_touched([&](size_t i) {
       if (!common::all_zero(slots_[i]))
         out << i << ":" << num(slots_[i].w) << " " << num(diag_value(slots_[i])) << "\n";
+    });
     return;
   }
   out << "prior " << num(prior_) << "\n";
@@ -570,10 +571,12 @@ void MinmaxLearner::load(ModelReader& in) {
     s.load(in, who, bits_);
     sketch_.emplace(std::move(s));
   } else if (opt_.matrix == MatrixKind::kDiag) {
-    std::vector<Slot> slots(slots_.size());
+    ZeroedTable<Slot> slots(slots_.size());
     common::load_slots(in, slots, who);
-    for (const Slot& s : slots)
+    slots.for_each_touched([&](size_t i) {
+      const Slot& s = slots[i];
       if (s.s < 0.0 || s.tau < 0.0 || s.tau > static_cast<double>(t)) throw bad("a slot out of range");
+    });
     slots_.swap(slots);
   } else {
     const uint64_t n = in.get_u64("held features");

@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "core/coords.h"
+#include "core/zeroed_table.h"
 #include "learners/minmax_sketch.h"
 #include "lepus/learner.h"
 #include "sketch/compact_index.h"
@@ -154,7 +155,7 @@ class MinmaxLearner final : public Learner {
   Eigen::MatrixXd s_;  // Σ over held positions (top-left n x n; capacity grows by doubling)
   Eigen::VectorXd w_;  // w over held positions
   // diag mode
-  std::vector<Slot> slots_;
+  ZeroedTable<Slot> slots_;
   // sketch mode
   std::optional<MinmaxSketch> sketch_;
   mutable VectorBuilder builder_;

@@ -26,7 +26,7 @@ NlmsOptions NlmsOptions::from(const OptionValues& v) {
 }
 
 NlmsLearner::NlmsLearner(const NlmsOptions& options, int bits)
-    : opt_(options), bits_(bits), w_(size_t{1} << bits, 0.0), builder_(bits) {}
+    : opt_(options), bits_(bits), w_(size_t{1} << bits), builder_(bits) {}
 
 double NlmsLearner::epsilon() const {
   if (opt_.eps) return *opt_.eps;
@@ -87,7 +87,7 @@ void NlmsLearner::load(ModelReader& in) {
   if (!(mu > 0.0 && mu < 2.0) || !(eps >= 0.0) || !std::isfinite(eps) || !(norm2_sum >= 0.0) ||
       !std::isfinite(norm2_sum) || !(learned >= 0.0) || !std::isfinite(learned))
     throw bad("a hyper-parameter or counter out of range");
-  std::vector<double> w(w_.size(), 0.0);
+  ZeroedTable<double> w(w_.size());
   common::load_slots(in, w, "nlms");
   opt_.mu = mu;
   opt_.eps = eps_given ? std::optional<double>(eps) : std::nullopt;
@@ -105,8 +105,9 @@ void NlmsLearner::write_readable(std::ostream& out) const {
   out << "mu " << num(opt_.mu) << "\n";
   out << "eps " << num(epsilon()) << (opt_.eps ? "" : " (1e-6 x average ||x||^2)") << "\n";
   out << "examples " << num(learned_) << "\n";
-  for (uint64_t i = 0; i < w_.size(); ++i)
+  w_.for_each_touched([&](size_t i) {
     if (w_[i] != 0.0) out << i << ":" << num(w_[i]) << "\n";
+  });
 }
 
 LearnerRow nlms_row() {

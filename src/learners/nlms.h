@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/coords.h"
+#include "core/zeroed_table.h"
 #include "lepus/learner.h"
 
 namespace lepus {
@@ -45,7 +46,7 @@ class NlmsLearner final : public Learner {
   Prediction output(double p) const;
   NlmsOptions opt_;
   int bits_;
-  std::vector<double> w_;
+  ZeroedTable<double> w_;
   double norm2_sum_ = 0.0;  // sum of ||x||^2 over learned examples (for the default ε)
   double learned_ = 0.0;    // their count
   mutable VectorBuilder builder_;

@@ -63,6 +63,7 @@
 #include <vector>
 
 #include "core/coords.h"
+#include "core/zeroed_table.h"
 #include "learners/common/plumbing.h"
 #include "lepus/learner.h"
 
@@ -125,9 +126,6 @@ class ScinolLearner final : public Learner {
 
  private:
   using Coord = ScinolCoord;
-  struct FreeDeleter {
-    void operator()(void* p) const { std::free(p); }
-  };
 
   size_t stride() const { return opt_.dimension == ScinolDimension::kClock ? 4 : 2; }
   void allocate();
@@ -146,10 +144,10 @@ class ScinolLearner final : public Learner {
   common::LabelClip clip_;
   double t_ = 0.0;     // learning rounds
   double seen_ = 0.0;  // distinct slots with s2 > 0
-  // Interleaved per-slot state, stride() doubles per slot: (h, s2) or (h, s2, n, unused). Cache-line aligned
-  // and calloc'ed, so a large table costs nothing until its pages are touched.
-  std::unique_ptr<void, FreeDeleter> block_;
-  double* table_ = nullptr;
+  // Interleaved per-slot state, stride() doubles per slot: (h, s2) or (h, s2, n, unused). Page aligned (so a
+  // 32-byte clock slot never straddles two cache lines); a large table costs only the pages a run touches.
+  ZeroedTable<double> block_;
+  double* table_ = nullptr;  // block_.data()
   mutable uint64_t caps_ = 0;  // a metric of this run, not model state (not saved)
   // Scratch for one example's distinct slots (not state): predict() is const but reuses it.
   mutable VectorBuilder builder_;

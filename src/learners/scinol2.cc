@@ -52,10 +52,8 @@ Scinol2Learner::Scinol2Learner(const Scinol2Options& options, const Loss& loss, 
 }
 
 void Scinol2Learner::allocate() {
-  void* p = std::calloc(size_t{1} << bits_, sizeof(Slot));
-  if (p == nullptr) throw std::bad_alloc();
-  block_.reset(p);
-  slots_ = static_cast<Slot*>(p);
+  block_ = ZeroedTable<Slot>(size_t{1} << bits_);
+  slots_ = block_.data();
 }
 
 // ŷ without the base prediction over the example's distinct coordinates, for round t (1-based). With kLearn
@@ -199,11 +197,11 @@ void Scinol2Learner::write_readable(std::ostream& out) const {
   o << "t " << t_ << "\n";
   clip_.write_readable(o);
   // Per slot: the indicative weight (M unchanged; w depends on x), then the state G, S2, M, β or η.
-  for (uint64_t i = 0; i <= mask_; ++i) {
+  block_.for_each_touched([&](size_t i) {
     const Slot& s = slots_[i];
-    if (s.m == 0.0) continue;
+    if (s.m == 0.0) return;
     o << i << ":" << weight(i, 0.0) << " " << s.g << " " << s.s2 << " " << s.m << " " << s.p << "\n";
-  }
+  });
   out << o.str();
 }
 
@@ -215,7 +213,7 @@ void Scinol2Learner::save(ModelWriter& out) const {
   clip_.save(out);
   const uint64_t size = mask_ + 1;
   common::save_table(
-      out, size, [&](uint64_t i) { return slots_[i].m != 0.0; },
+      out, size, common::touched(block_), [&](uint64_t i) { return slots_[i].m != 0.0; },
       [&](uint64_t i) { out.put_values(&slots_[i].g, 4); });
 }
 
@@ -237,9 +235,8 @@ void Scinol2Learner::load(ModelReader& in) {
   const uint64_t size = mask_ + 1;
   common::load_table_size(in, size, who);
   // Read into a fresh table, so that a refused state leaves this learner as it was.
-  std::unique_ptr<void, FreeDeleter> block(std::calloc(size, sizeof(Slot)));
-  if (block == nullptr) throw std::bad_alloc();
-  Slot* const slots = static_cast<Slot*>(block.get());
+  ZeroedTable<Slot> block(size);
+  Slot* const slots = block.data();
   common::load_count_and_records(in, size, sizeof(Slot), who, [&](uint64_t i) {
     Slot& s = slots[i];
     in.get_raw(&s, sizeof(Slot), (who + " slot").c_str());

@@ -50,6 +50,7 @@
 #include <vector>
 
 #include "core/coords.h"
+#include "core/zeroed_table.h"
 #include "learners/common/plumbing.h"
 #include "lepus/learner.h"
 
@@ -118,13 +119,10 @@ class Scinol2Learner final : public Learner {
   uint64_t mask_;
   common::LabelClip clip_;
   double t_ = 0.0;  // learning rounds (read by ScInOL1 only; kept by both)
-  struct FreeDeleter {
-    void operator()(void* p) const { std::free(p); }
-  };
   void allocate();
-  // 2^b slots, calloc'ed: zero pages are mapped lazily, so a large -b costs only the slots a run touches.
-  // Written through score<true> only, from the non-const learning round.
-  std::unique_ptr<void, FreeDeleter> block_;
+  // 2^b slots: a large -b costs only the pages a run touches. Written through score<true> only, from the
+  // non-const learning round.
+  ZeroedTable<Slot> block_;
   Slot* slots_ = nullptr;
   mutable uint64_t caps_ = 0;          // a metric of this run, not model state (not saved)
   mutable VectorBuilder builder_;      // scratch (not state)

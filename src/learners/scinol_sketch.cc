@@ -162,8 +162,7 @@ void ScinolSketchLearner::write_readable(std::ostream& out) const {
   out << "Gamma " << gamma_ << "\n";
   clip_.write_readable(out);
   // Per slot: h in the feature's own units (h~_i d_i).
-  for (uint64_t i = 0; i < (uint64_t{1} << bits_); ++i)
-    if (h_[i] != 0.0) out << i << ":" << h_[i] * scales_[i] << "\n";
+  h_.for_each_nonzero([&](uint64_t i, double h) { out << i << ":" << h * scales_[i] << "\n"; });
 }
 
 void ScinolSketchLearner::save(ModelWriter& out) const {

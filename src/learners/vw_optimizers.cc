@@ -69,7 +69,7 @@ VwOptimizerLearner::VwOptimizerLearner(const VwOptimizerOptions& options, const 
       loss_(loss),
       mask_((uint64_t{1} << bits) - 1),
       shift_(options.mode == VwOptimizer::kCoin ? 3 : 2),
-      w_((size_t{1} << bits) << shift_, 0.0f),
+      w_((size_t{1} << bits) << shift_),
       clip_(loss.initial_range(), test_only) {}
 
 std::string_view VwOptimizerLearner::name() const {
@@ -285,15 +285,15 @@ void VwOptimizerLearner::write_readable(std::ostream& out) const {
     out << "total_weight " << weight_sum_ << "\n";
   }
   const size_t n = fields();
-  for (uint64_t i = 0; i <= mask_; ++i) {
+  common::touched(w_, shift_)([&](uint64_t i) {
     const float* s = &w_[i << shift_];
     bool any = false;
     for (size_t k = 0; k < n; ++k) any = any || s[k] != 0.0f;
-    if (!any) continue;
+    if (!any) return;
     out << i << ":" << s[0];
     for (size_t k = 1; k < n; ++k) out << " " << s[k];
     out << "\n";
-  }
+  });
 }
 
 // Tag, version, hyper-parameters, range, coin's sums, then the slots with any nonzero field (3, 4 or 6 floats).
@@ -309,7 +309,7 @@ void VwOptimizerLearner::save(ModelWriter& out) const {
   out.put_f64(weight_sum_);
   const size_t n = fields();
   common::save_table(
-      out, mask_ + 1,
+      out, mask_ + 1, common::touched(w_, shift_),
       [&](uint64_t i) {
         for (size_t k = 0; k < n; ++k)
           if (w_[(i << shift_) + k] != 0.0f) return true;
@@ -337,7 +337,7 @@ void VwOptimizerLearner::load(ModelReader& in) {
   if (!(norm_sum >= 0.0) || !std::isfinite(norm_sum) || !(weight_sum >= 0.0) || !std::isfinite(weight_sum))
     throw bad("a running sum out of range");
   common::load_table_size(in, mask_ + 1, who);
-  std::fill(w_.begin(), w_.end(), 0.0f);
+  w_.clear();
   const size_t n = fields();
   const std::string slot_what = who + " slot";
   common::load_count_and_records(in, mask_ + 1, n * sizeof(float), who, [&](uint64_t i) {

@@ -38,6 +38,7 @@
 #include <vector>
 
 #include "learners/common/plumbing.h"
+#include "core/zeroed_table.h"
 #include "lepus/learner.h"
 
 namespace lepus {
@@ -100,7 +101,7 @@ class VwOptimizerLearner final : public Learner {
   const Loss& loss_;
   uint64_t mask_;
   int shift_;  // log2 of the stride: 2 (4 floats) for ftrl and pistol, 3 (8 floats) for coin, as VW
-  std::vector<float> w_;
+  ZeroedTable<float> w_;
   common::LabelClip clip_;
   double norm_sum_ = 0.0;    // coin: N = Σ importance * Σ (x/m)^2 (VW's normalized_sum_norm_x)
   double weight_sum_ = 0.0;  // coin: W = Σ importance (VW's total_weight)

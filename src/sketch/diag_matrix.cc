@@ -9,10 +9,10 @@ namespace lepus {
 
 DiagMatrix::DiagMatrix(double lambda, int bits, bool tracked) : lambda_(lambda), bits_(bits), prior_(lambda) {
   matrix_detail::check_lambda(lambda, "diag matrix");
-  if (bits < 1 || bits > 30)
-    throw ConfigError("diag matrix: bits must be between 1 and 30, got " + std::to_string(bits));
+  if (bits < 1 || bits > 32)
+    throw ConfigError("diag matrix: bits must be between 1 and 32, got " + std::to_string(bits));
   mask_ = (uint64_t{1} << bits) - 1;
-  diag_.assign(size_t{1} << bits, 0.0);
+  diag_ = ZeroedTable<double>(size_t{1} << bits);
   if (tracked) b_ = TrackedVector(bits);
 }
 
@@ -58,7 +58,7 @@ void DiagMatrix::renormalize() {  // Â <- s Â, s <- 1 (0 stays 0: "the prior",
 }
 
 void DiagMatrix::reset() {
-  std::fill(diag_.begin(), diag_.end(), 0.0);
+  diag_.clear();
   b_.clear();
   scale_ = 1.0;
   prior_ = lambda_;
@@ -71,13 +71,13 @@ void DiagMatrix::save(ModelWriter& out) const {
   out.put_f64(scale_);
   out.put_f64(prior_);
   uint64_t touched = 0;
-  for (double a : diag_) touched += a != 0.0;
+  diag_.for_each_touched([&](size_t i) { touched += diag_[i] != 0.0; });
   out.put_u64(touched);
-  for (uint64_t i = 0; i < diag_.size(); ++i) {
-    if (diag_[i] == 0.0) continue;
+  diag_.for_each_touched([&](size_t i) {
+    if (diag_[i] == 0.0) return;
     out.put_u64(i);
     out.put_f64(diag_[i]);
-  }
+  });
   b_.save(out);
 }
 
@@ -98,7 +98,7 @@ void DiagMatrix::load(ModelReader& in) {
     throw bad("scale or prior out of range");
   const uint64_t touched = in.get_u64("diag matrix slot count");
   if (touched > diag_.size() || touched > in.remaining() / 16) throw bad("slot count does not fit the file");
-  std::vector<double> diag(diag_.size(), 0.0);
+  ZeroedTable<double> diag(diag_.size());
   uint64_t previous = 0;
   for (uint64_t k = 0; k < touched; ++k) {
     const uint64_t i = in.get_u64("diag matrix slot");
@@ -118,8 +118,9 @@ void DiagMatrix::load(ModelReader& in) {
 void DiagMatrix::visit(MatrixVisitor& v) const {
   v.scalar("lambda", lambda_);
   v.scalar("prior", prior_ * scale_);
-  for (uint64_t i = 0; i < diag_.size(); ++i)
+  diag_.for_each_touched([&](size_t i) {
     if (diag_[i] != 0.0) v.entry("diagonal", i, i, diag_[i] * scale_);
+  });
   b_.visit(v);
 }
 

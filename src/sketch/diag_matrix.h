@@ -24,7 +24,7 @@ namespace lepus {
 
 class DiagMatrix final : public Matrix {
  public:
-  // lambda > 0 and 1 <= bits <= 30 (ConfigError). Slots are masked to 2^bits. tracked: keep b (matrix.h).
+  // lambda > 0 and 1 <= bits <= 32 (ConfigError). Slots are masked to 2^bits. tracked: keep b (matrix.h).
   DiagMatrix(double lambda, int bits, bool tracked = false);
 
   MatrixKind kind() const override { return MatrixKind::kDiag; }
@@ -71,7 +71,7 @@ class DiagMatrix final : public Matrix {
   uint64_t mask_;
   double scale_ = 1.0;        // s: A = s Â
   double prior_;              // Â_ii of a slot never updated
-  std::vector<double> diag_;  // Â_ii, 0 = never updated
+  ZeroedTable<double> diag_;  // Â_ii, 0 = never updated; costs the pages touched
   TrackedVector b_;
 };
 

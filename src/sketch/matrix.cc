@@ -53,11 +53,11 @@ std::unique_ptr<Matrix> make_matrix(const MatrixOptions& o) {
 }
 
 TrackedVector::TrackedVector(int bits) : bits_(bits) {
-  if (bits < 0 || bits > 30)
-    throw ConfigError("tracked vector: bits must be between 0 and 30, got " + std::to_string(bits));
+  if (bits < 0 || bits > 32)
+    throw ConfigError("tracked vector: bits must be between 0 and 32, got " + std::to_string(bits));
   if (bits > 0) {
     mask_ = (uint64_t{1} << bits) - 1;
-    v_.assign(size_t{1} << bits, 0.0);
+    v_ = ZeroedTable<double>(size_t{1} << bits);
   }
 }
 
@@ -74,18 +74,17 @@ void TrackedVector::add(std::span<const Coord> x, double beta) {
   for (const Coord& c : x) v_[c.slot & mask_] += beta * c.x;
 }
 
-void TrackedVector::clear() { std::fill(v_.begin(), v_.end(), 0.0); }
+void TrackedVector::clear() { v_.clear(); }
 
 void TrackedVector::save(ModelWriter& out) const {
   out.put_u32(static_cast<uint32_t>(bits_));
   uint64_t nonzero = 0;
-  for (double b : v_) nonzero += b != 0.0;
+  for_each_nonzero([&](uint64_t, double) { ++nonzero; });
   out.put_u64(nonzero);
-  for (uint64_t i = 0; i < v_.size(); ++i) {
-    if (v_[i] == 0.0) continue;
+  for_each_nonzero([&](uint64_t i, double b) {
     out.put_u64(i);
-    out.put_f64(v_[i]);
-  }
+    out.put_f64(b);
+  });
 }
 
 TrackedVector::Entries TrackedVector::read(ModelReader& in) const {
@@ -113,8 +112,7 @@ void TrackedVector::assign(const Entries& entries) {
 }
 
 void TrackedVector::visit(MatrixVisitor& v) const {
-  for (uint64_t i = 0; i < v_.size(); ++i)
-    if (v_[i] != 0.0) v.entry("tracked", i, i, v_[i]);
+  for_each_nonzero([&](uint64_t i, double b) { v.entry("tracked", i, i, b); });
 }
 
 namespace matrix_detail {

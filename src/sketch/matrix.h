@@ -36,6 +36,7 @@
 #include <vector>
 
 #include "core/coords.h"
+#include "core/zeroed_table.h"
 #include "lepus/model_io.h"
 
 namespace lepus {
@@ -65,7 +66,7 @@ class MatrixVisitor {
 // nonzero entries.
 class TrackedVector {
  public:
-  explicit TrackedVector(int bits = 0);  // 0 <= bits <= 30 (ConfigError)
+  explicit TrackedVector(int bits = 0);  // 0 <= bits <= 32 (ConfigError)
   bool enabled() const { return !v_.empty(); }
   int bits() const { return bits_; }
   double operator[](uint64_t slot) const { return v_[slot & mask_]; }
@@ -82,11 +83,18 @@ class TrackedVector {
   Entries read(ModelReader& in) const;
   void assign(const Entries& entries);
   void visit(MatrixVisitor& v) const;  // ("tracked", slot, slot, b_slot) for each nonzero
+  // f(slot, b_slot) for each nonzero entry, in slot order; costs the pages touched, not 2^bits.
+  template <class F>
+  void for_each_nonzero(F&& f) const {
+    v_.for_each_touched([&](size_t i) {
+      if (v_[i] != 0.0) f(uint64_t{i}, v_[i]);
+    });
+  }
 
  private:
   int bits_;
   uint64_t mask_ = 0;
-  std::vector<double> v_;
+  ZeroedTable<double> v_;  // costs the pages touched
 };
 
 class Matrix {

@@ -60,7 +60,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     FUZZ_CHECK(c.driver.max_examples == std::numeric_limits<uint64_t>::max());
     FUZZ_CHECK(!c.driver.test_only);
     FUZZ_CHECK(c.driver.data.empty());
-    FUZZ_CHECK(c.bits >= 1 && c.bits <= 30);
+    FUZZ_CHECK(c.bits >= 1 && c.bits <= 32);
   } catch (const Error&) {  // refused: the typed error lepus prints in one line
   }
   ::close(fd);

@@ -15,6 +15,7 @@
 #include "lepus/errors.h"
 #include "lepus/example.h"
 #include "lepus/learner.h"
+#include "core/zeroed_table.h"
 #include "lepus/model_io.h"
 
 namespace lepus::common {
@@ -70,24 +71,40 @@ inline float to_float(double s, uint64_t& safeguards) {
 // ---- the sparse slot table of a model file ----
 // Format: the table size (u64), the count of kept slots (u64), then per kept slot in increasing index order
 // its index (u64) and its record. save_count_and_records / load_count_and_records are the part after the size
-// (scinol-coord writes its stride in between).
+// (scinol-coord writes its stride in between). `each(f)` calls f(i) for every slot that may be kept, in
+// increasing order: touched(table) visits only the pages a run touched (core/zeroed_table.h), so saving costs
+// what the run touched, not 2^b.
 
-template <class Kept, class Put>
-void save_count_and_records(ModelWriter& out, uint64_t size, Kept kept, Put put) {
-  uint64_t count = 0;
-  for (uint64_t i = 0; i < size; ++i) count += kept(i) ? 1 : 0;
-  out.put_u64(count);
-  for (uint64_t i = 0; i < size; ++i) {
-    if (!kept(i)) continue;
-    out.put_u64(i);
-    put(i);
-  }
+// The slots of `table` that may be nonzero; with a stride of 2^shift entries per slot, slot i is entries
+// [i << shift, (i + 1) << shift).
+template <class T>
+auto touched(const ZeroedTable<T>& table, unsigned shift = 0) {
+  return [&table, shift](auto&& f) {
+    uint64_t last = ~uint64_t{0};
+    table.for_each_touched([&](size_t entry) {
+      const uint64_t slot = entry >> shift;
+      if (slot != last) f(slot);
+      last = slot;
+    });
+  };
 }
 
-template <class Kept, class Put>
-void save_table(ModelWriter& out, uint64_t size, Kept kept, Put put) {
+template <class Each, class Kept, class Put>
+void save_count_and_records(ModelWriter& out, Each each, Kept kept, Put put) {
+  uint64_t count = 0;
+  each([&](uint64_t i) { count += kept(i) ? 1 : 0; });
+  out.put_u64(count);
+  each([&](uint64_t i) {
+    if (!kept(i)) return;
+    out.put_u64(i);
+    put(i);
+  });
+}
+
+template <class Each, class Kept, class Put>
+void save_table(ModelWriter& out, uint64_t size, Each each, Kept kept, Put put) {
   out.put_u64(size);
-  save_count_and_records(out, size, kept, put);
+  save_count_and_records(out, each, kept, put);
 }
 
 // Reads the count and records for a table of `size` slots, each record `record_bytes` long; get(i) reads
@@ -128,17 +145,17 @@ bool all_zero(const Slot& s) {
 }
 
 template <class Slot>
-void save_slots(ModelWriter& out, const std::vector<Slot>& slots) {
+void save_slots(ModelWriter& out, const ZeroedTable<Slot>& slots) {
   static_assert(std::is_trivially_copyable_v<Slot> && sizeof(Slot) % sizeof(double) == 0);
   save_table(
-      out, slots.size(), [&](uint64_t i) { return !all_zero(slots[i]); },
+      out, slots.size(), touched(slots), [&](uint64_t i) { return !all_zero(slots[i]); },
       [&](uint64_t i) { out.put_values(reinterpret_cast<const double*>(&slots[i]), sizeof(Slot) / sizeof(double)); });
 }
 
 template <class Slot>
-void load_slots(ModelReader& in, std::vector<Slot>& slots, const std::string& who) {
+void load_slots(ModelReader& in, ZeroedTable<Slot>& slots, const std::string& who) {
   load_table_size(in, slots.size(), who);
-  std::fill(slots.begin(), slots.end(), Slot{});
+  slots.clear();
   const std::string slot_what = who + " slot";
   load_count_and_records(in, slots.size(), sizeof(Slot), who, [&](uint64_t i) {
     in.get_raw(&slots[i], sizeof(Slot), slot_what.c_str());

@@ -177,7 +177,7 @@ TEST(DiagMatrix, VisitorGivesTheDiagonal) {
   EXPECT_DOUBLE_EQ((c.entries.at({3, 3})), 0.5 * (1.0 + 0.5 * 4.0 + 1.0));
   EXPECT_DOUBLE_EQ((c.entries.at({200, 200})), 0.5 * (1.0 + 0.5));
   EXPECT_DOUBLE_EQ(m.diagonal(3 + 256), m.diagonal(3));  // slots are masked to 2^bits
-  EXPECT_THROW(DiagMatrix(1.0, 31), ConfigError);
+  EXPECT_THROW(DiagMatrix(1.0, 33), ConfigError);
 }
 
 TEST(MatrixCompactIndex, PositionsInFirstSeenOrder) {
