@@ -460,6 +460,22 @@ TEST_F(GzipReaderTest, PipeGetsEachMemberThroughAtOnceAndStops) {
       ASSERT_EQ(::write(fds[1], two.data(), two.size()), static_cast<ssize_t>(two.size()));
       EXPECT_EQ(read_with_timeout(4), "c d\n");
     }
+    // A member still being written (a gzip writer that flushes each line): what it holds so far comes out.
+    z_stream zs{};
+    ASSERT_EQ(deflateInit2(&zs, 1, Z_DEFLATED, 31, 8, Z_DEFAULT_STRATEGY), Z_OK);
+    for (const char* line : {"e f\n", "g h\n"}) {
+      if (fds[1] < 0) break;
+      char out[256];
+      zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(line));
+      zs.avail_in = 4;
+      zs.next_out = reinterpret_cast<Bytef*>(out);
+      zs.avail_out = sizeof out;
+      ASSERT_EQ(deflate(&zs, Z_SYNC_FLUSH), Z_OK);
+      const size_t n = sizeof out - zs.avail_out;
+      ASSERT_EQ(::write(fds[1], out, n), static_cast<ssize_t>(n));
+      EXPECT_EQ(read_with_timeout(4), line);
+    }
+    deflateEnd(&zs);
     // The inflate thread now waits on the open, empty pipe: the destructor must still return.
     auto done = std::async(std::launch::async, [&] { reader.reset(); });
     EXPECT_EQ(done.wait_for(30s), std::future_status::ready) << "the destructor hangs";
