@@ -1,4 +1,5 @@
-// Byte sources: a file or stdin, plain or gzip (recognised by its magic bytes, whatever the name).
+// Byte sources: a file or stdin, plain or gzip (recognised by its magic bytes, whatever the name; BGZF is
+// inflated on several threads).
 #pragma once
 #include <cstddef>
 #include <memory>
@@ -9,8 +10,9 @@ namespace lepus {
 class InputSource {
  public:
   virtual ~InputSource() = default;
-  // Reads at most n bytes into buf; returns 0 only at the end. Makes at most one blocking read of the
-  // underlying descriptor, so a pipe that delivers one line yields that line at once.
+  // Reads at most n bytes into buf; returns 0 only at the end. Waits only while no byte is ready, so a pipe
+  // that delivers one line yields that line at once: a plain source makes at most one read(2); a gzip
+  // source hands out what its inflate thread has inflated so far (io/gzip_reader.h).
   virtual size_t read(char* buf, size_t n) = 0;
   const std::string& name() const { return name_; }
 
