@@ -1,6 +1,7 @@
 // Fuzz target: VW's number reader (formats/float_reader.h). Reads one number at the start of the input and
 // after every separator (space, TAB, '\n', ':', '|': where the parsers call it), from an exact-size heap
-// buffer so AddressSanitizer catches a read outside [begin, end); checks the stop pointer and determinism.
+// buffer so AddressSanitizer catches a read outside [begin, end); checks the stop pointer and determinism, and
+// that read_vw_float_fast, wherever it answers, answers exactly as read_vw_float does.
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -26,6 +27,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const float v2 = lepus::read_vw_float(p, end, &stop2);
     FUZZ_CHECK(stop2 == stop);
     FUZZ_CHECK(std::memcmp(&v, &v2, sizeof v) == 0 || (std::isnan(v) && std::isnan(v2)));
+    float fast = 0.0f;
+    if (const char* fast_stop = lepus::read_vw_float_fast(p, end, &fast)) {
+      FUZZ_CHECK(fast_stop == stop);
+      FUZZ_CHECK(std::memcmp(&fast, &v, sizeof v) == 0);
+    }
   }
   return 0;
 }

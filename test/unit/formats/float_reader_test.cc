@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <random>
 #include <string>
@@ -235,6 +236,151 @@ TEST(FloatReader, MatchesVwTranscriptionOnRandomText) {
     ++checked;
   }
   EXPECT_EQ(checked, 200000);
+}
+
+// ---- read_vw_float_fast: the whole-token path, held to read_vw_float -------------------------------------------
+
+// The text in quotes, for traces (built by append: GCC 12 warns spuriously about "'" + std::string).
+std::string quoted(std::string_view text) {
+  std::string out = "'";
+  out.append(text);
+  out += '\'';
+  return out;
+}
+
+// What the fast path says about text: taken (stop and bits equal to read_vw_float's) or declined.
+struct FastRead {
+  bool taken;
+  float value;
+  size_t consumed;
+};
+
+FastRead read_fast(std::string_view s) {
+  float v = -12345.0f;
+  const char* stop = read_vw_float_fast(s.data(), s.data() + s.size(), &v);
+  if (stop == nullptr) {
+    EXPECT_EQ(v, -12345.0f) << "a declined read leaves the value alone";
+    return FastRead{false, 0.0f, 0};
+  }
+  return FastRead{true, v, static_cast<size_t>(stop - s.data())};
+}
+
+// The contract: wherever the fast path answers, it answers exactly as read_vw_float (same stop, same bits).
+void expect_fast_matches_general(std::string_view text) {
+  SCOPED_TRACE(quoted(text));
+  const FastRead f = read_fast(text);
+  if (!f.taken) return;
+  const Read r = read(text);
+  EXPECT_EQ(f.consumed, r.consumed);
+  EXPECT_EQ(bits(f.value), bits(r.value));
+}
+
+TEST(FloatReaderFast, TakesTheCommonShapes) {
+  // rcv1's %.7e values, plain decimals and integers, each followed by what ends a VW feature.
+  for (const std::string_view s : {"6.2699720e-02", "-6.2699720e-02", "1.0517266e-01", "0.5", "5", "12345",
+                                   "-3.25", "1e5", "2.5E-3", ".5", "5.", "-0", "0.000001", "007", "1e-45",
+                                   "9.9999999e0", "1234567.1234567", "0.000000000000000001"}) {
+    for (const std::string_view after : {"", " x", "\tx", "\n"}) {
+      const std::string text = std::string(s) + std::string(after);
+      SCOPED_TRACE(quoted(text));
+      const FastRead f = read_fast(text);
+      ASSERT_TRUE(f.taken);
+      const Read r = read(text);
+      EXPECT_EQ(f.consumed, r.consumed);
+      EXPECT_EQ(f.consumed, s.size());
+      EXPECT_EQ(bits(f.value), bits(r.value));
+    }
+  }
+  // Digits past 2^24 take VW's f32 steps, not a correct rounding (see FastPathIsVwsNotStrtof).
+  EXPECT_EQ(bits(read_fast("-6.2699720e-02").value), bits(-(62699720.0f * reference_pow10(-9))));
+  EXPECT_EQ(bits(read_fast("0.000001").value), bits(9.99999884e-07f));
+}
+
+TEST(FloatReaderFast, DeclinesWhatOnlyTheGeneralReaderKnows) {
+  // strtof's shapes, VW's odd zeros, leading spaces, numbers ending in another char, more than 19 digits,
+  // exponents beyond int8, integer digits whose f32 steps round: all left to read_vw_float.
+  for (const std::string_view s :
+       {"", "+1", "+3", " 7", "  ", "0x10", "inf", "-inf", "nan", "NaN", "1E+2", "1e+2", "-", ".", "-.", "e", "e5",
+        "-e5", "1.5|f", "2,5", "1.5x", "1:2", "1.5\r", "1e400", "1e256", "1e-200", "0e300", "33554386",
+        "123456789012345678901", "0.12345678901234567890", "\0" "5", "1\v", "\xC2\xA0" "1", "\xEF\xBC\x91"}) {
+    SCOPED_TRACE(quoted(s));
+    EXPECT_FALSE(read_fast(s).taken);
+  }
+}
+
+TEST(FloatReaderFast, TrickyTokensMatchTheGeneralReader) {
+  for (const std::string_view s :
+       {"-0", "-0.0", "0", "00", "007", "-007.500", "1e-45", "1.4e-45", "1e-38", "1e-37", "1e38", "1e39", "3.4e38",
+        "3.5e38", "-3.5e38", "4294967296", "4294967295", "18446744073709551615", "18446744073709551616",
+        "9999999999999999999", "16777216", "16777215", "16777217", "16777168", "16777169", "1.6777216",
+        "0.16777217", "99999999.9", "9.99999999", "0.000000016777217", ".5", "5.", "-.5", "-5.", "1e", "1e-",
+        "1E", "1.e5", ".1e1", "5e0005", "5e999999", "5e-999999", "5e1000000", "1e127", "1e-128", "1e-129",
+        "0.00000000000000000000000000000000001", "12345678.9", "1234567.89", "123456.789", "0.123456789"}) {
+    for (const std::string_view after : {"", " ", "\t", "\n", "x", "|", ":"}) {
+      expect_fast_matches_general(std::string(s) + std::string(after));
+    }
+  }
+}
+
+TEST(FloatReaderFast, MatchesTheGeneralReaderOnRandomNumbers) {
+  std::mt19937 rng(2024);
+  const std::string alphabet = "0123456789.-eE+ \tx";
+  int taken = 0;
+  for (int i = 0; i < 300000; ++i) {
+    std::string text;
+    switch (i % 3) {
+      case 0: {  // well formed: the fast path's own shapes, with long mantissas and leading zeros
+        if (rng() % 3 == 0) text += '-';
+        for (int d = static_cast<int>(rng() % 12); d > 0; --d) text += static_cast<char>('0' + rng() % 10);
+        if (rng() % 2) {
+          text += '.';
+          if (rng() % 6 == 0) text += std::string(rng() % 12, '0');
+          for (int d = static_cast<int>(rng() % 12); d > 0; --d) text += static_cast<char>('0' + rng() % 10);
+        }
+        if (rng() % 3 == 0) {
+          text += rng() % 2 ? 'e' : 'E';
+          if (rng() % 2) text += '-';
+          text += std::to_string(rng() % (rng() % 4 == 0 ? 200 : 40));
+        }
+        text += rng() % 4 == 0 ? "" : " ";
+        break;
+      }
+      case 1: {  // %.7e-like, the benchmark's shape
+        char buf[32];
+        const float x = std::ldexp(static_cast<float>(rng() % 1000000 + 1), static_cast<int>(rng() % 60) - 40);
+        std::snprintf(buf, sizeof buf, "%.7e", static_cast<double>(rng() % 2 ? x : -x));
+        text = buf;
+        break;
+      }
+      default:
+        for (int n = static_cast<int>(rng() % 15); n > 0; --n) text += alphabet[rng() % alphabet.size()];
+    }
+    const FastRead f = read_fast(text);
+    if (!f.taken) continue;
+    ++taken;
+    const Read r = read(text);
+    SCOPED_TRACE(quoted(text));
+    ASSERT_EQ(f.consumed, r.consumed);
+    ASSERT_EQ(bits(f.value), bits(r.value));
+  }
+  EXPECT_GT(taken, 100000);  // the fast path is exercised, not merely declined
+}
+
+TEST(FloatReaderFast, NeverReadsPastTheEnd) {
+  // The number's text is a prefix of a longer buffer: the answer must not depend on what follows `end`.
+  const std::string buffer = "6.2699720e-0212345";
+  for (size_t n = 0; n <= 13; ++n) {
+    SCOPED_TRACE(n);
+    float v = 0.0f;
+    const char* stop = read_vw_float_fast(buffer.data(), buffer.data() + n, &v);
+    const std::string alone = buffer.substr(0, n);
+    const FastRead f = read_fast(alone);
+    ASSERT_EQ(stop != nullptr, f.taken);
+    if (stop != nullptr) {
+      EXPECT_EQ(static_cast<size_t>(stop - buffer.data()), f.consumed);
+      EXPECT_EQ(bits(v), bits(f.value));
+    }
+  }
 }
 
 }  // namespace
