@@ -6,11 +6,15 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cfloat>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <string>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "formats/float_reader.h"
 
@@ -38,6 +42,41 @@ constexpr std::array<uint8_t, 256> make_classes() {
 constexpr std::array<uint8_t, 256> kClass = make_classes();
 
 inline bool has_class(char c, uint8_t cls) { return (kClass[static_cast<unsigned char>(c)] & cls) != 0; }
+
+// The 32 bytes at p, one bit per byte (bit i for p[i]): which are ASCII digits, and which are feature separators
+// (space, TAB). SSE2 where there is SSE2 (every x86-64); elsewhere the same masks byte by byte.
+struct Window32 {
+  uint32_t digits;
+  uint32_t separators;
+};
+
+inline Window32 classify32(const char* p) {
+#if defined(__SSE2__)
+  const __m128i lo = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+  const __m128i hi = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16));
+  // c is a digit iff (c - '0') mod 256 < 10 unsigned, i.e. c + 0x50 (that minus 128) < -118 signed.
+  const __m128i shift = _mm_set1_epi8(0x50);
+  const __m128i limit = _mm_set1_epi8(-118);
+  const __m128i space = _mm_set1_epi8(' ');
+  const __m128i tab = _mm_set1_epi8('\t');
+  auto digits = [&](__m128i x) {
+    return static_cast<uint32_t>(_mm_movemask_epi8(_mm_cmplt_epi8(_mm_add_epi8(x, shift), limit)));
+  };
+  auto separators = [&](__m128i x) {
+    return static_cast<uint32_t>(
+        _mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(x, space), _mm_cmpeq_epi8(x, tab))));
+  };
+  return Window32{digits(lo) | (digits(hi) << 16), separators(lo) | (separators(hi) << 16)};
+#else
+  Window32 w{0, 0};
+  for (int i = 0; i < 32; ++i) {
+    const auto c = static_cast<unsigned char>(p[i]);
+    w.digits |= static_cast<uint32_t>(c - '0' < 10u) << i;
+    w.separators |= static_cast<uint32_t>(c == ' ' || c == '\t') << i;
+  }
+  return w;
+#endif
+}
 
 
 // Calls fn(token) for the first `count` space-separated tokens of the section (the label tokens: the tag,
@@ -188,6 +227,11 @@ void parse_label_section(std::string_view section, const ParseOptions& options, 
   }
 }
 
+// kFast: features of the common shape `digits[:number]` under --hash strings take a whole-token path (the name's
+// value read eight bytes at a time, the number by read_vw_float_fast) instead of the grammar's byte loops; any
+// other feature, and any whose number is malformed or not finite, goes the general way from its start, so
+// both instantiations give identical examples and warnings (parse_vw_line_general is the kFast = false one).
+template <bool kFast>
 class FeatureSectionParser {
  public:
   FeatureSectionParser(std::string_view section, const ParseOptions& options, Example& ex,
@@ -198,6 +242,7 @@ class FeatureSectionParser {
         options_(options),
         ex_(ex),
         warnings_(warnings),
+        strings_(options.hash_mode == HashMode::kStrings),
         // VW gives the default namespace hash 0, or murmur3("", seed) under a seed, whatever --hash says.
         default_hash_(options.hash_seed == 0 ? 0u : murmur3_32(std::string_view(), options.hash_seed)) {}
 
@@ -246,6 +291,7 @@ class FeatureSectionParser {
       warn_here("malformed example! '|',String,space, or EOL expected after : \"");
       return;
     }
+    fast_ = kFast && strings_ && !drop_;
     list_features();
     close_block(block_begin);
   }
@@ -261,6 +307,9 @@ class FeatureSectionParser {
   }
 
   void maybe_feature() {
+    if constexpr (kFast) {
+      if (fast_ && fast_run()) return;
+    }
     if (p_ == end_ || has_class(*p_, kFieldEnd)) return;
     const char* name_begin = p_;
     while (p_ < end_ && !has_class(*p_, kNameEnd)) ++p_;
@@ -301,6 +350,140 @@ class FeatureSectionParser {
     }
     if (value == 0.0f) return;
     ex_.features.push_back(Feature{index, value});
+  }
+
+  // ---- the whole-feature fast path (kFast) -----------------------------------------------------------------
+  // Features of the shape `digits` or `digits:number` (the number as read_vw_float_fast takes it) under --hash
+  // strings, in a kept group. Such a name hashes to its decimal value (mod 2^64, truncated to 32 bits) plus the
+  // namespace hash, so it is summed while it is scanned and never looked at again. Each function below handles
+  // the feature at p and returns its end (p_ is not touched), or returns nullptr having changed nothing, and the
+  // general path then reads that feature from its start, warnings and all.
+
+  // A run of features from p_ (a feature's start): true, with p_ at the end of the last one handled, if at least
+  // the first was; false otherwise.
+  bool fast_run() {
+    const char* p = p_;
+    const char* done = nullptr;
+    for (;;) {
+      const char* stop = end_ - p >= 32 ? window_feature(p) : byte_feature(p);
+      if (stop == nullptr) break;
+      done = stop;
+      if (stop == end_ || (*stop != ' ' && *stop != '\t')) break;
+      p = stop + 1;  // past the separator, as list_features steps
+    }
+    if (done == nullptr) return false;
+    p_ = done;
+    return true;
+  }
+
+  void push(uint64_t name_value, float value) {
+    ex_.features.push_back(Feature{static_cast<uint32_t>(static_cast<uint32_t>(name_value) + nshash_), value});
+  }
+
+  // Any fast-shaped feature, byte by byte (the last ones of a line, and what window_feature leaves).
+  const char* byte_feature(const char* p) {
+    const char* q = p;
+    uint64_t name_value = 0;  // wraps mod 2^64, as VW's hashstring
+    while (q < end_ && static_cast<unsigned char>(*q - '0') < 10) {
+      name_value = name_value * 10 + static_cast<uint64_t>(*q++ - '0');
+    }
+    if (q == p) return nullptr;
+    float value = ns_weight_;  // `name` alone: 1 times the namespace weight
+    if (q < end_ && *q == ':') {
+      float x;
+      q = read_vw_float_fast(q + 1, end_, &x);
+      if (q == nullptr) return nullptr;
+      value = ns_weight_ * x;
+      if (!std::isfinite(value)) return nullptr;  // the general path warns
+    } else if (q < end_ && !has_class(*q, kFieldEnd)) {
+      return nullptr;  // the name goes on: letters, or bytes such as '\v' that VW's hash trims
+    }
+    if (value != 0.0f) push(name_value, value);
+    return q;
+  }
+
+  // The common case with 32 bytes readable at p: a name of 1 to 8 digits, and a number of at most 7 digits before
+  // its point and 7 after, with at most 8 significant ones, and a power of ten from 10^-37 to 10^30, ending at
+  // the feature's separator (space or TAB) within the window. Each part's length is one count of trailing zeros
+  // in the window's digit mask, each digit run's value one SWAR step, and the feature's end comes from the
+  // separator mask alone, so the next feature can start before this value is known. The value takes VW's
+  // steps in as few dependent operations as possible: the mantissa less its last digit is exact (below 2^24 -
+  // 48), so VW's accumulator is that integer, and the last digit is one f32 step `acc * 10 + digit`, which is
+  // exact too when the whole mantissa is small. Whether the value is 0 or finite is known from the integers,
+  // so nothing waits for the float. Anything else goes to byte_feature.
+  const char* window_feature(const char* const base) {
+    using digits8::load;
+    using digits8::value_of_first;
+    const Window32 w = classify32(base);
+    const uint64_t other = ~static_cast<uint64_t>(w.digits);  // non-digits; bits 32 and up set
+    const int k = std::countr_zero(other);                     // the name's digits
+    const int stop = std::countr_zero(static_cast<uint64_t>(w.separators) | (uint64_t{1} << 32));
+    if (k == 0 || k > 8 || base[k] != ':') return byte_feature(base);
+    const uint64_t name_value = value_of_first(load(base), k);
+    int pos = k + 1;
+    const bool negative = base[pos] == '-';
+    pos += negative;
+    const int k1 = std::countr_zero(other >> pos);  // integer digits; pos <= 10
+    if (k1 > 7) return byte_feature(base);
+    const auto whole = static_cast<uint32_t>(k1 == 1 ? static_cast<uint64_t>(base[pos] - '0')  // the common case
+                                                     : value_of_first(load(base + pos), k1));
+    pos += k1;
+    int num_dec = 0;
+    uint64_t head;  // the mantissa without its last digit
+    uint32_t last;  // its last digit
+    if (base[pos] == '.') {  // pos <= 17
+      ++pos;
+      num_dec = std::countr_zero(other >> pos);
+      if (num_dec > 7) return byte_feature(base);
+    }
+    if (num_dec > 0) {
+      static constexpr uint64_t kScale[7] = {1, 10, 100, 1000, 10000, 100000, 1000000};
+      const uint64_t word = load(base + pos);  // pos <= 18: inside the window
+      head = whole * kScale[num_dec - 1] + value_of_first(word, num_dec - 1);
+      last = static_cast<uint32_t>((word >> (8 * (num_dec - 1))) & 0xFF) - '0';
+      pos += num_dec;
+      if (head > float_detail::kExactAccumulator) return byte_feature(base);
+    } else {
+      if (k1 == 0) return byte_feature(base);  // no digit: VW's odd zeros
+      // Integer digits only, fewer than 8: exact in every step, whichever form VW's steps take.
+      head = whole / 10;
+      last = whole % 10;
+    }
+    int exponent = 0;
+    if ((base[pos] | 0x20) == 'e') {  // pos <= 25; only 'e' and 'E' map to 'e'
+      ++pos;
+      const bool exp_negative = base[pos] == '-';
+      pos += exp_negative;
+      const int exp_digits = std::countr_zero(other >> pos);
+      if (exp_digits == 2) {  // the common case ("e-02"), without a loop
+        exponent = (base[pos] - '0') * 10 + (base[pos + 1] - '0');
+      } else {
+        if (exp_digits > 6) return byte_feature(base);
+        for (int i = 0; i < exp_digits; ++i) exponent = exponent * 10 + (base[pos + i] - '0');
+      }
+      pos += exp_digits;
+      if (exp_negative) exponent = -exponent;
+    }
+    // The number must end at the feature's separator: one running to the window's end, or ending in anything
+    // else (strtof's cases, '|', '\r', '\n'), goes the other way.
+    if (pos != stop) return byte_feature(base);
+    const int true_e = exponent - num_dec;
+    // |mantissa| < 2^24 * 10, so up to 10^30 the value is finite, and from 10^-37 (VW's table's last
+    // non-zero power) it is 0 only when the mantissa is.
+    if (true_e > 30 || true_e < -37) return byte_feature(base);
+    const float scaled = static_cast<float>(head) * 10.0f;  // VW's f32 step; separate statements: no FMA
+    const float acc = scaled + static_cast<float>(last);
+    const float magnitude = acc * float_detail::kPow10[static_cast<size_t>(true_e + 128)];
+    const float x = negative ? -magnitude : magnitude;  // = sign * magnitude: magnitude is never a NaN
+    bool zero = (head | last) == 0;
+    float value = x;
+    if (ns_weight_ != 1.0f) {  // 1 * x == x
+      value = ns_weight_ * x;
+      if (!std::isfinite(value)) return nullptr;  // the general path warns
+      zero = value == 0.0f;
+    }
+    if (!zero) push(name_value, value);
+    return base + stop;
   }
 
   // VW's string_feature_value: skip leading whitespace, take the run up to the next whitespace. A rest that
@@ -401,11 +584,13 @@ class FeatureSectionParser {
   const ParseOptions& options_;
   Example& ex_;
   WarningSink& warnings_;
+  const bool strings_;  // --hash strings
   const uint32_t default_hash_;
 
   // The current '|' block.
   unsigned char group_ = ' ';
   bool drop_ = false;
+  bool fast_ = false;  // kFast, --hash strings and the block's group is kept
   uint32_t nshash_ = 0;
   float ns_weight_ = 1.0f;
   uint64_t anon_ = 0;
@@ -415,9 +600,8 @@ class FeatureSectionParser {
   std::array<bool, 256> seen_;  // filled on first use (see close_block)
 };
 
-}  // namespace
-
-void parse_vw_line(std::string_view line, const ParseOptions& options, Example& ex, WarningSink& warnings) {
+template <bool kFast>
+void parse_line(std::string_view line, const ParseOptions& options, Example& ex, WarningSink& warnings) {
   ex.clear();
   if (line.size() >= 3 && line[0] == '\xEF' && line[1] == '\xBB' && line[2] == '\xBF') line.remove_prefix(3);
   // The caller strips '\n'; dropping one more is harmless (lines never hold two) and matches VW's order.
@@ -433,10 +617,21 @@ void parse_vw_line(std::string_view line, const ParseOptions& options, Example& 
       bar == nullptr ? line.size() : static_cast<size_t>(static_cast<const char*>(bar) - line.data());
   if (bar_index != 0) parse_label_section(line.substr(0, bar_index), options, ex, warnings);
   if (bar_index < line.size()) {
-    FeatureSectionParser parser(line.substr(bar_index), options, ex, warnings);
+    FeatureSectionParser<kFast> parser(line.substr(bar_index), options, ex, warnings);
     parser.run();
   }
   ex.num_linear = static_cast<uint32_t>(ex.features.size());
+}
+
+}  // namespace
+
+void parse_vw_line(std::string_view line, const ParseOptions& options, Example& ex, WarningSink& warnings) {
+  parse_line<true>(line, options, ex, warnings);
+}
+
+void parse_vw_line_general(std::string_view line, const ParseOptions& options, Example& ex,
+                           WarningSink& warnings) {
+  parse_line<false>(line, options, ex, warnings);
 }
 
 }  // namespace lepus

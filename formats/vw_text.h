@@ -32,4 +32,10 @@ namespace lepus {
 // labeled or not. Recoverable problems go to warnings, VW's wording.
 void parse_vw_line(std::string_view line, const ParseOptions& options, Example& ex, WarningSink& warnings);
 
+// parse_vw_line without its whole-token fast paths: every feature through the general grammar, byte by byte. The
+// two give identical examples and warnings on every line; this one is the reference the tests and the fuzz
+// target hold the fast paths to.
+void parse_vw_line_general(std::string_view line, const ParseOptions& options, Example& ex,
+                           WarningSink& warnings);
+
 }  // namespace lepus

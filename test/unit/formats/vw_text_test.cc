@@ -8,6 +8,8 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
+#include <random>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -570,6 +572,165 @@ TEST(VwTextOracle, AuditHashSeed7) {
   ParseOptions options;
   options.hash_seed = 7;
   check_audit("audit_hash_seed7.stdout", options);
+}
+
+// ---- the whole-feature fast paths, held to the general grammar ------------------------------------------------
+
+uint32_t float_bits(float f) {
+  uint32_t b;
+  std::memcpy(&b, &f, sizeof b);
+  return b;
+}
+
+// parse_vw_line (fast paths on) and parse_vw_line_general (off) must agree on everything a line yields.
+void expect_same_as_general(std::string_view line, const ParseOptions& options = ParseOptions{}) {
+  std::string trace = "line '";
+  trace.append(line);
+  trace += '\'';
+  SCOPED_TRACE(trace);
+  Parsed fast;
+  Parsed general;
+  CollectingSink fast_sink;
+  CollectingSink general_sink;
+  parse_vw_line(line, options, fast.ex, fast_sink);
+  parse_vw_line_general(line, options, general.ex, general_sink);
+  const Example& a = fast.ex;
+  const Example& b = general.ex;
+  EXPECT_EQ(a.empty, b.empty);
+  EXPECT_EQ(a.labeled, b.labeled);
+  EXPECT_EQ(float_bits(a.label), float_bits(b.label));
+  EXPECT_EQ(float_bits(a.weight), float_bits(b.weight));
+  EXPECT_EQ(float_bits(a.initial), float_bits(b.initial));
+  EXPECT_EQ(a.tag, b.tag);
+  EXPECT_EQ(a.num_linear, b.num_linear);
+  ASSERT_EQ(a.features.size(), b.features.size());
+  for (size_t i = 0; i < a.features.size(); ++i) {
+    EXPECT_EQ(a.features[i].index, b.features[i].index) << "feature " << i;
+    EXPECT_EQ(float_bits(a.features[i].value), float_bits(b.features[i].value)) << "feature " << i;
+  }
+  ASSERT_EQ(a.groups.size(), b.groups.size());
+  for (size_t i = 0; i < a.groups.size(); ++i) {
+    EXPECT_EQ(a.groups[i].ns, b.groups[i].ns);
+    EXPECT_EQ(a.groups[i].begin, b.groups[i].begin);
+    EXPECT_EQ(a.groups[i].end, b.groups[i].end);
+  }
+  EXPECT_EQ(fast_sink.messages, general_sink.messages);
+}
+
+// Option sets the fast paths depend on: --hash all and a dropped group switch them off, a seed changes the
+// namespace hash they add, a namespace weight multiplies the value they read.
+std::vector<ParseOptions> fast_path_option_sets() {
+  std::vector<ParseOptions> sets(4);
+  sets[1].hash_mode = HashMode::kAll;
+  sets[2].hash_seed = 42;
+  sets[3].drop_group[static_cast<unsigned char>('g')] = true;
+  return sets;
+}
+
+const std::vector<std::string>& tricky_names() {
+  static const std::vector<std::string> names = {
+      "0", "7", "007", "00000000", "12345678", "123456789", "4294967295", "4294967296", "4294967297",
+      "18446744073709551615", "18446744073709551616", "99999999999999999999999999", "-12", "+12", "12a", "a12",
+      "1.5", "1e5", "\xD9\xA1\xD9\xA2" /* Arabic-Indic digits */, "\xEF\xBC\x91" /* fullwidth 1 */, "\xC3\xA9",
+      "12\v", "\v12", "1\x01", "12\xFF", "", "a"};
+  return names;
+}
+
+const std::vector<std::string>& tricky_values() {
+  static const std::vector<std::string> values = {
+      "", "1", "-1", "+1", "0", "-0", "0.0", "-0.0", ".5", "5.", "-.5", "1e5", "1E5", "1e+5", "1e-45", "1.4e-45",
+      "1e-38", "1e-37", "1e38", "1e39", "3.5e38", "-3.5e38", "1e127", "1e128", "1e400", "1e-400",
+      "6.2699720e-02", "-6.2699720e-02", "1.0517266e-01", "9.9999999e-01", "4294967296", "33554386",
+      "16777216", "16777217", "0.16777217", "1234567.1234567", "12345678.1234567", "0.123456789012345678901",
+      "007", "nan", "NaN", "inf", "-inf", "infinity", "0x10", "x", "abc", "-", ".", "e", "e5", "1e", "1e-",
+      "1.5.5", "1:2", "1,5", "\xEF\xBC\x91", " 5", "5e0005", "5e999999", "123456789012345678901234567890",
+      "1e30", "1e31", "9.9999999e37", "1.6777216e30", "1e-36", "1e-37", "1e-38", "5.5e-31", "0.0000001e-30",
+      "1.6777215", "1.6777216", "1.6777217", "16.777217", "167772.17", "9999999.9", "0.12345678", "-1.2345678e-2"};
+  return values;
+}
+
+TEST(VwTextFastPath, TrickyTokensMatchTheGeneralParse) {
+  const std::string filler = " 1:1 22:0.25 333:-1.5e-3 4444:7 55555:0.5 6:6";  // enough for the 32-byte window
+  int lines = 0;
+  for (const ParseOptions& options : fast_path_option_sets()) {
+    for (const std::string& name : tricky_names()) {
+      for (const std::string& value : tricky_values()) {
+        for (const std::string& token : {name + ":" + value, name}) {
+          // First (window path), last (byte path, or the general one near the end), and in a weighted namespace.
+          for (const std::string& line :
+               {"1 |f " + token + filler, "1 |f" + filler + " " + token, "-1 2 'tag |g:0.5 " + token + filler,
+                "|f:1e38 " + token + "\t" + token + filler, "1 | " + token + " " + token, "0 |f:0 " + token + filler,
+                "|g " + token + filler + "|f " + token + filler}) {
+            expect_same_as_general(line, options);
+            ++lines;
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(lines, 10000);
+}
+
+TEST(VwTextFastPath, IntegerNamesHashAsVwDoes) {
+  // VW's hashstring: an all-digit name is its decimal value (mod 2^64, truncated to 32 bits) plus the namespace
+  // hash, with no murmur; what the fast path computes while scanning.
+  const uint32_t f = ns("f");
+  const Parsed p = parse("1 |f 007:0.5 4294967296:1 4294967297:1 18446744073709551617:1 12:2 1:1 2:2 3:3 4:4 5:5");
+  ASSERT_EQ(p.ex.features.size(), 10u);
+  EXPECT_EQ(p.ex.features[0].index, static_cast<uint32_t>(7u + f));
+  EXPECT_EQ(p.ex.features[1].index, static_cast<uint64_t>(f));       // 2^32 truncates to 0
+  EXPECT_EQ(p.ex.features[2].index, static_cast<uint32_t>(1u + f));  // 2^32 + 1 to 1
+  EXPECT_EQ(p.ex.features[3].index, static_cast<uint32_t>(1u + f));  // 2^64 + 1 wraps to 1
+  EXPECT_EQ(p.ex.features[4].index, static_cast<uint32_t>(12u + f));
+  EXPECT_EQ(p.ex.features[4].value, 2.0f);
+  EXPECT_EQ(p.ex.features[0].index, h("007", f));
+  EXPECT_EQ(p.ex.features[4].index, h("12", f));
+}
+
+TEST(VwTextFastPath, RandomLinesMatchTheGeneralParse) {
+  std::mt19937 rng(7);
+  const std::string bytes = "0123456789012345678901234567890123456789.-eE+: \t|abx\r\v\n";
+  auto digits = [&](int n) {
+    std::string d;
+    for (int i = 0; i < n; ++i) d += static_cast<char>('0' + rng() % 10);
+    return d;
+  };
+  for (int i = 0; i < 20000; ++i) {
+    std::string line = rng() % 2 ? "1 " : "-1 0.5 ";
+    line += rng() % 4 == 0 ? "|g" : "|f";
+    // A namespace weight, including ones that make products overflow (1e38) or vanish (0, 1e-30).
+    static const char* const kWeights[] = {":0.5", ":2", ":-1", ":0", ":1e38", ":1e-30", ":1"};
+    if (rng() % 3 == 0) line += kWeights[rng() % 7];
+    const int features = static_cast<int>(rng() % 40);
+    for (int k = 0; k < features; ++k) {
+      line += rng() % 8 == 0 ? "\t" : " ";
+      switch (rng() % 6) {
+        case 0:  // random bytes
+          for (int n = static_cast<int>(rng() % 12); n > 0; --n) line += bytes[rng() % bytes.size()];
+          break;
+        case 1:
+          line += digits(1 + static_cast<int>(rng() % 12));
+          break;
+        default: {  // name:number in the shapes data files use
+          line += digits(1 + static_cast<int>(rng() % 9)) + ":";
+          if (rng() % 4 == 0) line += '-';
+          line += digits(static_cast<int>(rng() % 9));
+          if (rng() % 3) {
+            line += '.';
+            line += digits(static_cast<int>(rng() % 10));
+          }
+          if (rng() % 3 == 0) {
+            line += rng() % 2 ? "e-" : "E";
+            // Exponents around the window path's limits (10^30, 10^-37) and the table's (10^38).
+            line += rng() % 2 ? digits(static_cast<int>(rng() % 4)) : std::to_string(25 + rng() % 25);
+          }
+        }
+      }
+    }
+    if (rng() % 10 == 0) line += " |h a b:2";
+    expect_same_as_general(line);
+    if (::testing::Test::HasFailure()) return;
+  }
 }
 
 }  // namespace
