@@ -43,41 +43,24 @@ constexpr std::array<uint8_t, 256> kClass = make_classes();
 
 inline bool has_class(char c, uint8_t cls) { return (kClass[static_cast<unsigned char>(c)] & cls) != 0; }
 
-// The 32 bytes at p, one bit per byte (bit i for p[i]): which are ASCII digits, and which are feature separators
-// (space, TAB). SSE2 where there is SSE2 (every x86-64); elsewhere the same masks byte by byte.
-struct Window32 {
-  uint32_t digits;
-  uint32_t separators;
-};
-
-inline Window32 classify32(const char* p) {
+// The 32 bytes at p, one bit per byte (bit i for p[i]): which are ASCII digits. SSE2 where there is SSE2 (every
+// x86-64); elsewhere the same mask byte by byte.
+inline uint32_t digit_mask32(const char* p) {
 #if defined(__SSE2__)
-  const __m128i lo = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-  const __m128i hi = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16));
   // c is a digit iff (c - '0') mod 256 < 10 unsigned, i.e. c + 0x50 (that minus 128) < -118 signed.
   const __m128i shift = _mm_set1_epi8(0x50);
   const __m128i limit = _mm_set1_epi8(-118);
-  const __m128i space = _mm_set1_epi8(' ');
-  const __m128i tab = _mm_set1_epi8('\t');
-  auto digits = [&](__m128i x) {
+  auto digits = [&](const char* q) {
+    const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(q));
     return static_cast<uint32_t>(_mm_movemask_epi8(_mm_cmplt_epi8(_mm_add_epi8(x, shift), limit)));
   };
-  auto separators = [&](__m128i x) {
-    return static_cast<uint32_t>(
-        _mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(x, space), _mm_cmpeq_epi8(x, tab))));
-  };
-  return Window32{digits(lo) | (digits(hi) << 16), separators(lo) | (separators(hi) << 16)};
+  return digits(p) | (digits(p + 16) << 16);
 #else
-  Window32 w{0, 0};
-  for (int i = 0; i < 32; ++i) {
-    const auto c = static_cast<unsigned char>(p[i]);
-    w.digits |= static_cast<uint32_t>(c - '0' < 10u) << i;
-    w.separators |= static_cast<uint32_t>(c == ' ' || c == '\t') << i;
-  }
-  return w;
+  uint32_t mask = 0;
+  for (int i = 0; i < 32; ++i) mask |= static_cast<uint32_t>(static_cast<unsigned char>(p[i] - '0') < 10u) << i;
+  return mask;
 #endif
 }
-
 
 // Calls fn(token) for the first `count` space-separated tokens of the section (the label tokens: the tag,
 // when there is one, is the last token and is not among them).
@@ -403,70 +386,70 @@ class FeatureSectionParser {
   }
 
   // The common case with 32 bytes readable at p: a name of 1 to 8 digits, and a number of at most 7 digits before
-  // its point and 7 after, with at most 8 significant ones, and a power of ten from 10^-37 to 10^30, ending at
-  // the feature's separator (space or TAB) within the window. Each part's length is one count of trailing zeros
-  // in the window's digit mask, each digit run's value one SWAR step, and the feature's end comes from the
-  // separator mask alone, so the next feature can start before this value is known. The value takes VW's
-  // steps in as few dependent operations as possible: the mantissa less its last digit is exact (below 2^24 -
-  // 48), so VW's accumulator is that integer, and the last digit is one f32 step `acc * 10 + digit`, which is
-  // exact too when the whole mantissa is small. Whether the value is 0 or finite is known from the integers,
-  // so nothing waits for the float. Anything else goes to byte_feature.
+  // its point and 7 after, with at most 8 significant ones, and a power of ten from 10^-37 to 10^30, followed
+  // by a space or TAB within the window. Each part's length is one count of trailing zeros in the window's digit
+  // mask, and each digit run's value one SWAR step (with one digit before the point, the point's byte is
+  // overwritten by that digit so the whole mantissa is one run). The value takes VW's steps in as few dependent
+  // operations as possible: the mantissa less its last digit is exact (at most 2^24 - 48), so VW's accumulator
+  // is that integer, and the last digit is one f32 step `acc * 10 + digit`, exact too when the mantissa is
+  // small (and always for an integer, below 10^7). Whether the value is 0 or finite is known from the integers,
+  // so no branch waits for the float. Anything else goes to byte_feature.
   const char* window_feature(const char* const base) {
     using digits8::load;
     using digits8::value_of_first;
-    const Window32 w = classify32(base);
-    const uint64_t other = ~static_cast<uint64_t>(w.digits);  // non-digits; bits 32 and up set
-    const int k = std::countr_zero(other);                     // the name's digits
-    const int stop = std::countr_zero(static_cast<uint64_t>(w.separators) | (uint64_t{1} << 32));
+    const uint64_t other = ~static_cast<uint64_t>(digit_mask32(base));  // non-digits; bits 32 and up set
+    const int k = std::countr_zero(other);                                // the name's digits
     if (k == 0 || k > 8 || base[k] != ':') return byte_feature(base);
-    const uint64_t name_value = value_of_first(load(base), k);
     int pos = k + 1;
     const bool negative = base[pos] == '-';
     pos += negative;
     const int k1 = std::countr_zero(other >> pos);  // integer digits; pos <= 10
-    if (k1 > 7) return byte_feature(base);
-    const auto whole = static_cast<uint32_t>(k1 == 1 ? static_cast<uint64_t>(base[pos] - '0')  // the common case
-                                                     : value_of_first(load(base + pos), k1));
-    pos += k1;
     int num_dec = 0;
-    uint64_t head;  // the mantissa without its last digit
-    uint32_t last;  // its last digit
-    if (base[pos] == '.') {  // pos <= 17
-      ++pos;
-      num_dec = std::countr_zero(other >> pos);
+    uint64_t all;  // the mantissa's digits
+    if (k1 <= 1 && base[pos + k1] == '.') {  // "d.ddd", ".ddd"
+      const int frac = pos + k1 + 1;  // <= 12
+      num_dec = std::countr_zero(other >> frac);
       if (num_dec > 7) return byte_feature(base);
-    }
-    if (num_dec > 0) {
-      static constexpr uint64_t kScale[7] = {1, 10, 100, 1000, 10000, 100000, 1000000};
-      const uint64_t word = load(base + pos);  // pos <= 18: inside the window
-      head = whole * kScale[num_dec - 1] + value_of_first(word, num_dec - 1);
-      last = static_cast<uint32_t>((word >> (8 * (num_dec - 1))) & 0xFF) - '0';
-      pos += num_dec;
-      if (head > float_detail::kExactAccumulator) return byte_feature(base);
+      const uint64_t word = load(base + frac - 1);  // the point, then the decimals
+      all = k1 == 1 ? value_of_first((word & ~uint64_t{0xFF}) | static_cast<unsigned char>(base[pos]), num_dec + 1)
+                    : value_of_first(word >> 8, num_dec);
+      pos = frac + num_dec;
     } else {
-      if (k1 == 0) return byte_feature(base);  // no digit: VW's odd zeros
-      // Integer digits only, fewer than 8: exact in every step, whichever form VW's steps take.
-      head = whole / 10;
-      last = whole % 10;
+      if (k1 > 7) return byte_feature(base);
+      all = value_of_first(load(base + pos), k1);  // pos + 8 <= 18
+      pos += k1;
+      if (base[pos] == '.') {  // pos <= 17
+        const int frac = pos + 1;
+        num_dec = std::countr_zero(other >> frac);
+        if (num_dec > 7) return byte_feature(base);
+        static constexpr uint64_t kScale[8] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000};
+        all = all * kScale[num_dec] + value_of_first(load(base + frac), num_dec);  // frac + 8 <= 26
+        pos = frac + num_dec;
+      }
     }
+    if (k1 + num_dec == 0) return byte_feature(base);  // no digit: VW's odd zeros
+    const uint64_t head = all / 10;
+    const auto last = static_cast<uint32_t>(all - head * 10);
+    // With decimals the last digit is one; an integer here has at most 7 digits, so every step is exact.
+    if (head > float_detail::kExactAccumulator) return byte_feature(base);
     int exponent = 0;
     if ((base[pos] | 0x20) == 'e') {  // pos <= 25; only 'e' and 'E' map to 'e'
       ++pos;
       const bool exp_negative = base[pos] == '-';
       pos += exp_negative;
-      const int exp_digits = std::countr_zero(other >> pos);
+      const int exp_digits = std::countr_zero(other >> pos);  // pos + exp_digits <= 32
       if (exp_digits == 2) {  // the common case ("e-02"), without a loop
         exponent = (base[pos] - '0') * 10 + (base[pos + 1] - '0');
       } else {
-        if (exp_digits > 6) return byte_feature(base);
+        if (exp_digits > 6) return byte_feature(base);  // read_vw_float saturates longer ones
         for (int i = 0; i < exp_digits; ++i) exponent = exponent * 10 + (base[pos + i] - '0');
       }
       pos += exp_digits;
       if (exp_negative) exponent = -exponent;
     }
-    // The number must end at the feature's separator: one running to the window's end, or ending in anything
-    // else (strtof's cases, '|', '\r', '\n'), goes the other way.
-    if (pos != stop) return byte_feature(base);
+    // The number must end at a separator inside the window: one that reaches the window's end may go on past
+    // it, and one ending in anything else (strtof's cases, '|', '\r', '\n') is not of this shape.
+    if (pos >= 32 || (base[pos] != ' ' && base[pos] != '\t')) return byte_feature(base);
     const int true_e = exponent - num_dec;
     // |mantissa| < 2^24 * 10, so up to 10^30 the value is finite, and from 10^-37 (VW's table's last
     // non-zero power) it is 0 only when the mantissa is.
@@ -475,15 +458,15 @@ class FeatureSectionParser {
     const float acc = scaled + static_cast<float>(last);
     const float magnitude = acc * float_detail::kPow10[static_cast<size_t>(true_e + 128)];
     const float x = negative ? -magnitude : magnitude;  // = sign * magnitude: magnitude is never a NaN
-    bool zero = (head | last) == 0;
+    bool zero = all == 0;
     float value = x;
     if (ns_weight_ != 1.0f) {  // 1 * x == x
       value = ns_weight_ * x;
       if (!std::isfinite(value)) return nullptr;  // the general path warns
       zero = value == 0.0f;
     }
-    if (!zero) push(name_value, value);
-    return base + stop;
+    if (!zero) push(value_of_first(load(base), k), value);
+    return base + pos;
   }
 
   // VW's string_feature_value: skip leading whitespace, take the run up to the next whitespace. A rest that

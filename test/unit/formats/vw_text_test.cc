@@ -671,6 +671,21 @@ TEST(VwTextFastPath, TrickyTokensMatchTheGeneralParse) {
   EXPECT_GT(lines, 10000);
 }
 
+TEST(VwTextFastPath, NumbersReachingTheWindowsEnd) {
+  // The fast path looks at 32 bytes from the feature's start: a number whose digits run up to or past that must
+  // not be cut short (leading zeros keep the mantissa and exponent in range however long they are).
+  for (const std::string& token :
+       {std::string("12345678:-0000000.0000001e-0000"), std::string("12345678:-0000000.0000001e-00001"),
+        std::string("12345678:-0000000.0000001e-000012"), std::string("12345678:-0000000.0000001e-0000123"),
+        std::string("12345678:0000000.0000001e-000012"), std::string("1234567:-0000000.0000001e-0000012"),
+        std::string("12345678:0000000.00000015"), std::string("12345678:00000000000000000000005")}) {
+    for (const std::string& after : {std::string(" 1:1 2:2 3:3 4:4 5:5 6:6 7:7 8:8"), std::string("\t9:9"),
+                                     std::string("|g 1:1"), std::string("x 1:1 2:2 3:3 4:4 5:5 6:6 7:7")}) {
+      expect_same_as_general("1 |f " + token + after);
+    }
+  }
+}
+
 TEST(VwTextFastPath, IntegerNamesHashAsVwDoes) {
   // VW's hashstring: an all-digit name is its decimal value (mod 2^64, truncated to 32 bits) plus the namespace
   // hash, with no murmur; what the fast path computes while scanning.
