@@ -11,7 +11,6 @@
 namespace lepus {
 namespace {
 
-using gd_kernel::kPrefetch;
 // Prefetch distance of the prediction pass. On rcv1 with -q ff (4,600 features per example, -b 18) moving it from
 // 12 to 64 took the 1/10 slice from 1.71 to 1.25 s user (utl/bench row d); 48 to 96 measured the same.
 constexpr size_t kScorePrefetch = 64;
@@ -204,15 +203,7 @@ void GdLearner::update(const Example& x, float pred, float y, float weight, uint
   if (u != 0.0f) {
     if (opt_.normalized) u *= multiplier_;
     if (scaled) {
-      const Feature* fs = x.features.data();
-      const size_t n = x.features.size();
-      for (size_t i = 0; i < n; ++i) {
-        if (i + kPrefetch < n) __builtin_prefetch(&slots_[fs[i + kPrefetch].index & mask_], 1);
-        const Feature& f = fs[i];
-        if (!std::isfinite(f.value)) continue;
-        Slot& s = slots_[f.index & mask_];
-        s.w += u * (f.value * s.r);
-      }
+      gd_update(slots_.data(), x.features.data(), x.features.size(), mask_, u);
     } else {
       for (const Feature& f : x.features) {
         if (!std::isfinite(f.value)) continue;

@@ -4,11 +4,14 @@
 // N = |x| (normalized; Ross, Mineiro & Langford 2013, Alg. 1); norm_x += x^2 / N^2; cache the slot's rate
 // r = G^-1/2 / N (power_t 0.5) or G^-p (N^2)^(p-1); and ppu += x^2 r. gd.cc runs one instantiation per update mode.
 //
-// The default mode (adaptive, normalized, power_t 0.5) also has a 4-wide SSE2 version, kSimd: four slots are
-// loaded and transposed into w, G, N, r vectors, the IEEE divisions x^2/N^2 and 1/N run four at a time, and the two
-// sums are still added lane by lane in feature order, so the result is bit-identical to the scalar loop (there is
-// no FMA: the build targets baseline x86-64). A group of four whose slots collide falls back to the scalar step, as
-// the later feature must see the earlier one's update. gd_kernel_test.cc checks the bits against the scalar loop.
+// The default mode (adaptive, normalized, power_t 0.5) also has vector versions: 4-wide SSE2 (baseline x86-64,
+// what the build targets) and 8-wide AVX2, compiled for AVX2 alone and chosen at run time when the CPU has it
+// (gd_simd()). Slots are loaded and transposed into w, G, N vectors, the IEEE divisions x^2/N^2 and 1/N and the
+// rsqrt model run in all lanes at once, and the two sums are still added lane by lane in feature order, so the
+// result is bit-identical to the scalar loop: the same IEEE operations on the same operands (no FMA: AVX2 is
+// enabled without it, so nothing is contracted). A group whose slots collide falls back to the scalar step, as the
+// later feature must see the earlier one's update. The weight update (gd_update) has an AVX2 version too.
+// gd_kernel_test.cc checks the bits of every version against the scalar loops.
 #pragma once
 #include <bit>
 #include <cfloat>
@@ -19,9 +22,14 @@
 #include "core/intel_rsqrt.h"
 #include "lepus/example.h"
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#include <xmmintrin.h>
+#if defined(__x86_64__) && defined(__SSE2__)
+#include <immintrin.h>
+#define LEPUS_GD_X86 1
+// The AVX2 kernel's functions: compiled for AVX2 (without FMA) whatever the build's baseline.
+#define LEPUS_AVX2 __attribute__((target("avx2")))
+// The vector steps are large for the inliner's taste, but called out of line their two sums would go through
+// memory, one store-to-load round trip per addition.
+#define LEPUS_GD_INLINE inline __attribute__((always_inline))
 #endif
 
 namespace lepus {
@@ -54,6 +62,9 @@ static_assert(kX2Min == FLT_MIN);
 // Slots are touched in hash order, i.e. at random: fetch the slot of the feature this far ahead while the current
 // one is computed (the prediction pass has just brought most of them into L2).
 inline constexpr size_t kPrefetch = 32;
+
+// The vector versions of the default mode's kernel.
+enum class Simd { kScalar, kSse2, kAvx2 };
 
 // VW's 1/sqrt is the SSE rsqrtss approximation, whose bits differ between CPU vendors: lepus uses a bit-exact model
 // of Intel's (the oracles' CPU), so results are the same on any host.
@@ -112,7 +123,7 @@ inline void step(GdSlot& s, float xv, GdKernelArgs& a, float& norm_x, float& ppu
   ppu += x2 * r;
 }
 
-#if defined(__SSE2__)
+#if defined(LEPUS_GD_X86)
 inline __m128 select(__m128 mask, __m128 yes, __m128 no) {
   return _mm_or_ps(_mm_and_ps(mask, yes), _mm_andnot_ps(mask, no));
 }
@@ -120,7 +131,7 @@ inline __m128 select(__m128 mask, __m128 yes, __m128 no) {
 // intel_rsqrt of four lanes. When all four are positive normal numbers (G always is, once a feature was seen) the
 // result is computed in vector registers as in intel_rsqrt_bits: biased exponent 126 - floor((e - 127) / 2), and
 // the table entry indexed by the exponent's parity and the top 10 mantissa bits, i.e. bits 13..23 of the input.
-inline __m128 rsqrt4(__m128 x) {
+LEPUS_GD_INLINE __m128 rsqrt4(__m128 x) {
   const __m128i bits = _mm_castps_si128(x);
   const __m128i e = _mm_srli_epi32(bits, 23);  // biased exponent, plus 256 when the sign is set
   const __m128i normal = _mm_and_si128(_mm_cmpgt_epi32(e, _mm_setzero_si128()), _mm_cmplt_epi32(e, _mm_set1_epi32(255)));
@@ -139,8 +150,8 @@ inline __m128 rsqrt4(__m128 x) {
   return _mm_castsi128_ps(_mm_or_si128(out_exp, mantissa));
 }
 
-// Features [i, i+4) of the default mode, four at a time; false when two of them share a slot.
-inline bool step4(GdSlot* slots, const Feature* fs, GdKernelArgs& a, float& norm_x, float& ppu) {
+// Features [0, 4) of fs in the default mode, four at a time; false when two of them share a slot.
+LEPUS_GD_INLINE bool step4(GdSlot* slots, const Feature* fs, GdKernelArgs& a, float& norm_x, float& ppu) {
   const uint64_t k0 = fs[0].index & a.mask, k1 = fs[1].index & a.mask;
   const uint64_t k2 = fs[2].index & a.mask, k3 = fs[3].index & a.mask;
   if (k0 == k1 || k0 == k2 || k0 == k3 || k1 == k2 || k1 == k3 || k2 == k3) [[unlikely]] return false;
@@ -198,22 +209,278 @@ inline bool step4(GdSlot* slots, const Feature* fs, GdKernelArgs& a, float& norm
 }
 #endif
 
+#if defined(LEPUS_GD_X86)
+LEPUS_AVX2 inline __m256 select8(__m256 mask, __m256 yes, __m256 no) { return _mm256_blendv_ps(no, yes, mask); }
+
+// intel_rsqrt of eight positive normal numbers (rsqrt8 without its test).
+LEPUS_AVX2 LEPUS_GD_INLINE __m256 rsqrt8_normal(__m256 x) {
+  const __m256i bits = _mm256_castps_si256(x);
+  const __m256i j = _mm256_srai_epi32(_mm256_sub_epi32(_mm256_srli_epi32(bits, 23), _mm256_set1_epi32(127)), 1);
+  const __m256i out_exp = _mm256_slli_epi32(_mm256_sub_epi32(_mm256_set1_epi32(126), j), 23);
+  // Eight scalar loads: vpgatherdd is slower on AMD's cores (it took a third of this kernel's time on Zen 5).
+  alignas(32) uint32_t k[8];
+  _mm256_store_si256(reinterpret_cast<__m256i*>(k), _mm256_and_si256(_mm256_srli_epi32(bits, 13), _mm256_set1_epi32(0x7ff)));
+  const uint32_t* t = kIntelRsqrtTable.data();
+  const __m256i mantissa = _mm256_setr_epi32(
+      static_cast<int>(t[k[0]]), static_cast<int>(t[k[1]]), static_cast<int>(t[k[2]]), static_cast<int>(t[k[3]]),
+      static_cast<int>(t[k[4]]), static_cast<int>(t[k[5]]), static_cast<int>(t[k[6]]), static_cast<int>(t[k[7]]));
+  return _mm256_castsi256_ps(_mm256_or_si256(out_exp, mantissa));
+}
+
+// intel_rsqrt of eight lanes, as rsqrt4.
+LEPUS_AVX2 LEPUS_GD_INLINE __m256 rsqrt8(__m256 x) {
+  const __m256i e = _mm256_srli_epi32(_mm256_castps_si256(x), 23);  // biased exponent, plus 256 when the sign is set
+  const __m256i normal =
+      _mm256_and_si256(_mm256_cmpgt_epi32(e, _mm256_setzero_si256()), _mm256_cmpgt_epi32(_mm256_set1_epi32(255), e));
+  if (_mm256_movemask_epi8(normal) != -1) [[unlikely]] {
+    alignas(32) float v[8];
+    _mm256_store_ps(v, x);
+    for (float& f : v) f = rsqrt(f);
+    return _mm256_load_ps(v);
+  }
+  return rsqrt8_normal(x);
+}
+
+// Eight features fs[0, 8): their masked slot indices (the low half of each index; -b is at most 30) and values, in
+// lane order (0 2 4 6 | 1 3 5 7), the order in which slot pairs (0 | 1), (2 | 3), (4 | 5), (6 | 7) transpose.
+LEPUS_AVX2 LEPUS_GD_INLINE void load8(const Feature* fs, uint32_t mask, __m256i& k, __m256& x) {
+  static_assert(sizeof(Feature) == 16 && offsetof(Feature, value) == 8);
+  const __m256 f01 = _mm256_loadu_ps(reinterpret_cast<const float*>(fs));      // lo0 hi0 v0 . | lo1 hi1 v1 .
+  const __m256 f23 = _mm256_loadu_ps(reinterpret_cast<const float*>(fs + 2));
+  const __m256 f45 = _mm256_loadu_ps(reinterpret_cast<const float*>(fs + 4));
+  const __m256 f67 = _mm256_loadu_ps(reinterpret_cast<const float*>(fs + 6));
+  const __m256 a = _mm256_shuffle_ps(f01, f23, _MM_SHUFFLE(2, 0, 2, 0));  // lo0 v0 lo2 v2 | lo1 v1 lo3 v3
+  const __m256 b = _mm256_shuffle_ps(f45, f67, _MM_SHUFFLE(2, 0, 2, 0));  // lo4 v4 lo6 v6 | lo5 v5 lo7 v7
+  k = _mm256_and_si256(_mm256_castps_si256(_mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0))),
+                       _mm256_set1_epi32(static_cast<int>(mask)));
+  x = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(3, 1, 3, 1));
+}
+
+// Whether two of eight lanes are equal: comparing the lanes with their rotations by 1 to 4 meets every pair.
+LEPUS_AVX2 LEPUS_GD_INLINE bool any_equal8(__m256i k) {
+  const __m256i c1 = _mm256_cmpeq_epi32(k, _mm256_permutevar8x32_epi32(k, _mm256_setr_epi32(1, 2, 3, 4, 5, 6, 7, 0)));
+  const __m256i c2 = _mm256_cmpeq_epi32(k, _mm256_permutevar8x32_epi32(k, _mm256_setr_epi32(2, 3, 4, 5, 6, 7, 0, 1)));
+  const __m256i c3 = _mm256_cmpeq_epi32(k, _mm256_permutevar8x32_epi32(k, _mm256_setr_epi32(3, 4, 5, 6, 7, 0, 1, 2)));
+  const __m256i c4 = _mm256_cmpeq_epi32(k, _mm256_permutevar8x32_epi32(k, _mm256_setr_epi32(4, 5, 6, 7, 0, 1, 2, 3)));
+  const __m256i any = _mm256_or_si256(_mm256_or_si256(c1, c2), _mm256_or_si256(c3, c4));
+  return !_mm256_testz_si256(any, any);
+}
+
+// The slots of features 0..7 as rows (0 | 1), (2 | 3), (4 | 5), (6 | 7), transposed within each 128-bit half into
+// w, G, N, r in lane order (0 2 4 6 | 1 3 5 7).
+LEPUS_AVX2 LEPUS_GD_INLINE void load_slots8(GdSlot* const* s, __m256& w, __m256& g, __m256& nn, __m256& r) {
+  const __m256 y0 = _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_loadu_ps(&s[0]->w)), _mm_loadu_ps(&s[1]->w), 1);
+  const __m256 y1 = _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_loadu_ps(&s[2]->w)), _mm_loadu_ps(&s[3]->w), 1);
+  const __m256 y2 = _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_loadu_ps(&s[4]->w)), _mm_loadu_ps(&s[5]->w), 1);
+  const __m256 y3 = _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_loadu_ps(&s[6]->w)), _mm_loadu_ps(&s[7]->w), 1);
+  const __m256 t0 = _mm256_unpacklo_ps(y0, y1);  // w0 w2 g0 g2 | w1 w3 g1 g3
+  const __m256 t1 = _mm256_unpackhi_ps(y0, y1);  // n0 n2 r0 r2 | n1 n3 r1 r3
+  const __m256 t2 = _mm256_unpacklo_ps(y2, y3);  // w4 w6 g4 g6 | w5 w7 g5 g7
+  const __m256 t3 = _mm256_unpackhi_ps(y2, y3);
+  w = _mm256_shuffle_ps(t0, t2, _MM_SHUFFLE(1, 0, 1, 0));  // w0 w2 w4 w6 | w1 w3 w5 w7
+  g = _mm256_shuffle_ps(t0, t2, _MM_SHUFFLE(3, 2, 3, 2));
+  nn = _mm256_shuffle_ps(t1, t3, _MM_SHUFFLE(1, 0, 1, 0));
+  r = _mm256_shuffle_ps(t1, t3, _MM_SHUFFLE(3, 2, 3, 2));
+}
+
+// Features [0, 8) of fs in the default mode, eight at a time; false when two of them share a slot.
+LEPUS_AVX2 LEPUS_GD_INLINE bool step8(GdSlot* slots, const Feature* fs, float g2, uint32_t mask, uint64_t& capped,
+                                      float& norm_x, float& ppu) {
+  __m256i k;
+  __m256 xv;
+  load8(fs, mask, k, xv);
+  if (any_equal8(k)) [[unlikely]] return false;
+  GdSlot* s[8];
+  for (int l = 0; l < 8; ++l) s[l] = slots + (fs[l].index & mask);
+  __m256 w, g0, nn, r;
+  load_slots8(s, w, g0, nn, r);  // r is recomputed
+
+  __m256 x2 = _mm256_mul_ps(xv, xv);
+  __m256 ax = _mm256_and_ps(xv, _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff)));
+  const __m256 g2v = _mm256_set1_ps(g2);
+  __m256 g = _mm256_add_ps(g0, _mm256_mul_ps(g2v, x2));
+  const __m256 one = _mm256_set1_ps(1.0f);
+  __m256 norm;
+  // The common case takes one test: no x^2 below FLT_MIN, no |x| above N, and G a normal number (not capped and
+  // not NaN, so x^2 is not infinite either as g2 > 0; rsqrt8's own test is then moot). Otherwise every case is
+  // handled as in step().
+  const __m256 g_normal = _mm256_and_ps(_mm256_cmp_ps(g, _mm256_set1_ps(FLT_MIN), _CMP_GE_OQ),
+                                        _mm256_cmp_ps(g, _mm256_set1_ps(FLT_MAX), _CMP_LE_OQ));
+  const __m256 rare = _mm256_or_ps(_mm256_or_ps(_mm256_cmp_ps(x2, _mm256_set1_ps(kX2Min), _CMP_LT_OQ),
+                                                _mm256_cmp_ps(ax, nn, _CMP_GT_OQ)),
+                                   _mm256_xor_ps(g_normal, _mm256_castsi256_ps(_mm256_set1_epi32(-1))));
+  if (!_mm256_movemask_ps(rare)) [[likely]] {
+    norm = _mm256_div_ps(x2, _mm256_mul_ps(nn, nn));
+    r = _mm256_mul_ps(rsqrt8_normal(g), _mm256_div_ps(one, nn));  // G^-1/2 * (1/N)
+  } else {
+    const __m256 tiny = _mm256_cmp_ps(x2, _mm256_set1_ps(kX2Min), _CMP_LT_OQ);
+    if (_mm256_movemask_ps(tiny)) {
+      x2 = select8(tiny, _mm256_set1_ps(kX2Min), x2);
+      ax = select8(tiny, _mm256_set1_ps(kXMin), ax);
+      g = _mm256_add_ps(g0, _mm256_mul_ps(g2v, x2));
+    }
+    // G capped at FLT_MAX.
+    const __m256 over = _mm256_cmp_ps(g, _mm256_set1_ps(FLT_MAX), _CMP_GT_OQ);
+    if (const int m = _mm256_movemask_ps(over)) {
+      g = select8(over, _mm256_set1_ps(FLT_MAX), g);
+      capped += static_cast<uint64_t>(std::popcount(static_cast<unsigned>(m)));
+    }
+    // |x| > N: w *= N/|x| where N > 0, then N = |x|.
+    const __m256 grow = _mm256_cmp_ps(ax, nn, _CMP_GT_OQ);
+    if (_mm256_movemask_ps(grow)) {
+      const __m256 rescale = _mm256_and_ps(grow, _mm256_cmp_ps(nn, _mm256_setzero_ps(), _CMP_GT_OQ));
+      if (_mm256_movemask_ps(rescale)) w = select8(rescale, _mm256_mul_ps(w, _mm256_div_ps(nn, ax)), w);
+      nn = select8(grow, ax, nn);
+    }
+    // x^2 / N^2, 1 where x^2 is inf (x^2 >= 0, so isinf is == +inf).
+    norm = select8(_mm256_cmp_ps(x2, _mm256_set1_ps(INFINITY), _CMP_EQ_OQ), one, _mm256_div_ps(x2, _mm256_mul_ps(nn, nn)));
+    r = _mm256_mul_ps(rsqrt8(g), _mm256_div_ps(one, nn));
+  }
+  alignas(32) float nv[8], pv[8];
+  _mm256_store_ps(nv, norm);
+  _mm256_store_ps(pv, _mm256_mul_ps(x2, r));
+  // The two sums in feature order (float addition is not associative): features 0..7 are lanes 0 4 1 5 2 6 3 7.
+  for (int l = 0; l < 4; ++l) {
+    norm_x += nv[l];
+    ppu += pv[l];
+    norm_x += nv[l + 4];
+    ppu += pv[l + 4];
+  }
+  const __m256 u0 = _mm256_unpacklo_ps(w, g);   // w0 g0 w2 g2 | w1 g1 w3 g3
+  const __m256 u1 = _mm256_unpackhi_ps(w, g);   // w4 g4 w6 g6 | w5 g5 w7 g7
+  const __m256 u2 = _mm256_unpacklo_ps(nn, r);  // n0 r0 n2 r2 | n1 r1 n3 r3
+  const __m256 u3 = _mm256_unpackhi_ps(nn, r);
+  const __m256 z0 = _mm256_shuffle_ps(u0, u2, _MM_SHUFFLE(1, 0, 1, 0));  // slot 0 | slot 1
+  const __m256 z1 = _mm256_shuffle_ps(u0, u2, _MM_SHUFFLE(3, 2, 3, 2));  // slot 2 | slot 3
+  const __m256 z2 = _mm256_shuffle_ps(u1, u3, _MM_SHUFFLE(1, 0, 1, 0));  // slot 4 | slot 5
+  const __m256 z3 = _mm256_shuffle_ps(u1, u3, _MM_SHUFFLE(3, 2, 3, 2));  // slot 6 | slot 7
+  _mm_storeu_ps(&s[0]->w, _mm256_castps256_ps128(z0));
+  _mm_storeu_ps(&s[1]->w, _mm256_extractf128_ps(z0, 1));
+  _mm_storeu_ps(&s[2]->w, _mm256_castps256_ps128(z1));
+  _mm_storeu_ps(&s[3]->w, _mm256_extractf128_ps(z1, 1));
+  _mm_storeu_ps(&s[4]->w, _mm256_castps256_ps128(z2));
+  _mm_storeu_ps(&s[5]->w, _mm256_extractf128_ps(z2, 1));
+  _mm_storeu_ps(&s[6]->w, _mm256_castps256_ps128(z3));
+  _mm_storeu_ps(&s[7]->w, _mm256_extractf128_ps(z3, 1));
+  return true;
+}
+
+// The default mode's bookkeeping over fs[0, n), eight at a time (the AVX2 build of gd_accumulate's loop).
+LEPUS_AVX2 inline void accumulate_avx2(GdSlot* slots, const Feature* fs, size_t n, GdKernelArgs& a,
+                                       float& norm_x_out, float& ppu_out) {
+  // Locals: through the references the sums would make a round trip to memory per addition (the slot stores might
+  // alias them), and a's fields would be reloaded after every store.
+  float norm_x = norm_x_out, ppu = ppu_out;
+  const float g2 = a.g2;
+  const uint32_t mask = static_cast<uint32_t>(a.mask);
+  uint64_t capped = 0;
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    if (i + kPrefetch + 8 <= n) {
+      for (size_t k = i + kPrefetch; k < i + kPrefetch + 8; ++k) __builtin_prefetch(&slots[fs[k].index & mask], 1);
+    }
+    if (!step8(slots, fs + i, g2, mask, capped, norm_x, ppu)) [[unlikely]] {
+      for (size_t k = i; k < i + 8; ++k) step<true, true, true>(slots[fs[k].index & mask], fs[k].value, a, norm_x, ppu);
+    }
+  }
+  for (; i < n; ++i) step<true, true, true>(slots[fs[i].index & mask], fs[i].value, a, norm_x, ppu);
+  a.capped += capped;
+  norm_x_out = norm_x;
+  ppu_out = ppu;
+}
+
+// w += u (x r) over fs[0, n), eight at a time (the AVX2 build of gd_update); a feature whose value is not finite is
+// skipped.
+LEPUS_AVX2 inline void update_avx2(GdSlot* slots, const Feature* fs, size_t n, uint32_t mask, float u) {
+  const __m256 uu = _mm256_set1_ps(u);
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    __m256i k;
+    __m256 xv;
+    load8(fs + i, mask, k, xv);
+    if (any_equal8(k)) [[unlikely]] {  // a slot twice: one at a time, in order
+      for (size_t j = i; j < i + 8; ++j) {
+        GdSlot& s = slots[fs[j].index & mask];
+        if (std::isfinite(fs[j].value)) s.w += u * (fs[j].value * s.r);
+      }
+      continue;
+    }
+    GdSlot* s[8];
+    for (int l = 0; l < 8; ++l) s[l] = slots + (fs[i + l].index & mask);
+    __m256 w, g, nn, r;
+    load_slots8(s, w, g, nn, r);
+    // Finite: |x|'s bits below infinity's (a NaN's are above).
+    const __m256 finite = _mm256_castsi256_ps(_mm256_cmpgt_epi32(
+        _mm256_set1_epi32(0x7f800000), _mm256_and_si256(_mm256_castps_si256(xv), _mm256_set1_epi32(0x7fffffff))));
+    const __m256 nw = select8(finite, _mm256_add_ps(w, _mm256_mul_ps(uu, _mm256_mul_ps(xv, r))), w);
+    const __m128 lo = _mm256_castps256_ps128(nw), hi = _mm256_extractf128_ps(nw, 1);  // features 0 2 4 6 | 1 3 5 7
+    _mm_store_ss(&s[0]->w, lo);
+    _mm_store_ss(&s[2]->w, _mm_shuffle_ps(lo, lo, 1));
+    _mm_store_ss(&s[4]->w, _mm_shuffle_ps(lo, lo, 2));
+    _mm_store_ss(&s[6]->w, _mm_shuffle_ps(lo, lo, 3));
+    _mm_store_ss(&s[1]->w, hi);
+    _mm_store_ss(&s[3]->w, _mm_shuffle_ps(hi, hi, 1));
+    _mm_store_ss(&s[5]->w, _mm_shuffle_ps(hi, hi, 2));
+    _mm_store_ss(&s[7]->w, _mm_shuffle_ps(hi, hi, 3));
+  }
+  for (; i < n; ++i) {
+    GdSlot& s = slots[fs[i].index & mask];
+    if (std::isfinite(fs[i].value)) s.w += u * (fs[i].value * s.r);
+  }
+}
+#endif
+
 }  // namespace gd_kernel
 
-// Runs the bookkeeping over the features of one example and leaves the sums in a.norm_x and a.ppu.
-template <bool kAdaptive, bool kNormalized, bool kSqrtRate, bool kSimd = true>
-void gd_accumulate(GdSlot* slots, const Feature* fs, size_t n, GdKernelArgs& a) {
+// The best vector version this CPU runs (AVX2 when it has it), decided once.
+inline gd_kernel::Simd gd_simd() {
+#if defined(LEPUS_GD_X86)
+  static const gd_kernel::Simd best =
+      __builtin_cpu_supports("avx2") ? gd_kernel::Simd::kAvx2 : gd_kernel::Simd::kSse2;
+  return best;
+#else
+  return gd_kernel::Simd::kScalar;
+#endif
+}
+
+// The weight update of the adaptive or normalized modes: w += u (x r) for each feature in order, with the rate r the
+// bookkeeping cached in the slot; a feature whose value is not finite is skipped.
+inline void gd_update(GdSlot* slots, const Feature* fs, size_t n, uint64_t mask, float u,
+                      gd_kernel::Simd simd = gd_simd()) {
+#if defined(LEPUS_GD_X86)
+  if (simd == gd_kernel::Simd::kAvx2 && gd_simd() == gd_kernel::Simd::kAvx2) {
+    gd_kernel::update_avx2(slots, fs, n, static_cast<uint32_t>(mask), u);
+    return;
+  }
+#endif
+  for (size_t i = 0; i < n; ++i) {
+    if (i + gd_kernel::kPrefetch < n) __builtin_prefetch(&slots[fs[i + gd_kernel::kPrefetch].index & mask], 1);
+    if (!std::isfinite(fs[i].value)) continue;
+    GdSlot& s = slots[fs[i].index & mask];
+    s.w += u * (fs[i].value * s.r);
+  }
+}
+
+// Runs the bookkeeping over the features of one example and leaves the sums in a.norm_x and a.ppu. `simd` picks the
+// default mode's vector version (gd_simd(), or another for tests; AVX2 on a CPU without it runs as SSE2).
+template <bool kAdaptive, bool kNormalized, bool kSqrtRate>
+void gd_accumulate(GdSlot* slots, const Feature* fs, size_t n, GdKernelArgs& a, gd_kernel::Simd simd = gd_simd()) {
   using namespace gd_kernel;
   float norm_x = a.norm_x, ppu = a.ppu;
   size_t i = 0;
-#if defined(__SSE2__)
-  if constexpr (kSimd && kAdaptive && kNormalized && kSqrtRate) {
-    for (; i + 4 <= n; i += 4) {
-      if (i + kPrefetch + 4 <= n) {
-        for (size_t k = i + kPrefetch; k < i + kPrefetch + 4; ++k) __builtin_prefetch(&slots[fs[k].index & a.mask], 1);
-      }
-      if (!step4(slots, fs + i, a, norm_x, ppu)) [[unlikely]] {
-        for (size_t k = i; k < i + 4; ++k) step<true, true, true>(slots[fs[k].index & a.mask], fs[k].value, a, norm_x, ppu);
+#if defined(LEPUS_GD_X86)
+  if constexpr (kAdaptive && kNormalized && kSqrtRate) {
+    if (simd == Simd::kAvx2 && gd_simd() == Simd::kAvx2) {
+      accumulate_avx2(slots, fs, n, a, norm_x, ppu);
+      i = n;
+    } else if (simd != Simd::kScalar) {
+      for (; i + 4 <= n; i += 4) {
+        if (i + kPrefetch + 4 <= n) {
+          for (size_t k = i + kPrefetch; k < i + kPrefetch + 4; ++k) __builtin_prefetch(&slots[fs[k].index & a.mask], 1);
+        }
+        if (!step4(slots, fs + i, a, norm_x, ppu)) [[unlikely]] {
+          for (size_t k = i; k < i + 4; ++k) step<true, true, true>(slots[fs[k].index & a.mask], fs[k].value, a, norm_x, ppu);
+        }
       }
     }
   }

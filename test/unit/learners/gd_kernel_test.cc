@@ -1,6 +1,8 @@
-// The 4-wide default-mode kernel of gd_kernel.h must be bit-identical to the scalar loop: same slot bits, same
-// sums, same cap count, on data that exercises every branch (repeated slots inside a group of four, tiny values
-// whose square is subnormal, zeros, huge values that overflow G, |x| growth with and without a previous N, NaN).
+// The vector kernels of gd_kernel.h (the default mode's bookkeeping, 4-wide SSE2 and 8-wide AVX2, and the AVX2
+// weight update) must be bit-identical to the scalar loops: same slot bits, same sums, same cap count, on data that
+// exercises every branch (repeated slots inside a group, tiny values whose square is subnormal, zeros, huge values
+// that overflow G, |x| growth with and without a previous N, NaN and infinite values). On a CPU without AVX2 the
+// AVX2 runs are SSE2 runs, and the comparison still holds.
 #include "learners/gd_kernel.h"
 
 #include "core/intel_rsqrt.h"
@@ -16,24 +18,27 @@
 namespace lepus {
 namespace {
 
-struct Run {
+struct KernelRun {
   std::vector<GdSlot> slots;
   GdKernelArgs args;
 };
 
-template <bool kSimd>
-Run run(const std::vector<std::vector<Feature>>& examples, const std::vector<float>& g2s, int bits) {
-  Run out{std::vector<GdSlot>(size_t{1} << bits, GdSlot{0.0f, 0.0f, 0.0f, 0.0f}), GdKernelArgs{0.0f, 0.5f, 0}};
+using gd_kernel::Simd;
+
+// The bookkeeping and the weight update of every example in turn, both by the version `simd`.
+KernelRun run(Simd simd, const std::vector<std::vector<Feature>>& examples, const std::vector<float>& g2s, int bits) {
+  KernelRun out{std::vector<GdSlot>(size_t{1} << bits, GdSlot{0.0f, 0.0f, 0.0f, 0.0f}), GdKernelArgs{0.0f, 0.5f, 0}};
   uint64_t capped = 0;
   float norm_sum = 0.0f, ppu_sum = 0.0f;
   for (size_t e = 0; e < examples.size(); ++e) {
     GdKernelArgs a{g2s[e], 0.5f, (uint64_t{1} << bits) - 1};
-    gd_accumulate<true, true, true, kSimd>(out.slots.data(), examples[e].data(), examples[e].size(), a);
+    gd_accumulate<true, true, true>(out.slots.data(), examples[e].data(), examples[e].size(), a, simd);
     capped += a.capped;
     norm_sum += a.norm_x;
     ppu_sum += a.ppu;
-    // Move weights as an update would, so rescaling has something to scale.
-    for (const Feature& f : examples[e]) out.slots[f.index & a.mask].w += 0.25f * f.value * out.slots[f.index & a.mask].r;
+    // Move the weights (so rescaling has something to scale), with a step that varies in sign and size.
+    const float u = (e % 3 == 0 ? -0.25f : 0.5f) / (1.0f + static_cast<float>(e % 7));
+    gd_update(out.slots.data(), examples[e].data(), examples[e].size(), a.mask, u, simd);
   }
   out.args.norm_x = norm_sum;
   out.args.ppu = ppu_sum;
@@ -41,7 +46,7 @@ Run run(const std::vector<std::vector<Feature>>& examples, const std::vector<flo
   return out;
 }
 
-void expect_same_bits(const Run& scalar, const Run& simd) {
+void expect_same_bits(const KernelRun& scalar, const KernelRun& simd) {
   ASSERT_EQ(scalar.slots.size(), simd.slots.size());
   EXPECT_EQ(0, std::memcmp(scalar.slots.data(), simd.slots.data(), scalar.slots.size() * sizeof(GdSlot)));
   for (size_t i = 0; i < scalar.slots.size(); ++i) {
@@ -64,7 +69,7 @@ void hostile(bool special, std::vector<std::vector<Feature>>& examples, std::vec
   std::uniform_real_distribution<float> unit(-3.0f, 3.0f);
   for (int e = 0; e < 3000; ++e) {
     std::vector<Feature> fs;
-    const int n = static_cast<int>(rng() % 23);  // lengths that are and are not multiples of four
+    const int n = static_cast<int>(rng() % 41);  // lengths that are and are not multiples of four and eight
     for (int k = 0; k < n; ++k) {
       float v = unit(rng);
       switch (rng() % 40) {
@@ -84,21 +89,25 @@ void hostile(bool special, std::vector<std::vector<Feature>>& examples, std::vec
   }
 }
 
-TEST(GdKernel, FourWideDefaultModeIsBitIdenticalToScalar) {
+TEST(GdKernel, VectorDefaultModeIsBitIdenticalToScalar) {
   std::vector<std::vector<Feature>> examples;
   std::vector<float> g2s;
-  hostile(false, examples, g2s);  // 64 slots: groups of four often repeat a slot
-  expect_same_bits(run<false>(examples, g2s, 6), run<true>(examples, g2s, 6));
+  hostile(false, examples, g2s);  // 64 slots: groups of four or eight often repeat a slot
+  const KernelRun scalar = run(Simd::kScalar, examples, g2s, 6);
+  expect_same_bits(scalar, run(Simd::kSse2, examples, g2s, 6));
+  expect_same_bits(scalar, run(Simd::kAvx2, examples, g2s, 6));
 }
 
-TEST(GdKernel, FourWideHandlesNanAndInfinityAsScalar) {
+TEST(GdKernel, VectorVersionsHandleNanAndInfinityAsScalar) {
   std::vector<std::vector<Feature>> examples;
   std::vector<float> g2s;
   hostile(true, examples, g2s);
-  expect_same_bits(run<false>(examples, g2s, 14), run<true>(examples, g2s, 14));
+  const KernelRun scalar = run(Simd::kScalar, examples, g2s, 14);
+  expect_same_bits(scalar, run(Simd::kSse2, examples, g2s, 14));
+  expect_same_bits(scalar, run(Simd::kAvx2, examples, g2s, 14));
 }
 
-TEST(GdKernel, FourWideMatchesScalarOnOrdinaryData) {
+TEST(GdKernel, VectorVersionsMatchScalarOnOrdinaryData) {
   // Mostly distinct slots (the fast path), values of a tf-idf-like scale.
   std::mt19937_64 rng(11);
   std::vector<std::vector<Feature>> examples;
@@ -109,10 +118,12 @@ TEST(GdKernel, FourWideMatchesScalarOnOrdinaryData) {
     examples.push_back(std::move(fs));
     g2s.push_back(std::uniform_real_distribution<float>(1e-3f, 1.0f)(rng));
   }
-  expect_same_bits(run<false>(examples, g2s, 18), run<true>(examples, g2s, 18));
+  const KernelRun scalar = run(Simd::kScalar, examples, g2s, 18);
+  expect_same_bits(scalar, run(Simd::kSse2, examples, g2s, 18));
+  expect_same_bits(scalar, run(Simd::kAvx2, examples, g2s, 18));
 }
 
-#if defined(__SSE2__)
+#if defined(LEPUS_GD_X86)
 TEST(GdKernel, FourWideRsqrtIsIntelRsqrtBitForBit) {
   // Random bit patterns (every sign, exponent and NaN), with ordinary positive numbers and zeros mixed in so that
   // both the vector path (four positive normals) and the fallback run.
@@ -131,6 +142,36 @@ TEST(GdKernel, FourWideRsqrtIsIntelRsqrtBitForBit) {
     _mm_store_ps(reinterpret_cast<float*>(out), gd_kernel::rsqrt4(x));
     bool all_normal = true;
     for (int l = 0; l < 4; ++l) {
+      const uint32_t e = in[l] >> 23;
+      all_normal = all_normal && e > 0 && e < 255;
+      ASSERT_EQ(out[l], intel_rsqrt_bits(in[l])) << std::hex << "input 0x" << in[l];
+    }
+    vector_groups += all_normal;
+  }
+  EXPECT_GT(vector_groups, 10000u);
+}
+
+// rsqrt8 of eight lanes, out of a function compiled for AVX2 (the test file is not).
+LEPUS_AVX2 void rsqrt8_of(const uint32_t* in, uint32_t* out) {
+  _mm256_storeu_ps(reinterpret_cast<float*>(out), gd_kernel::rsqrt8(_mm256_loadu_ps(reinterpret_cast<const float*>(in))));
+}
+
+TEST(GdKernel, EightWideRsqrtIsIntelRsqrtBitForBit) {
+  if (gd_simd() != Simd::kAvx2) GTEST_SKIP() << "no AVX2 on this CPU";
+  std::mt19937 rng(5);
+  uint64_t vector_groups = 0;
+  for (int t = 0; t < 200000; ++t) {
+    uint32_t in[8];
+    for (auto& b : in) {
+      b = static_cast<uint32_t>(rng());
+      if (t % 4 != 0) b &= 0x7fffffffu;
+      if (t % 8 == 1 || t % 8 == 3) b = (b & 0x807fffffu) | ((1u + rng() % 254u) << 23);
+    }
+    if (t % 97 == 0) in[rng() % 8] = 0;
+    uint32_t out[8];
+    rsqrt8_of(in, out);
+    bool all_normal = true;
+    for (int l = 0; l < 8; ++l) {
       const uint32_t e = in[l] >> 23;
       all_normal = all_normal && e > 0 && e < 255;
       ASSERT_EQ(out[l], intel_rsqrt_bits(in[l])) << std::hex << "input 0x" << in[l];
