@@ -4,8 +4,11 @@
 
 #include <gtest/gtest.h>
 
+#include <bit>
+#include <cfloat>
 #include <cmath>
 #include <fstream>
+#include <random>
 #include <sstream>
 
 #include "core/feature_space.h"
@@ -136,6 +139,67 @@ TEST(FeatureIndices, WildcardMatchesVwAudit) {
     ++i;
   }
   EXPECT_EQ(i, lines.size());
+}
+
+// Interactions much larger than expand()'s 2,048-feature block (pairs with and without a self-pair, a cubic with a
+// repeated term, --permutations), generated in blocks and, on an AVX2 CPU, two features per vector: the same
+// features in the same order as VW's nested loops written out here, bit for bit, and products past FLT_MAX clamped.
+TEST(FeatureSpace, LargeInteractionsMatchNestedLoopsBitForBit) {
+  std::mt19937_64 rng(19);
+  std::uniform_real_distribution<float> unit(-2.0f, 2.0f);
+  for (const bool permutations : {false, true}) {
+    FeatureSpaceOptions fo;
+    fo.quadratic = {"ab", "ff"};
+    fo.cubic = {"aab"};
+    fo.permutations = permutations;
+    FeatureSpace space(fo);
+    Example ex;
+    ex.labeled = true;
+    const std::pair<unsigned char, uint32_t> groups[] = {{'a', 61}, {'b', 131}, {'f', 97}};
+    for (const auto& [ns, n] : groups) {
+      const uint32_t begin = static_cast<uint32_t>(ex.features.size());
+      for (uint32_t k = 0; k < n; ++k) {
+        float v = unit(rng);
+        if (k % 17 == 3) v = 3e30f;  // products with these pass FLT_MAX
+        ex.features.push_back(Feature{rng(), v});
+      }
+      ex.groups.push_back(FeatureGroup{ns, begin, begin + n});
+    }
+    const Example parsed = ex;
+    space.expand(ex);
+
+    // The reference: the linear features, the constant, then each interaction in nested loops (a run of equal
+    // terms takes j >= i unless --permutations).
+    std::vector<Feature> want(parsed.features);
+    want.push_back(Feature{kConstantIndex, 1.0f});
+    auto clamp = [](float p) { return std::isinf(p) ? std::copysign(FLT_MAX, p) : p; };
+    auto range = [&](unsigned char ns) {
+      for (const auto& g : parsed.groups)
+        if (g.ns == ns) return g;
+      return FeatureGroup{};
+    };
+    const Feature* f = parsed.features.data();
+    const FeatureGroup a = range('a'), b = range('b'), ff = range('f');
+    for (uint32_t i = a.begin; i < a.end; ++i)
+      for (uint32_t j = b.begin; j < b.end; ++j)
+        want.push_back(Feature{(kInteractionPrime * f[i].index) ^ f[j].index, clamp(f[i].value * f[j].value)});
+    for (uint32_t i = ff.begin; i < ff.end; ++i)
+      for (uint32_t j = permutations ? ff.begin : i; j < ff.end; ++j)
+        want.push_back(Feature{(kInteractionPrime * f[i].index) ^ f[j].index, clamp(f[i].value * f[j].value)});
+    for (uint32_t i = a.begin; i < a.end; ++i)
+      for (uint32_t j = permutations ? a.begin : i; j < a.end; ++j) {
+        const uint64_t h = kInteractionPrime * ((kInteractionPrime * f[i].index) ^ f[j].index);
+        const float v = clamp(f[i].value * f[j].value);
+        for (uint32_t k = b.begin; k < b.end; ++k) want.push_back(Feature{h ^ f[k].index, clamp(v * f[k].value)});
+      }
+    ASSERT_EQ(ex.features.size(), want.size()) << "permutations " << permutations;
+    for (size_t k = 0; k < want.size(); ++k) {
+      ASSERT_EQ(ex.features[k].index, want[k].index) << "feature " << k << ", permutations " << permutations;
+      ASSERT_EQ(std::bit_cast<uint32_t>(ex.features[k].value), std::bit_cast<uint32_t>(want[k].value))
+          << "feature " << k << ", permutations " << permutations;
+    }
+    EXPECT_GT(space.clamped_values(), 0u);
+  }
 }
 
 TEST(FeatureSpace, SortsAndDeduplicatesInteractions) {
