@@ -435,8 +435,10 @@ LEPUS_AVX2 inline void update_avx2(GdSlot* slots, const Feature* fs, size_t n, u
 // The best vector version this CPU runs (AVX2 when it has it), decided once.
 inline gd_kernel::Simd gd_simd() {
 #if defined(LEPUS_GD_X86)
-  static const gd_kernel::Simd best =
-      __builtin_cpu_supports("avx2") ? gd_kernel::Simd::kAvx2 : gd_kernel::Simd::kSse2;
+  static const gd_kernel::Simd best = [] {
+    __builtin_cpu_init();  // a static initializer may call this before libgcc's own CPU detection ran
+    return __builtin_cpu_supports("avx2") ? gd_kernel::Simd::kAvx2 : gd_kernel::Simd::kSse2;
+  }();
   return best;
 #else
   return gd_kernel::Simd::kScalar;
