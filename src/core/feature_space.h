@@ -54,6 +54,8 @@ class FeatureSpace {
   // over the namespaces seen so far, restricted to those the example has, which is all that generates).
   const std::vector<std::string>& interactions() const { return *list_; }
   bool has_wildcards() const { return !wildcards_.empty(); }
+  // No interactions: expand adds at most the constant, so an example may be expanded where it lies.
+  bool adds_interactions() const { return !explicit_.empty() || !wildcards_.empty(); }
   // The state a model keeps: the namespaces the ':' wildcard has seen, so a resumed run expands alike.
   void save(ModelWriter& out) const;
   void load(ModelReader& in);  // throws ModelFormatError

@@ -194,7 +194,10 @@ class PredictionFile {
   ~PredictionFile() {
     if (owned_) std::fclose(f_);
   }
-  void write(float v, const std::string& tag) { write_text(format_prediction(v), tag); }
+  bool active() const { return f_ != nullptr; }
+  void write(float v, const std::string& tag) {  // formatting is skipped when there is no file (most training runs)
+    if (f_) write_text(format_prediction(v), tag);
+  }
   void write_text(std::string s, const std::string& tag) {
     if (!f_) return;
     if (!tag.empty()) {
@@ -392,10 +395,14 @@ void Driver::consume(Example& ex, RunStats& st, PassState& ps) {
     label_warned_ = true;
   }
   // Interactions are expanded here, in the serial stage, into one reused buffer: the batch keeps only linear
-  // features, so memory stays flat however many features -q generates (rcv1 -q ff: ~3,000 per example).
-  work_ = ex;
+  // features, so memory stays flat however many features -q generates (rcv1 -q ff: ~3,000 per example). Without
+  // interactions expansion adds at most the constant, so the batch's example (parsed afresh next time) is expanded
+  // where it lies, saving a copy of every example.
+  const bool in_place = !space_.adds_interactions();
+  Example& work = in_place ? ex : work_;
+  if (!in_place) work_ = ex;
   try {  // an example past --max_features, or past memory, is an error naming its line
-    space_.expand(work_);
+    space_.expand(work);
   } catch (const FeatureLimitError& e) {
     const Location at = locate(ps, ex.line);
     throw ParseError(at.source, at.line, e.what());
@@ -411,12 +418,12 @@ void Driver::consume(Example& ex, RunStats& st, PassState& ps) {
     if (want == 0) {
       warm_done_ = true;
     } else {
-      warm_.push_back(Held{ex, work_, holdout});
+      warm_.push_back(Held{ex, work, holdout});
       if (warm_.size() >= want) flush_warmup(st, ps);
       return;
     }
   }
-  finish(ex, holdout, st, ps);
+  finish(ex, work, holdout, st, ps);
 }
 
 void Driver::flush_warmup(RunStats& st, PassState& ps) {
@@ -428,8 +435,7 @@ void Driver::flush_warmup(RunStats& st, PassState& ps) {
   std::vector<Held> held;
   held.swap(warm_);
   for (Held& h : held) {
-    work_ = std::move(h.work);
-    finish(h.ex, h.holdout, st, ps);
+    finish(h.ex, h.work, h.holdout, st, ps);
   }
 }
 
@@ -474,22 +480,26 @@ void Driver::write_classes(const Example& ex, const ClassOutcome& o, std::string
                            std::string& prediction_text) {
   const size_t k = o.scores.size();
   auto number_of = [&](size_t i) { return static_cast<uint32_t>(i) + o.first_class; };
-  if (!o.probabilities.empty()) {  // -p: every class with its probability
-    std::string line;
-    for (size_t i = 0; i < k; ++i)
-      line += (i ? " " : "") + class_name(number_of(i)) + ":" + g_format(o.probabilities[i]);
-    pred_out_->write_text(line, ex.tag);
-  } else {
-    pred_out_->write_text(class_name(o.klass), ex.tag);
+  if (pred_out_->active()) {
+    if (!o.probabilities.empty()) {  // -p: every class with its probability
+      std::string line;
+      for (size_t i = 0; i < k; ++i)
+        line += (i ? " " : "") + class_name(number_of(i)) + ":" + g_format(o.probabilities[i]);
+      pred_out_->write_text(line, ex.tag);
+    } else {
+      pred_out_->write_text(class_name(o.klass), ex.tag);
+    }
   }
-  std::string raw;  // -r: VW's " 1:s1 2:s2 ..." (with 0-based classes, class 0's score first, as VW orders it)
-  if (o.first_class == 0 && k > 0) {
-    raw += " 0:" + g_format(o.scores[k - 1]);
-    for (size_t i = 0; i + 1 < k; ++i) raw += " " + std::to_string(i + 1) + ":" + g_format(o.scores[i]);
-  } else {
-    for (size_t i = 0; i < k; ++i) raw += " " + std::to_string(number_of(i)) + ":" + g_format(o.scores[i]);
+  if (raw_out_->active()) {
+    std::string raw;  // -r: VW's " 1:s1 2:s2 ..." (with 0-based classes, class 0's score first, as VW orders it)
+    if (o.first_class == 0 && k > 0) {
+      raw += " 0:" + g_format(o.scores[k - 1]);
+      for (size_t i = 0; i + 1 < k; ++i) raw += " " + std::to_string(i + 1) + ":" + g_format(o.scores[i]);
+    } else {
+      for (size_t i = 0; i < k; ++i) raw += " " + std::to_string(number_of(i)) + ":" + g_format(o.scores[i]);
+    }
+    raw_out_->write_text(raw, ex.tag);
   }
-  raw_out_->write_text(raw, ex.tag);
   if (ex.label_kind == LabelKind::kCostSensitive) {
     label_text = ex.labeled ? "known" : "unknown";
   } else {
@@ -504,8 +514,8 @@ void Driver::write_classes(const Example& ex, const ClassOutcome& o, std::string
   }
 }
 
-void Driver::finish(const Example& ex, bool holdout, RunStats& st, PassState& ps) {
-  Prediction p = (opt_.test_only || holdout) ? learner_.predict(work_) : learner_.learn(work_);
+void Driver::finish(const Example& ex, const Example& work, bool holdout, RunStats& st, PassState& ps) {
+  Prediction p = (opt_.test_only || holdout) ? learner_.predict(work) : learner_.learn(work);
   // -p and -r never hold NaN or infinity: a learner's non-finite output and a link that overflows (poisson's
   // exp) are replaced (NaN by 0, infinity by +-FLT_MAX) and counted in the summary.
   auto finite = [this](float v) {
@@ -549,7 +559,7 @@ void Driver::finish(const Example& ex, bool holdout, RunStats& st, PassState& ps
     return;
   }
   ++st.examples;
-  st.total_features += work_.num_reported;
+  st.total_features += work.num_reported;
   if (ex.labeled) {
     st.sum_loss += l;
     st.weighted_labeled += ex.weight;
@@ -584,7 +594,7 @@ void Driver::finish(const Example& ex, bool holdout, RunStats& st, PassState& ps
       row.label_text = label_text;
       row.prediction_text = prediction_text;
     }
-    row.features = work_.num_reported;
+    row.features = work.num_reported;
     *log_ << progress_row(row);
     last_loss_ = st.sum_loss;
     last_weight_ = st.weighted_labeled;

@@ -117,8 +117,8 @@ class Driver {
   void parse_batch(Batch& b, bool records) const;
   void consume_batch(Batch& b, RunStats& st, PassState& ps);
   void consume(Example& ex, RunStats& st, PassState& ps);
-  // Predicts or learns work_ (ex expanded), writes its outputs and counts it.
-  void finish(const Example& ex, bool holdout, RunStats& st, PassState& ps);
+  // Predicts or learns `work` (ex expanded), writes its outputs and counts it.
+  void finish(const Example& ex, const Example& work, bool holdout, RunStats& st, PassState& ps);
   // Hands the buffered prefix to the learner's warm-up, then finishes its examples in order.
   void flush_warmup(RunStats& st, PassState& ps);
   std::unique_ptr<BlockSource> open_text() const;
@@ -142,7 +142,9 @@ class Driver {
   std::unique_ptr<PredictionFile> pred_out_;
   std::unique_ptr<PredictionFile> raw_out_;
   std::string cache_rebuild_reason_;
-  Example work_;  // the example being learned, with its interactions expanded
+  // The example being learned, with its interactions expanded (without interactions, the batch's example is
+  // expanded where it lies and this is not used).
+  Example work_;
   // The warm-up (a learner that looks at a prefix before its first prediction: a kernel's bandwidth): the first
   // examples, as read and expanded, held until the learner has seen them; then predicted and learned in order.
   struct Held {
