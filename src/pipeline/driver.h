@@ -51,7 +51,7 @@ struct DriverOptions {
   // oneTBB runs on whichever worker reaches it): for a learner whose update outweighs parsing and whose state is
   // large (a second-order matrix, a kernel store), so the state stays in one core's caches and no parsing worker
   // waits inside a long update. A light learner is faster inline, where the batch it reads was just parsed by the
-  // same worker. Ignored with one thread.
+  // same worker, unless interactions make its examples long (Driver::learns_apart). Ignored with one thread.
   bool learn_thread = false;
   // A learner whose state grows with every example (an exact kernel learner): warned once, when this many
   // examples have been read (0: never), with this advice.
@@ -113,6 +113,7 @@ class Driver {
   double class_loss(const Example& ex, const ClassOutcome& o, bool holdout);
   void write_classes(const Example& ex, const ClassOutcome& o, std::string& label_text, std::string& prediction_text);
   std::string class_name(uint32_t klass) const;
+  bool learns_apart() const;
   void run_pass(BlockSource& source, bool records, RunStats& st, PassState& ps);
   void parse_batch(Batch& b, bool records) const;
   void consume_batch(Batch& b, RunStats& st, PassState& ps);
