@@ -57,6 +57,7 @@ GdOptions GdOptions::from(const OptionValues& v) {
     throw ConfigError("--min_prediction " + v.text("min_prediction") + " is above --max_prediction " +
                       v.text("max_prediction"));
   if (v.has("decay_learning_rate")) o.decay_learning_rate = static_cast<float>(v.number("decay_learning_rate"));
+  o.vw_exact = v.has("vw_exact") && v.given("vw_exact");
   return o;
 }
 
@@ -92,7 +93,19 @@ float GdLearner::raw_score(const Example& x) const {
     // The prediction is the first pass over the example's slots, mostly L3 or memory misses: request the first
     // kScorePrefetch slots at once, then keep that many in flight.
     for (size_t i = 0; i < std::min(n, kScorePrefetch); ++i) __builtin_prefetch(&slots_[fs[i].index & mask_], 0);
-    for (size_t i = 0; i < n; ++i) {
+    size_t i = 0;
+    if (lanes(n)) {  // eight lane sums (gd_kernel.h), then the rest in order
+      float s[8] = {0.0f};
+      for (; i + 8 <= n; i += 8) {
+        if (i + kScorePrefetch + 8 <= n) {
+          for (size_t k = i + kScorePrefetch; k < i + kScorePrefetch + 8; ++k)
+            __builtin_prefetch(&slots_[fs[k].index & mask_], 0);
+        }
+        for (size_t l = 0; l < 8; ++l) s[l] += slots_[fs[i + l].index & mask_].w * fs[i + l].value;
+      }
+      raw += gd_kernel::combine_lanes(s);
+    }
+    for (; i < n; ++i) {
       if (i + kScorePrefetch < n) __builtin_prefetch(&slots_[fs[i + kScorePrefetch].index & mask_], 0);
       raw += slots_[fs[i].index & mask_].w * fs[i].value;
     }
@@ -138,7 +151,7 @@ void GdLearner::update_from(const Example& x, uint32_t problem, const Prediction
 // mode tests.
 template <bool kAdaptive, bool kNormalized, bool kSqrtRate>
 float GdLearner::accumulate(const Example& x, float g2, float& norm_x) {
-  GdKernelArgs a{g2, opt_.power_t, mask_};
+  GdKernelArgs a{g2, opt_.power_t, mask_, lanes(x.features.size())};
   gd_accumulate<kAdaptive, kNormalized, kSqrtRate>(slots_.data(), x.features.data(), x.features.size(), a);
   nan_updates_ += a.capped;
   norm_x = a.norm_x;

@@ -34,6 +34,7 @@ struct GdOptions {
   bool min_given = false, max_given = false;
   float min_prediction = 0.0f, max_prediction = 0.0f;
   float decay_learning_rate = 1.0f;
+  bool vw_exact = false;     // every sum in VW's order (else examples of kLaneMin or more features are summed in lanes)
 
   static GdOptions from(const OptionValues& values);
 };
@@ -69,6 +70,8 @@ class GdLearner final : public Learner {
   void save_slots(ModelWriter& out, bool weights_only) const;  // weights_only: a predict-only model
   void load_slots(ModelReader& in, bool weights_only);  // weights_only: a predict-only model
   float raw_score(const Example& x) const;
+  // Whether an example of n features has its sums added in eight lanes (gd_kernel.h).
+  bool lanes(size_t n) const { return !opt_.vw_exact && n >= gd_kernel::kLaneMin; }
   float finalize(float raw) const;
   void update(const Example& x, float pred, float y, float weight, uint32_t problem = 0);
   template <bool kAdaptive, bool kNormalized, bool kSqrtRate>

@@ -12,6 +12,13 @@
 // enabled without it, so nothing is contracted). A group whose slots collide falls back to the scalar step, as the
 // later feature must see the earlier one's update. The weight update (gd_update) has an AVX2 version too.
 // gd_kernel_test.cc checks the bits of every version against the scalar loops.
+//
+// Sums in eight lanes (GdKernelArgs::lanes; GdLearner sets it for an example of kLaneMin or more features unless
+// --vw_exact): VW adds the terms of a sum one after another, so a long example's bookkeeping waits on a chain of
+// dependent additions. In lane mode feature i's terms go to lane i mod 8 (in order within each lane) for the first
+// 8 floor(n/8) features, the lanes are combined by combine_lanes(), and the rest are added in order. Every version
+// (scalar, SSE2, AVX2) keeps that order, so results still do not depend on the CPU; they differ from VW's in the
+// last bits of a sum.
 #pragma once
 #include <bit>
 #include <cfloat>
@@ -47,12 +54,22 @@ struct GdKernelArgs {
   float g2;              // importance weight * squared gradient
   float power_t;
   uint64_t mask;         // 2^b - 1
+  bool lanes = false;    // the sums in eight lanes (see above)
   float norm_x = 0.0f;   // out: sum x^2 / N^2
   float ppu = 0.0f;      // out: sum x^2 r
   uint64_t capped = 0;   // out: adaptive sums capped at FLT_MAX
 };
 
 namespace gd_kernel {
+
+// The fewest features an example has for GdLearner to sum it in lanes (by default): below it the chain of additions
+// is short enough for the CPU to overlap with the rest of the work (rcv1's ~75 features: no faster in lanes), and
+// most examples without interactions stay below it (rcv1's longest has 316), so their results are VW's to the bit.
+inline constexpr size_t kLaneMin = 1024;
+
+// The eight lane sums s[0..7] (lane l: features i = l mod 8), combined in this fixed order (an AVX2 register's
+// halves added, then its pairs).
+inline float combine_lanes(const float* s) { return ((s[0] + s[4]) + (s[2] + s[6])) + ((s[1] + s[5]) + (s[3] + s[7])); }
 
 // Values whose square would be subnormal are replaced by +-sqrt(FLT_MIN) in the rate bookkeeping.
 inline constexpr float kXMin = 1.084202172485504434e-19f;  // sqrt(FLT_MIN) = 2^-63, exact
@@ -284,8 +301,9 @@ LEPUS_AVX2 LEPUS_GD_INLINE void load_slots8(GdSlot* const* s, __m256& w, __m256&
 }
 
 // Features [0, 8) of fs in the default mode, eight at a time; false when two of them share a slot.
+// Its terms of the two sums come out as vectors norm_out (x^2/N^2) and ppu_out (x^2 r), in lane order 0 2 4 6 | 1 3 5 7.
 LEPUS_AVX2 LEPUS_GD_INLINE bool step8(GdSlot* slots, const Feature* fs, float g2, uint32_t mask, uint64_t& capped,
-                                      float& norm_x, float& ppu) {
+                                      __m256& norm_out, __m256& ppu_out) {
   __m256i k;
   __m256 xv;
   load8(fs, mask, k, xv);
@@ -336,16 +354,8 @@ LEPUS_AVX2 LEPUS_GD_INLINE bool step8(GdSlot* slots, const Feature* fs, float g2
     norm = select8(_mm256_cmp_ps(x2, _mm256_set1_ps(INFINITY), _CMP_EQ_OQ), one, _mm256_div_ps(x2, _mm256_mul_ps(nn, nn)));
     r = _mm256_mul_ps(rsqrt8(g), _mm256_div_ps(one, nn));
   }
-  alignas(32) float nv[8], pv[8];
-  _mm256_store_ps(nv, norm);
-  _mm256_store_ps(pv, _mm256_mul_ps(x2, r));
-  // The two sums in feature order (float addition is not associative): features 0..7 are lanes 0 4 1 5 2 6 3 7.
-  for (int l = 0; l < 4; ++l) {
-    norm_x += nv[l];
-    ppu += pv[l];
-    norm_x += nv[l + 4];
-    ppu += pv[l + 4];
-  }
+  norm_out = norm;
+  ppu_out = _mm256_mul_ps(x2, r);
   const __m256 u0 = _mm256_unpacklo_ps(w, g);   // w0 g0 w2 g2 | w1 g1 w3 g3
   const __m256 u1 = _mm256_unpackhi_ps(w, g);   // w4 g4 w6 g6 | w5 g5 w7 g7
   const __m256 u2 = _mm256_unpacklo_ps(nn, r);  // n0 r0 n2 r2 | n1 r1 n3 r3
@@ -365,22 +375,68 @@ LEPUS_AVX2 LEPUS_GD_INLINE bool step8(GdSlot* slots, const Feature* fs, float g2
   return true;
 }
 
-// The default mode's bookkeeping over fs[0, n), eight at a time (the AVX2 build of gd_accumulate's loop).
+// The default mode's bookkeeping over fs[0, n), eight at a time (the AVX2 build of gd_accumulate's loop). With
+// a.lanes, n is a multiple of 8 and the terms are added to the lane sums ln[8] and lp[8] (feature lane order).
 LEPUS_AVX2 inline void accumulate_avx2(GdSlot* slots, const Feature* fs, size_t n, GdKernelArgs& a,
-                                       float& norm_x_out, float& ppu_out) {
+                                       float& norm_x_out, float& ppu_out, float* ln = nullptr, float* lp = nullptr) {
   // Locals: through the references the sums would make a round trip to memory per addition (the slot stores might
   // alias them), and a's fields would be reloaded after every store.
   float norm_x = norm_x_out, ppu = ppu_out;
   const float g2 = a.g2;
   const uint32_t mask = static_cast<uint32_t>(a.mask);
+  const bool lanes = a.lanes;
+  // Lane sums in step8's lane order: vector lane j holds feature lane kOf[j].
+  static constexpr int kOf[8] = {0, 2, 4, 6, 1, 3, 5, 7};
+  __m256 vn = _mm256_setzero_ps(), vp = _mm256_setzero_ps();
   uint64_t capped = 0;
   size_t i = 0;
   for (; i + 8 <= n; i += 8) {
     if (i + kPrefetch + 8 <= n) {
       for (size_t k = i + kPrefetch; k < i + kPrefetch + 8; ++k) __builtin_prefetch(&slots[fs[k].index & mask], 1);
     }
-    if (!step8(slots, fs + i, g2, mask, capped, norm_x, ppu)) [[unlikely]] {
+    __m256 tn, tp;
+    if (step8(slots, fs + i, g2, mask, capped, tn, tp)) [[likely]] {
+      if (lanes) {
+        vn = _mm256_add_ps(vn, tn);
+        vp = _mm256_add_ps(vp, tp);
+      } else {
+        alignas(32) float nv[8], pv[8];
+        _mm256_store_ps(nv, tn);
+        _mm256_store_ps(pv, tp);
+        // The two sums in feature order (float addition is not associative): features 0..7 are lanes 0 4 1 5 2 6 3 7.
+        for (int l = 0; l < 4; ++l) {
+          norm_x += nv[l];
+          ppu += pv[l];
+          norm_x += nv[l + 4];
+          ppu += pv[l + 4];
+        }
+      }
+    } else if (lanes) {  // a slot twice: one at a time, in order, each into its lane
+      alignas(32) float nv[8], pv[8], fn[8], fp[8];
+      _mm256_store_ps(nv, vn);
+      _mm256_store_ps(pv, vp);
+      for (int j = 0; j < 8; ++j) {
+        fn[kOf[j]] = nv[j];
+        fp[kOf[j]] = pv[j];
+      }
+      for (size_t k = i; k < i + 8; ++k) step<true, true, true>(slots[fs[k].index & mask], fs[k].value, a, fn[k - i], fp[k - i]);
+      for (int j = 0; j < 8; ++j) {
+        nv[j] = fn[kOf[j]];
+        pv[j] = fp[kOf[j]];
+      }
+      vn = _mm256_load_ps(nv);
+      vp = _mm256_load_ps(pv);
+    } else {
       for (size_t k = i; k < i + 8; ++k) step<true, true, true>(slots[fs[k].index & mask], fs[k].value, a, norm_x, ppu);
+    }
+  }
+  if (lanes) {
+    alignas(32) float nv[8], pv[8];
+    _mm256_store_ps(nv, vn);
+    _mm256_store_ps(pv, vp);
+    for (int j = 0; j < 8; ++j) {
+      ln[kOf[j]] += nv[j];
+      lp[kOf[j]] += pv[j];
     }
   }
   for (; i < n; ++i) step<true, true, true>(slots[fs[i].index & mask], fs[i].value, a, norm_x, ppu);
@@ -463,16 +519,37 @@ inline void gd_update(GdSlot* slots, const Feature* fs, size_t n, uint64_t mask,
   }
 }
 
-// Runs the bookkeeping over the features of one example and leaves the sums in a.norm_x and a.ppu. `simd` picks the
-// default mode's vector version (gd_simd(), or another for tests; AVX2 on a CPU without it runs as SSE2).
+// Runs the bookkeeping over the features of one example and leaves the sums in a.norm_x and a.ppu (in lanes with
+// a.lanes). `simd` picks the default mode's vector version (gd_simd(), or another for tests; AVX2 on a CPU without
+// it runs as SSE2).
 template <bool kAdaptive, bool kNormalized, bool kSqrtRate>
 void gd_accumulate(GdSlot* slots, const Feature* fs, size_t n, GdKernelArgs& a, gd_kernel::Simd simd = gd_simd()) {
   using namespace gd_kernel;
   float norm_x = a.norm_x, ppu = a.ppu;
   size_t i = 0;
+  if (a.lanes) {
+    const size_t m = n & ~size_t{7};
+    float ln[8] = {0.0f}, lp[8] = {0.0f};
+#if defined(LEPUS_GD_X86)
+    if constexpr (kAdaptive && kNormalized && kSqrtRate) {
+      if (simd == Simd::kAvx2 && gd_simd() == Simd::kAvx2) {
+        accumulate_avx2(slots, fs, m, a, norm_x, ppu, ln, lp);
+        i = m;
+      }
+    }
+#endif
+    for (; i < m; ++i) {
+      if (i + kPrefetch < n) __builtin_prefetch(&slots[fs[i + kPrefetch].index & a.mask], 1);
+      step<kAdaptive, kNormalized, kSqrtRate>(slots[fs[i].index & a.mask], fs[i].value, a, ln[i & 7], lp[i & 7]);
+    }
+    norm_x += combine_lanes(ln);
+    ppu += combine_lanes(lp);
+  }
 #if defined(LEPUS_GD_X86)
   if constexpr (kAdaptive && kNormalized && kSqrtRate) {
-    if (simd == Simd::kAvx2 && gd_simd() == Simd::kAvx2) {
+    if (a.lanes) {
+      // the tail below
+    } else if (simd == Simd::kAvx2 && gd_simd() == Simd::kAvx2) {
       accumulate_avx2(slots, fs, n, a, norm_x, ppu);
       i = n;
     } else if (simd != Simd::kScalar) {

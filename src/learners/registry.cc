@@ -29,8 +29,8 @@ std::vector<LearnerRow> build_registry() {
   std::vector<LearnerRow> rows;
   rows.push_back(LearnerRow{
       "sgd",
-      "VW's default learner, with VW's results to the last digit: the safe first choice, and the one to use "
-      "when you tune -l or need VW's exact numbers",
+      "VW's default learner, with VW's results to the last digit (on examples of 1,024 or more features, with "
+      "--vw_exact): the safe first choice, and the one to use when you tune -l or need VW's exact numbers",
       {
           {"sgd", "", Kind::kFlag, "", "plain SGD: adaptive, normalized and invariant all off"},
           {"adaptive", "", Kind::kFlag, "", "per-coordinate AdaGrad rates (alone: only this mode is on)"},
@@ -45,6 +45,9 @@ std::vector<LearnerRow> build_registry() {
           {"min_prediction", "", Kind::kNumber, "", "smallest prediction (fixes the clipping range's low end)"},
           {"max_prediction", "", Kind::kNumber, "", "largest prediction (fixes the clipping range's high end)"},
           {"decay_learning_rate", "", Kind::kNumber, "1", "multiply the learning rate by this after each pass"},
+          {"vw_exact", "", Kind::kFlag, "",
+           "VW's results to the last bit on long examples too (by default an example of 1,024 or more features, as "
+           "-q makes them, adds up its terms in 8 lanes: 5-15% faster, VW's figures in all but the last bits)"},
       },
       [](const LearnerContext& c) {
         return std::make_unique<GdLearner>(GdOptions::from(c.options), c.loss, c.bits, c.test_only);

@@ -3,7 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
+#include <random>
 
 #include "core/feature_space.h"
 #include "formats/vw_text.h"
@@ -162,6 +164,38 @@ TEST(Gd, LoadedModelKeepsItsModeAndRegularization) {
       ASSERT_EQ(a.value, b.value) << mode << " " << line;
     }
     EXPECT_EQ(state(g), state(h)) << mode;
+  }
+}
+
+
+// Long examples (1,024 features or more) sum their terms in eight lanes unless --vw_exact: the predictions move in
+// the last bits only; shorter examples are VW's order either way, to the bit.
+TEST(Gd, LongExamplesSumInLanesUnlessVwExact) {
+  LogisticLoss loss(-1.0f, 1.0f);
+  OptionValues exact_options = sgd_defaults();
+  exact_options.set("vw_exact", "1", true);
+  for (size_t n : {size_t{300}, size_t{1023}, size_t{1024}, size_t{3001}}) {
+    GdLearner lanes(GdOptions::from(sgd_defaults()), loss, 18, false);
+    GdLearner exact(GdOptions::from(exact_options), loss, 18, false);
+    std::mt19937_64 rng(n);
+    size_t differ = 0;
+    double worst = 0.0;
+    for (int e = 0; e < 60; ++e) {
+      Example ex;
+      ex.labeled = true;
+      ex.label = e % 3 == 0 ? 1.0f : -1.0f;
+      for (size_t k = 0; k < n; ++k)
+        ex.features.push_back(Feature{rng() % 20000, std::uniform_real_distribution<float>(0.0f, 0.3f)(rng)});
+      const float a = lanes.learn(ex).value, b = exact.learn(ex).value;
+      differ += std::bit_cast<uint32_t>(a) != std::bit_cast<uint32_t>(b);
+      worst = std::max(worst, std::fabs(static_cast<double>(a) - b));
+    }
+    if (n < gd_kernel::kLaneMin) {
+      EXPECT_EQ(differ, 0u) << n << " features";
+    } else {
+      EXPECT_GT(differ, 0u) << n << " features";
+      EXPECT_LT(worst, 1e-4) << n << " features";
+    }
   }
 }
 
