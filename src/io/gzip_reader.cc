@@ -15,11 +15,11 @@ namespace lepus {
 namespace {
 
 constexpr size_t kReadSize = size_t{1} << 18;       // one read(2) of compressed input
-constexpr size_t kStreamChunk = size_t{1} << 19;    // a chunk of streaming output
-constexpr size_t kJobOut = size_t{1} << 19;         // a job is closed once its output reaches this ...
-constexpr size_t kJobIn = size_t{1} << 19;          // ... or its input this
+constexpr size_t kStreamChunk = size_t{1} << 18;    // a chunk of streaming output
+constexpr size_t kJobOut = size_t{1} << 18;         // a job is closed once its output reaches this ...
+constexpr size_t kJobIn = size_t{1} << 18;          // ... or its input this
 constexpr size_t kMaxMemberOut = size_t{1} << 19;   // a BGZF member inflating to more goes streaming
-constexpr size_t kMaxSpare = 16;                    // buffers kept for reuse
+constexpr size_t kMaxSpare = 8;                     // buffers kept for reuse
 
 int default_workers() {
   const unsigned hw = std::thread::hardware_concurrency();
@@ -47,7 +47,7 @@ GzipReader::GzipReader(std::unique_ptr<FdReader> fd, std::string name, GzipReade
     : fd_(std::move(fd)), opt_(std::move(options)) {
   name_ = std::move(name);
   workers_ = opt_.workers == 0 ? default_workers() : std::max(opt_.workers, 0);
-  window_ = static_cast<size_t>(workers_) + 4;
+  window_ = static_cast<size_t>(workers_) + 2;
   try {
     stream_ = MemberInflater::make(opt_.backend);
   } catch (const IoError& e) {
