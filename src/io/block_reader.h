@@ -22,6 +22,7 @@ class BlockReader {
   // false at the end. Throws ParseError naming the line when one exceeds max_line_bytes.
   bool next(ByteBuffer& out);
   const std::string& name() const { return source_->name(); }
+  bool inflates_alone() const { return source_->inflates_alone(); }
   // What damaged the input, and after how many lines, when lenient_damage stopped reading ("" otherwise).
   const std::string& damage() const { return damage_; }
   uint64_t lines_read() const { return lines_; }

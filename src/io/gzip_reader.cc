@@ -26,6 +26,13 @@ int default_workers() {
   return static_cast<int>(std::clamp(hw, 2u, 4u));
 }
 
+// The start of a BGZF member: gzip's magic, deflate, FEXTRA, and a first extra subfield 'BC' of length 2.
+bool is_bgzf_header(const std::string& h) {
+  auto at = [&](size_t i) { return static_cast<unsigned char>(h[i]); };
+  return h.size() >= 16 && at(0) == 0x1f && at(1) == 0x8b && at(2) == 8 && (at(3) & 4) != 0 && at(12) == 'B' &&
+         at(13) == 'C' && at(14) == 2 && at(15) == 0;
+}
+
 }  // namespace
 
 struct GzipReader::Chunk {
@@ -56,6 +63,9 @@ GzipReader::GzipReader(std::unique_ptr<FdReader> fd, std::string name, GzipReade
   // A descriptor that can wait for a writer (pipe, terminal, socket) is polled together with a self-pipe,
   // so the destructor can wake the inflate thread out of a read that would never return.
   if (!fd_->regular() && ::pipe2(wake_, O_CLOEXEC) != 0) throw IoError(name_ + ": cannot create a pipe");
+  // A regular file's first member tells whether the inflate thread will stream the whole input (a pipe is not
+  // peeked here: its header may be slow to come, and the constructor must not wait for it).
+  if (fd_->regular()) inflates_alone_ = workers_ == 0 || !is_bgzf_header(fd_->peek(16));
 }
 
 GzipReader::~GzipReader() {

@@ -68,6 +68,7 @@ class GzipReader final : public InputSource {
   GzipReader(std::unique_ptr<FdReader> fd, std::string name, GzipReaderOptions options);
   ~GzipReader() override;
   size_t read(char* buf, size_t n) override;
+  bool inflates_alone() const override { return inflates_alone_; }
   GzipReaderStats stats() const;
 
  private:
@@ -93,6 +94,7 @@ class GzipReader final : public InputSource {
   std::unique_ptr<FdReader> fd_;
   GzipReaderOptions opt_;
   int workers_;
+  bool inflates_alone_ = false;  // a regular file whose first member is not BGZF (or no workers)
   size_t window_;
 
   // Shared state, under m_.

@@ -15,6 +15,9 @@ class InputSource {
   // source hands out what its inflate thread has inflated so far (io/gzip_reader.h).
   virtual size_t read(char* buf, size_t n) = 0;
   const std::string& name() const { return name_; }
+  // Whether one thread of the source's own is busy for as long as the input lasts: a gzip file that is not
+  // BGZF, inflated as one stream (the pipeline then gives the parsers one thread less).
+  virtual bool inflates_alone() const { return false; }
 
   // Which inflater reads gzip input: ISA-L's igzip when lepus was built with it (faster), else zlib.
   enum class Gzip { kAuto, kZlib, kIsal };

@@ -267,8 +267,26 @@ TEST_F(GzipReaderTest, SameBytesForEveryLayoutOfMembers) {
 
 // BGZF blocks are cut out of the input and inflated by more than one worker: worker 0 holds its first job
 // until worker 1 has taken one (a serial reader would never get there and fail the counts).
+// Whether the inflate thread streams the whole file (the pipeline then parses on one thread less): a plain gzip
+// member first, or no workers; not for BGZF, nor for a file that is not gzip.
+TEST_F(GzipReaderTest, KnowsWhenOneThreadInflatesTheWholeFile) {
+  const std::string text = lines(1000);
+  const std::string plain = write("plain.gz", member(text, false));
+  const std::string blocked = write("blocked.gz", bgzf(text));
+  const std::string raw = write("raw.vw", text);
+  GzipReaderOptions o;
+  o.workers = 2;
+  EXPECT_TRUE(open_input(plain, o)->inflates_alone());
+  EXPECT_FALSE(open_input(blocked, o)->inflates_alone());
+  EXPECT_FALSE(open_input(raw, o)->inflates_alone());
+  o.workers = -1;
+  EXPECT_TRUE(open_input(blocked, o)->inflates_alone());
+  auto s = open_input(plain, o);  // and reading is unchanged
+  EXPECT_TRUE(read_all(*s, 4096).bytes == text);
+}
+
 TEST_F(GzipReaderTest, BgzfBlocksAreInflatedByMoreThanOneWorker) {
-  const std::string text = lines(100000);  // ~3.4 MB: 52 blocks, 7 jobs
+  const std::string text = lines(100000);  // ~3.4 MB: 52 blocks, ~14 jobs
   const std::string file = bgzf(text);
   const std::string path = write("big.bgz", file);
   const size_t blocks = bgzf_blocks(file).size();
