@@ -26,6 +26,30 @@ int default_workers() {
   return static_cast<int>(std::clamp(hw, 2u, 4u));
 }
 
+// A gzip header longer than this (a file name or comment of more than 64 KiB) is left to the inflater as it
+// comes: reading on for its end could take a damaged file whole into memory.
+constexpr size_t kMaxHeader = size_t{1} << 16;
+
+// The length of the gzip member header at p[0, n) (RFC 1952, section 2.3.1), or 0 when those bytes do not hold
+// all of it.
+size_t gzip_header_size(const uint8_t* p, size_t n) {
+  if (n < 10) return 0;
+  const unsigned flags = p[3];
+  size_t at = 10;
+  if (flags & 4) {  // FEXTRA
+    if (n < at + 2) return 0;
+    at += 2 + (size_t{p[at]} | size_t{p[at + 1]} << 8);
+  }
+  for (unsigned zero_ended : {8u, 16u}) {  // FNAME, FCOMMENT
+    if (!(flags & zero_ended)) continue;
+    const void* z = at < n ? std::memchr(p + at, 0, n - at) : nullptr;
+    if (z == nullptr) return 0;
+    at = static_cast<size_t>(static_cast<const uint8_t*>(z) - p) + 1;
+  }
+  if (flags & 2) at += 2;  // FHCRC
+  return at <= n ? at : 0;
+}
+
 // The start of a BGZF member: gzip's magic, deflate, FEXTRA, and a first extra subfield 'BC' of length 2.
 bool is_bgzf_header(const std::string& h) {
   auto at = [&](size_t i) { return static_cast<unsigned char>(h[i]); };
@@ -289,6 +313,13 @@ void GzipReader::restart_from_failed_job() {
 // and queued by produce() after the bytes inflated before it.
 bool GzipReader::inflate_streaming_member() {
   bool mid_member = false;
+  // ISA-L's inflater fails on a gzip header cut short by the end of its input (zlib waits for more), so the whole
+  // header is read first: a file name, say, may go past a short first read or a pipe's first bytes.
+  for (size_t want = 10; want <= kMaxHeader;) {
+    const size_t have = ensure(want);
+    if (gzip_header_size(reinterpret_cast<const uint8_t*>(in_.data() + pos_), have) > 0 || have < want) break;
+    want = have + 1;  // ensure reads what is there, a whole read at a time
+  }
   for (;;) {
     if (pos_ == end_ && ensure(1) == 0) {
       if (mid_member) throw CorruptInputError(name_ + ": unexpected end of gzip data (truncated file)");

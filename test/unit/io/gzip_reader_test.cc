@@ -447,6 +447,32 @@ TEST_F(GzipReaderTest, DamageInAParallelWindowFailsLikeASerialReader) {
 
 // A pipe: each member that arrives is handed out at once (the writer keeps the pipe open), BGZF or not; and
 // a reader destroyed while its inflate thread waits on the pipe stops without a hang.
+// A header with a file name (as `gzip FILE` writes it) that the first read cuts short: a regular file (the reader
+// peeks at its first 16 bytes) and a pipe that delivers the header in two pieces, with every backend.
+TEST_F(GzipReaderTest, HeaderCutShortByTheFirstRead) {
+  const std::string text = lines(300);
+  std::string named = member(text, false);
+  named[3] = static_cast<char>(named[3] | 8);  // FNAME: a zero-ended name after the 10-byte header
+  named.insert(10, std::string("a_rather_long_file_name.vw") + '\0');
+  const std::string path = write("named.vw.gz", named);
+  for (GzipBackend backend : backends()) {
+    SCOPED_TRACE(static_cast<int>(backend));
+    for (int workers : {-1, 2}) EXPECT_EQ(read_file(path, backend, workers, 4096), (Outcome{text, ""}));
+    int fds[2];
+    ASSERT_EQ(::pipe(fds), 0);
+    std::thread writer([&] {
+      EXPECT_EQ(::write(fds[1], named.data(), 14), 14);
+      std::this_thread::sleep_for(50ms);
+      EXPECT_EQ(::write(fds[1], named.data() + 14, named.size() - 14), static_cast<ssize_t>(named.size() - 14));
+      ::close(fds[1]);
+    });
+    GzipReader reader(std::make_unique<FdReader>(fds[0], false, "pipe"), "pipe", GzipReaderOptions{backend, 2, nullptr});
+    EXPECT_EQ(read_all(reader, 4096), (Outcome{text, ""}));
+    writer.join();
+    ::close(fds[0]);
+  }
+}
+
 TEST_F(GzipReaderTest, PipeGetsEachMemberThroughAtOnceAndStops) {
   for (int workers : {-1, 2}) {
     int fds[2];
