@@ -21,6 +21,8 @@ inline uint32_t hash_feature(std::string_view s, uint32_t seed, HashMode mode) {
 
 // The FNV-1 32-bit prime VW multiplies an outer index by when it builds an interaction index.
 inline constexpr uint64_t kInteractionPrime = 16777619u;
+// VW's n-gram constant (its QUADRATIC_CONSTANT): an n-gram's index is ((i0 * C + i1) * C + i2) ... (mod 2^64).
+inline constexpr uint64_t kNgramPrime = 27942141u;
 // The constant (bias) feature: VW's index and feature group byte.
 inline constexpr uint64_t kConstantIndex = 11650396u;
 inline constexpr unsigned char kConstantNamespace = 0x80;

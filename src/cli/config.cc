@@ -44,7 +44,7 @@ constexpr char kUsage[] =
 // Options a model records and -i restores. Learner rows' options are added for the model's learner.
 const char* const kShaping[] = {"bit_precision", "hash", "hash_seed", "quadratic", "cubic", "interactions",
                                 "permutations", "leave_duplicate_interactions", "ignore", "ignore_linear", "keep",
-                                "noconstant", "libsvm_namespace", "positive_label", "no_header", "label_column",
+                                "ngram", "skips", "noconstant", "libsvm_namespace", "positive_label", "no_header", "label_column",
                                 "ignore_columns", "categorical", "text_columns", "csv_namespace",
                                 "text_namespace", "loss_function",
                                 "quantile_tau", "link", "binary", "learner", "random_seed", "oaa", "csoaa",
@@ -160,7 +160,7 @@ T to_number(const std::string& name, const std::string& text) {
 
 // Options a model may hold that take several values.
 const std::set<std::string> kListOptions = {"quadratic", "cubic", "interactions", "ignore", "ignore_linear", "keep",
-                                            "ignore_columns", "categorical", "text_columns"};
+                                            "ngram", "skips", "ignore_columns", "categorical", "text_columns"};
 // Shaping options that are switches.
 const std::set<std::string> kShapingFlags = {"permutations", "leave_duplicate_interactions", "noconstant",
                                              "no_header", "binary", "predict_only_model", "probabilities"};
@@ -373,6 +373,10 @@ Config parse_command_line(int argc, const char* const argv[]) {
       ("ignore", po::value<V>()->composing(), "drop namespaces with these first letters")
       ("ignore_linear", po::value<V>()->composing(), "drop these namespaces' linear terms (they still interact)")
       ("keep", po::value<V>()->composing(), "drop every namespace not listed")
+      ("ngram", po::value<V>()->composing(), "n-grams of up to N consecutive features of each namespace (N), or of "
+                                             "namespace x (xN), as VW makes them")
+      ("skips", po::value<V>()->composing(), "n-grams may skip up to K features (K, or xK for namespace x; needs "
+                                             "--ngram)")
       ("noconstant", po::bool_switch(), "no constant (bias) feature")
       ("max_features", po::value<S>()->default_value("10000000"), "most features one example may have with its "
                                                                  "interactions; more is an error naming the line");
@@ -737,6 +741,22 @@ Config parse_command_line(int argc, const char* const argv[]) {
   c.space.quadratic = list("quadratic");
   c.space.cubic = list("cubic");
   c.space.interactions = list("interactions");
+  // --ngram N | xN, --skips K | xK (VW's compile_gram: a leading digit means every namespace).
+  auto grams = [&](const char* name, std::array<uint32_t, 256>& dest) {
+    for (const std::string& g : list(name)) {
+      const bool all = !g.empty() && std::isdigit(static_cast<unsigned char>(g[0]));
+      const std::string number = all ? g : g.substr(std::min<size_t>(1, g.size()));
+      if (number.empty() || number.find_first_not_of("0123456789") != std::string::npos || number.size() > 6)
+        throw ConfigError("--" + std::string(name) + " '" + g + "': give N (every namespace) or a namespace letter " +
+                          "then N, as in w3");
+      const auto n = static_cast<uint32_t>(std::stoul(number));
+      if (all) dest.fill(n);
+      else dest[static_cast<unsigned char>(g[0])] = n;
+    }
+  };
+  grams("ngram", c.space.ngram);
+  grams("skips", c.space.skips);
+  if (!list("skips").empty() && list("ngram").empty()) throw ConfigError("--skips needs --ngram (n-grams of 2 or more)");
   c.space.permutations = flag("permutations");
   c.space.leave_duplicates = flag("leave_duplicate_interactions");
   c.space.constant = !flag("noconstant");

@@ -56,6 +56,7 @@ std::vector<std::string> FeatureSpace::normalize(std::vector<std::string> list, 
 }
 
 FeatureSpace::FeatureSpace(const FeatureSpaceOptions& options) : opt_(options) {
+  for (uint32_t n : opt_.ngram) any_ngram_ = any_ngram_ || n > 1;
   std::vector<std::string> all;
   auto add = [&](const std::vector<std::string>& specs, size_t len, const char* flag) {
     for (const auto& s : specs) {
@@ -322,6 +323,53 @@ void FeatureSpace::generate(Example& ex, const unsigned char* terms, size_t n) {
   flush();
 }
 
+namespace {
+// VW's k-skip n-grams of one namespace's features f[0, length) (kskip_ngram_transformer.cc, add_grams): with
+// mask = {0, d1, d2, ...} the offsets of a gram's features from its first, every gram f[i], f[i + d1], ... that
+// fits is appended, value 1, index ((f[i] * C + f[i + d1]) * C + ...); then the gram one feature longer (offset
+// + 1 + skips), then, while skips remain, the same with one more feature skipped before the next.
+void add_grams(size_t ngram, size_t skip_gram, const Feature* f, size_t length, std::vector<size_t>& mask,
+               size_t skips, std::vector<Feature>& out) {
+  if (ngram == 0 && mask.back() < length) {
+    const size_t last = length - mask.back();
+    for (size_t i = 0; i < last; ++i) {
+      uint64_t index = f[i].index;
+      for (size_t n = 1; n < mask.size(); ++n) index = index * kNgramPrime + f[i + mask[n]].index;
+      out.push_back(Feature{index, 1.0f});
+    }
+  }
+  if (ngram > 0) {
+    mask.push_back(mask.back() + 1 + skips);
+    add_grams(ngram - 1, skip_gram, f, length, mask, 0, out);
+    mask.pop_back();
+  }
+  if (skip_gram > 0 && ngram > 0) add_grams(ngram, skip_gram - 1, f, length, mask, skips + 1, out);
+}
+}  // namespace
+
+// --ngram / --skips: each namespace's grams of 2..n features follow its own features (VW's generate_grams), so
+// the groups are rebuilt into ngram_out_ and swapped in.
+void FeatureSpace::add_ngrams(Example& ex) {
+  ngram_out_.clear();
+  ngram_groups_.clear();
+  for (const FeatureGroup& g : ex.groups) {
+    const uint32_t begin = static_cast<uint32_t>(ngram_out_.size());
+    ngram_out_.insert(ngram_out_.end(), ex.features.begin() + g.begin, ex.features.begin() + g.end);
+    const size_t length = g.end - g.begin;
+    for (size_t n = 1; n < opt_.ngram[g.ns]; ++n) {
+      gram_mask_.assign(1, 0);
+      // add_grams reads the namespace's own features (in ex), never the grams it appends.
+      add_grams(n, opt_.skips[g.ns], ex.features.data() + g.begin, length, gram_mask_, 0, ngram_out_);
+      if (ngram_out_.size() > opt_.max_features)
+        throw FeatureLimitError("--ngram makes more than --max_features " + std::to_string(opt_.max_features) +
+                                " features for one example");
+    }
+    ngram_groups_.push_back(FeatureGroup{g.ns, begin, static_cast<uint32_t>(ngram_out_.size())});
+  }
+  ex.features.swap(ngram_out_);
+  ex.groups.swap(ngram_groups_);
+}
+
 float FeatureSpace::invariant_norm(const Example& ex) const {
   float h = 0.0f;
   for (const auto& g : ex.groups) {
@@ -364,6 +412,7 @@ void FeatureSpace::expand(Example& ex) {
   } else {
     list_ = &explicit_;
   }
+  if (any_ngram_) add_ngrams(ex);  // VW makes them before the constant and the interactions, which use them
   const uint32_t parsed = static_cast<uint32_t>(ex.features.size());
   for (size_t i = 0; i < ex.groups.size(); ++i) group_of_[ex.groups[i].ns] = static_cast<int>(i) + 1;
   if (opt_.constant) {

@@ -26,6 +26,9 @@ struct FeatureSpaceOptions {
   bool leave_duplicates = false;          // --leave_duplicate_interactions
   bool invariant_norm = false;            // compute Example::invariant_norm (plain --invariant)
   uint64_t max_features = 10'000'000;     // --max_features: features one example may have, interactions included
+  // --ngram / --skips: per namespace, n-grams of 2..n consecutive features with up to k skipped between (0: none).
+  std::array<uint32_t, 256> ngram{};
+  std::array<uint32_t, 256> skips{};
   // --oaa / --csoaa over one table (Learner::share_table): K problems share the slots, class i at index + i, so
   // every linear index (the constant's too) is multiplied by K before the interactions are formed from them
   // (VW's feature width); 1 otherwise.
@@ -55,7 +58,8 @@ class FeatureSpace {
   const std::vector<std::string>& interactions() const { return *list_; }
   bool has_wildcards() const { return !wildcards_.empty(); }
   // No interactions: expand adds at most the constant, so an example may be expanded where it lies.
-  bool adds_interactions() const { return !explicit_.empty() || !wildcards_.empty(); }
+  // Interactions or n-grams: expansion adds features (else at most the constant).
+  bool adds_interactions() const { return !explicit_.empty() || !wildcards_.empty() || any_ngram_; }
   // The state a model keeps: the namespaces the ':' wildcard has seen, so a resumed run expands alike.
   void save(ModelWriter& out) const;
   void load(ModelReader& in);  // throws ModelFormatError
@@ -73,6 +77,7 @@ class FeatureSpace {
   const std::vector<std::string>& interactions_for(const Example& ex);
   void generate(Example& ex, const unsigned char* terms, size_t n);
   float invariant_norm(const Example& ex) const;
+  void add_ngrams(Example& ex);
 
   FeatureSpaceOptions opt_;
   std::vector<std::string> explicit_;   // normalised, without wildcards
@@ -81,6 +86,10 @@ class FeatureSpace {
   std::vector<unsigned char> seen_list_;
   std::array<int, 256> group_of_{};  // byte -> index into ex.groups (+1), 0 = absent; reset after use
   bool any_ignore_linear_ = false;
+  bool any_ngram_ = false;
+  std::vector<Feature> ngram_out_;     // add_ngrams' rebuilt feature list (swapped with the example's)
+  std::vector<FeatureGroup> ngram_groups_;
+  std::vector<size_t> gram_mask_;
   uint64_t clamped_ = 0;
   // Interaction features are generated into this block, then appended to the example a block at a time
   // (generate()): the inner loop stores through a pointer, without push_back's capacity test and size update.

@@ -112,6 +112,11 @@ std::vector<OracleRun> shared_runs() {
   runs.push_back({"rcv1_small", "10_link_logistic", "inputs/rcv1_small.vw.gz",
                   "--loss_function logistic --link logistic", true});
   runs.push_back({"rcv1_small", "11_binary", "inputs/rcv1_small.vw.gz", "--loss_function logistic --binary"});
+  // Text features (issue 20): n-grams and skips on the SMS spam set, alone and under -q (long examples: --vw_exact).
+  const std::string sms = "inputs/sms.vw.gz", s = "--loss_function logistic --sgd -l 0.5 --vw_exact";
+  runs.push_back({"text", "01_ngram2", sms, s + " --ngram 2"});
+  runs.push_back({"text", "02_ngram_w3_skips1", sms, s + " --ngram w3 --skips w1"});
+  runs.push_back({"text", "03_ngram2_q", sms, s + " --ngram 2 -q ww"});
   runs.push_back({"e2e", "tiny_train", "e2e/tiny_train.vw", ""});
   runs.push_back({"e2e", "tinyq_train", "e2e/tiny_train.vw", "--loss_function logistic -q uv"});
   runs.push_back({"e2e", "rcv1_train", "inputs/rcv1_small.vw.gz", "--loss_function logistic", false, false});

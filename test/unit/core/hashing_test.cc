@@ -246,5 +246,43 @@ TEST(FeatureSpace, RejectsBadSpecs) {
   EXPECT_THROW(FeatureSpace{fo}, std::exception);
 }
 
+
+// --ngram 3 --skips 1 on one namespace of four features (indices a b c d) and a second namespace without grams:
+// VW's add_grams order written out by hand, index ((i0 * C + i1) * C + i2) with C = 27942141, value 1; each
+// namespace's grams follow its own features, before the constant.
+TEST(FeatureSpace, NgramsAndSkipsInVwOrder) {
+  FeatureSpaceOptions fo;
+  fo.ngram['w'] = 3;
+  fo.skips['w'] = 1;
+  FeatureSpace space(fo);
+  Example ex;
+  const uint64_t a = 11, b = 22, c = 33, d = 44, z = 55;
+  ex.features = {{a, 0.5f}, {b, 2.0f}, {c, 1.0f}, {d, 3.0f}, {z, 1.0f}};
+  ex.groups = {{'w', 0, 4}, {'x', 4, 5}};
+  space.expand(ex);
+  const uint64_t C = 27942141;
+  auto g2 = [&](uint64_t p, uint64_t q) { return p * C + q; };
+  auto g3 = [&](uint64_t p, uint64_t q, uint64_t r) { return (p * C + q) * C + r; };
+  const std::vector<std::pair<uint64_t, float>> want = {
+      {a, 0.5f}, {b, 2.0f}, {c, 1.0f}, {d, 3.0f},                         // w's features
+      {g2(a, b), 1.0f}, {g2(b, c), 1.0f}, {g2(c, d), 1.0f},                // bigrams
+      {g2(a, c), 1.0f}, {g2(b, d), 1.0f},                                  // one skipped
+      {g3(a, b, c), 1.0f}, {g3(b, c, d), 1.0f},                            // trigrams
+      {g3(a, b, d), 1.0f},                                                 // a skip before the third
+      {g3(a, c, d), 1.0f},                                                 // a skip before the second
+      {z, 1.0f},                                                           // x: no grams
+      {kConstantIndex, 1.0f}};
+  ASSERT_EQ(ex.features.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    EXPECT_EQ(ex.features[i].index, want[i].first) << i;
+    EXPECT_EQ(ex.features[i].value, want[i].second) << i;
+  }
+  ASSERT_GE(ex.groups.size(), 2u);
+  EXPECT_EQ(ex.groups[0].ns, 'w');
+  EXPECT_EQ(ex.groups[0].end - ex.groups[0].begin, 13u);
+  EXPECT_EQ(ex.groups[1].begin, 13u);
+  EXPECT_EQ(ex.num_reported, 15u);
+}
+
 }  // namespace
 }  // namespace lepus
