@@ -434,6 +434,9 @@ Config parse_command_line(int argc, const char* const argv[]) {
   output.add_options()
       ("predictions,p", po::value<S>(), "write predictions here (/dev/stdout for stdout)")
       ("raw_predictions,r", po::value<S>(), "write raw scores (before clipping and link) here")
+      ("metrics", po::bool_switch(), "add evaluation figures to the summary: AUC, accuracy, log loss and calibration "
+                                     "error for -1/1 labels, RMSE and MAE otherwise, accuracy for --oaa/--csoaa")
+      ("metrics_json", po::value<S>(), "write the --metrics figures to this file as JSON (--metrics not needed)")
       ("quiet", po::bool_switch(), "nothing on stderr")
       ("progress,P", po::value<S>(), "progress rows every N examples (integer) or at a growing factor (x.y); "
                                     "default factor 2");
@@ -842,6 +845,9 @@ Config parse_command_line(int argc, const char* const argv[]) {
   // Output.
   c.driver.predictions = text("predictions");
   c.driver.raw_predictions = text("raw_predictions");
+  c.driver.metrics = flag("metrics");
+  c.metrics_json = text("metrics_json");
+  c.driver.keep_metrics = !c.metrics_json.empty();
   c.driver.test_only = flag("testonly");
   c.quiet = flag("quiet");
   if (!list("progress").empty()) {

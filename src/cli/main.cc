@@ -117,6 +117,12 @@ int run(int argc, const char* const argv[]) {
   if (c.save_per_pass) save_pass = [&](int pass) { save_to(c.final_regressor + "." + std::to_string(pass)); };
   const RunStats stats = driver.run(save, save_pass);
   if (log) std::cerr << driver.summary(stats);
+  if (!c.metrics_json.empty()) {
+    std::ofstream out(c.metrics_json);
+    out << driver.metrics_json();
+    out.close();
+    if (!out) throw IoError(c.metrics_json + ": cannot write the metrics");
+  }
   if (!c.readable_model.empty()) write_readable_model(c, *learner);
   return 0;
 }

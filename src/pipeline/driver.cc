@@ -25,6 +25,7 @@
 #include "io/block_reader.h"
 #include "io/example_cache.h"
 #include "lepus/errors.h"
+#include "pipeline/metrics.h"
 
 namespace lepus {
 
@@ -264,6 +265,7 @@ Driver::Driver(const DriverOptions& options, Learner& learner, FeatureSpace& spa
     opt_.parse.csv = make_csv_schema(opt_.csv.header_text.empty() ? header_ : opt_.csv.header_text, opt_.csv,
                                      opt_.parse);
   }
+  if (opt_.metrics || opt_.keep_metrics) metrics_ = std::make_unique<Metrics>();
   pred_out_ = std::make_unique<PredictionFile>(opt_.predictions);
   raw_out_ = std::make_unique<PredictionFile>(opt_.raw_predictions);
   next_row_ = opt_.progress_additive ? opt_.progress : 1.0;
@@ -542,12 +544,20 @@ void Driver::finish(const Example& ex, const Example& work, bool holdout, RunSta
     }
   }
   std::string label_text, prediction_text;  // a reduction's table entries (classes, names, probabilities)
+  // --metrics count the examples the summary's loss does: the holdout ones when passes hold some out.
+  const bool measured = metrics_ && ex.labeled && holdout == st.holdout_on;
   if (const ClassOutcome* o = learner_.class_outcome()) {
     l = class_loss(ex, *o, holdout);
     write_classes(ex, *o, label_text, prediction_text);
+    if (measured && !ex.classes.empty() && ex.label_kind != LabelKind::kCostSensitive)
+      metrics_->add_class(ex.classes.front().klass == o->klass, ex.weight);
   } else {
     pred_out_->write(shown, ex.tag);
     raw_out_->write(p.raw, ex.tag);
+    if (measured) {
+      const float probability = loss_.name() == "logistic" ? 1.0f / (1.0f + std::exp(-scored)) : NAN;
+      metrics_->add(scored, probability, ex.label, ex.weight);
+    }
   }
 
   if (holdout) {
@@ -816,7 +826,10 @@ std::string Driver::summary(const RunStats& st) const {
   if (replaced_outputs_ > 0)
     out += "non-finite predictions replaced = " + std::to_string(replaced_outputs_) + "\n";
   for (const auto& line : learner_.summary_lines()) out += line + "\n";
+  if (opt_.metrics) out += metrics_->summary_lines();
   return out;
 }
+
+std::string Driver::metrics_json() const { return metrics_ ? metrics_->json() : std::string(); }
 
 }  // namespace lepus

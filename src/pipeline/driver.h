@@ -33,6 +33,8 @@ struct DriverOptions {
   CsvOptions csv;  // --format csv / tsv
   std::string predictions;      // -p
   std::string raw_predictions;  // -r
+  bool metrics = false;         // --metrics: evaluation figures in the summary (pipeline/metrics.h)
+  bool keep_metrics = false;    // --metrics_json: kept for metrics_json() even without --metrics
   bool test_only = false;       // -t
   bool strict_parse = false;
   Link link = Link::kIdentity;
@@ -92,6 +94,7 @@ class Batch;
 class BlockSource;
 class CacheWriter;
 class PredictionFile;
+class Metrics;
 
 class Driver {
  public:
@@ -106,6 +109,8 @@ class Driver {
   // with the pass number (1, 2, ...) after every completed pass (--save_per_pass).
   RunStats run(const std::function<void()>& save_model, const std::function<void(int)>& after_pass = {});
   std::string summary(const RunStats& stats) const;
+  // --metrics_json: the run's evaluation figures as one JSON object ("" without --metrics or --metrics_json).
+  std::string metrics_json() const;
 
  private:
   struct PassState;
@@ -162,6 +167,7 @@ class Driver {
   bool label_warned_ = false, binary_warned_ = false;
   uint64_t warnings_ = 0;
   uint64_t seen_ = 0;  // examples consumed, for --examples
+  std::unique_ptr<Metrics> metrics_;  // --metrics, --metrics_json
   uint64_t replaced_outputs_ = 0;  // NaN or infinite predictions (or linked predictions) replaced
   double class_log_loss_ = 0.0;    // --probabilities: sum of weight * -log p(true class), learned examples
   double holdout_class_log_loss_ = 0.0;  // the same over held-out examples
