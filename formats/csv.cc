@@ -184,8 +184,9 @@ void set_malformed(Example& ex) {
 }
 
 // Appends the word features of one text cell.
+// names (names kept only): each word's name in the namespace ns.
 void add_words(std::string_view text, uint32_t ns_hash, HashMode mode, Scratch& s,
-               std::vector<Feature>& features) {
+               std::vector<Feature>& features, std::vector<FeatureName>* names, const std::string& ns) {
   const char* p = text.data();
   const char* const end = p + text.size();
   while (p < end) {
@@ -206,6 +207,7 @@ void add_words(std::string_view text, uint32_t ns_hash, HashMode mode, Scratch& 
       word = s.lowered;
     }
     features.push_back(Feature{hash_feature(word, ns_hash, mode), 1.0f});
+    if (names) names->push_back({NamePart{ns, std::string(word), {}}});
   }
 }
 
@@ -366,6 +368,7 @@ std::shared_ptr<const CsvSchema> make_csv_schema(std::string_view first_line, co
       text_ns = c.name.empty() ? std::string_view("t") : std::string_view(c.name).substr(0, 1);
     }
     c.text_group = static_cast<unsigned char>(text_ns[0]);
+    c.text_namespace = std::string(text_ns);
     c.text_hash = hash_feature(text_ns, parse.hash_seed, parse.hash_mode);
   }
   return schema;
@@ -385,6 +388,7 @@ void parse_csv_line(std::string_view line, const ParseOptions& options, Example&
   Scratch& s = scratch();
   s.text_cells.clear();
   std::vector<Feature>& features = ex.features;
+  std::vector<FeatureName>* const names = options.keep_names ? &ex.names : nullptr;
 
   std::string_view label_cell;
   size_t column = 0;
@@ -401,17 +405,22 @@ void parse_csv_line(std::string_view line, const ParseOptions& options, Example&
             if (trimmed.empty()) return;
             float value = 0.0f;
             if (col.role == Role::kFeature && read_numeric(trimmed, &value)) {
-              if (value != 0.0f) features.push_back(Feature{col.name_hash, value});
+              if (value != 0.0f) {
+                features.push_back(Feature{col.name_hash, value});
+                if (names) names->push_back({NamePart{schema.options.csv_namespace, col.name, {}}});
+              }
               return;
             }
             if (schema.options.vw_strings) {
               features.push_back(Feature{hash_feature(cell, col.name_hash, mode), 1.0f});
+              if (names) names->push_back({NamePart{schema.options.csv_namespace, col.name, std::string(cell)}});
               return;
             }
             s.joined.assign(col.name);
             s.joined += '=';
             s.joined.append(cell);
             features.push_back(Feature{hash_feature(s.joined, schema.ns_hash, mode), 1.0f});
+            if (names) names->push_back({NamePart{schema.options.csv_namespace, s.joined, {}}});
             return;
           }
           case Role::kText:
@@ -465,7 +474,8 @@ void parse_csv_line(std::string_view line, const ParseOptions& options, Example&
       const auto begin = static_cast<uint32_t>(features.size());
       for (size_t j = from; j < cells.size(); ++j) {
         const CsvSchema::Column& col = schema.columns[cells[j].column];
-        if (col.text_group == group) add_words(cells[j].text, col.text_hash, mode, s, features);
+        if (col.text_group == group)
+          add_words(cells[j].text, col.text_hash, mode, s, features, names, col.text_namespace);
       }
       close_group(ex, group, begin);
     };

@@ -68,6 +68,7 @@ struct CsvSchema {
     uint32_t name_hash = 0;        // hash of the column name in the CSV namespace (numeric features)
     unsigned char text_group = 0;  // text columns: the group byte of their namespace
     uint32_t text_hash = 0;        // text columns: their namespace hash
+    std::string text_namespace;    // text columns: their namespace (feature names, --audit)
   };
   CsvOptions options;
   std::vector<Column> columns;

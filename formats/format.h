@@ -57,6 +57,8 @@ struct ParseOptions {
   std::shared_ptr<const CsvSchema> csv;
   LabelMode label_mode = LabelMode::kScalar;  // --oaa: kMulticlass, --csoaa: kCostSensitive
   std::shared_ptr<const NamedLabels> named;   // --named_labels (non-scalar modes); null: numeric class labels
+  // --audit, --invert_hash, --audit_regressor: each feature's name goes to Example::names (else nothing is kept).
+  bool keep_names = false;
 };
 
 // The label field of a format with a single label field (libsvm, CSV) in a non-scalar mode. kMulticlass: the

@@ -88,6 +88,7 @@ void parse_libsvm_line(std::string_view line, const ParseOptions& options, Examp
     }
     if (value == 0.0f || drop) continue;
     ex.features.push_back(Feature{hash_feature(name, nshash, options.hash_mode), value});
+    if (options.keep_names) ex.names.push_back({NamePart{std::string(ns), std::string(name), {}}});
   }
   if (!ex.features.empty()) {
     ex.groups.push_back(FeatureGroup{group, 0, static_cast<uint32_t>(ex.features.size())});

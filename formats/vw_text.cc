@@ -247,11 +247,13 @@ class FeatureSectionParser {
       group_ = static_cast<unsigned char>(' ');
       drop_ = options_.drop_group[group_];
       nshash_ = default_hash_;
+      ns_name_ = {};
     } else if (*p_ != ':') {
       group_ = static_cast<unsigned char>(*p_);
       drop_ = options_.drop_group[group_];
       const char* name_begin = p_;
       while (p_ < end_ && !has_class(*p_, kNameEnd)) ++p_;
+      ns_name_ = std::string_view(name_begin, static_cast<size_t>(p_ - name_begin));
       if (!drop_) {
         nshash_ = hash_feature(std::string_view(name_begin, static_cast<size_t>(p_ - name_begin)),
                                options_.hash_seed, options_.hash_mode);
@@ -274,7 +276,7 @@ class FeatureSectionParser {
       warn_here("malformed example! '|',String,space, or EOL expected after : \"");
       return;
     }
-    fast_ = kFast && strings_ && !drop_;
+    fast_ = kFast && strings_ && !drop_ && !options_.keep_names;
     list_features();
     close_block(block_begin);
   }
@@ -333,6 +335,7 @@ class FeatureSectionParser {
     }
     if (value == 0.0f) return;
     ex_.features.push_back(Feature{index, value});
+    if (options_.keep_names) ex_.names.push_back({NamePart{std::string(ns_name_), std::string(name), std::string(str)}});
   }
 
   // ---- the whole-feature fast path (kFast) -----------------------------------------------------------------
@@ -528,14 +531,21 @@ class FeatureSectionParser {
       offset += count[static_cast<size_t>(k)];
     }
     const size_t n = features.size();
+    const bool names = !ex_.names.empty();
     features.resize(2 * n);
+    if (names) ex_.names.resize(2 * n);
     for (const FeatureGroup& r : runs) {
       uint32_t& dst = next[static_cast<size_t>(order[r.ns])];
       std::copy(features.begin() + r.begin, features.begin() + r.end, features.begin() + n + dst);
+      if (names) std::move(ex_.names.begin() + r.begin, ex_.names.begin() + r.end, ex_.names.begin() + n + dst);
       dst += r.end - r.begin;
     }
     std::copy(features.begin() + n, features.end(), features.begin());
     features.resize(n);
+    if (names) {
+      std::move(ex_.names.begin() + n, ex_.names.end(), ex_.names.begin());
+      ex_.names.resize(n);
+    }
     runs.clear();
     offset = 0;
     for (int k = 0; k < num_groups; ++k) {
@@ -573,7 +583,8 @@ class FeatureSectionParser {
   // The current '|' block.
   unsigned char group_ = ' ';
   bool drop_ = false;
-  bool fast_ = false;  // kFast, --hash strings and the block's group is kept
+  bool fast_ = false;  // kFast, --hash strings and the block's group is kept (and no names are kept)
+  std::string_view ns_name_;  // the block's namespace as written (names kept only)
   uint32_t nshash_ = 0;
   float ns_weight_ = 1.0f;
   uint64_t anon_ = 0;

@@ -29,6 +29,15 @@ enum class LabelKind : uint8_t {
   kCostSensitive,  // every listed class with its cost (VW's "1:0.5 2:1.0"); classes not listed are not allowed
 };
 
+// --audit, --invert_hash, --audit_regressor: one term of a feature's name as VW keeps it (its audit strings).
+struct NamePart {
+  std::string ns;    // the namespace as written; empty for the default namespace (and the constant)
+  std::string name;  // the feature's name (an n-gram's names joined by '^'); empty for an anonymous feature
+  std::string str;   // a string value (`color:red`: name "color", str "red")
+};
+// A linear feature's name has one part, an interaction's one per term.
+using FeatureName = std::vector<NamePart>;
+
 struct ClassCost {
   uint32_t klass;
   float cost;
@@ -49,6 +58,9 @@ struct Example {
   uint32_t num_reported = 0;          // VW's "current features": parsed + generated (incl. --ignore_linear ones)
   float invariant_norm = 0.0f;        // sum of x^2 by VW's group recurrence (only for plain --invariant)
 
+  // Only when names are kept (ParseOptions::keep_names): one per feature, parallel to `features`; else empty.
+  std::vector<FeatureName> names;
+
   uint64_t line = 0;                  // 1-based line number in its source
   bool empty = false;                 // an empty line: no example, but it advances the holdout counter
 
@@ -65,6 +77,7 @@ struct Example {
     num_linear = 0;
     num_reported = 0;
     invariant_norm = 0.0f;
+    names.clear();
     empty = false;
   }
 };

@@ -35,6 +35,13 @@ struct ClassOutcome {
   uint32_t first_class = 1;          // how classes are numbered: 1 (1..K) or 0 (0..K-1, VW's --indexing 0)
 };
 
+// --audit, --invert_hash, --audit_regressor: what a learner whose state is per slot holds for one feature's slot.
+struct SlotAudit {
+  float stored = 0.0f;  // the weight as stored (VW sorts audit lines by |stored * value|)
+  float weight = 0.0f;  // the weight a prediction uses (sgd: stored, after --l1 truncation and --l2 shrinkage)
+  std::optional<float> state;  // VW's '@' figure, when there is one (sgd's adaptive sum while it learns)
+};
+
 class Learner {
  public:
   virtual ~Learner() = default;
@@ -60,6 +67,13 @@ class Learner {
   // --readable_model: the learner's global state as "name value" lines, then one "index:weight [state...]" line
   // per slot with any nonzero value, in index order (VW's layout).
   virtual void write_readable(std::ostream& out) const = 0;
+  // --audit and --audit_regressor: the slot of feature f (in feature group `group`, -1 for an interaction), as f
+  // meets it in a prediction; nullopt for a learner whose prediction is not one weight per slot times the value
+  // (second-order, kernel and mixture learners), which answers so for every feature.
+  virtual std::optional<SlotAudit> audit_slot(const Feature& f, int group) const { return std::nullopt; }
+  // The slots whose stored weight is nonzero (what --audit_regressor looks for); nullopt for a learner that stores
+  // no weights but per-slot statistics it computes them from (scinol, ftprl).
+  virtual std::optional<uint64_t> nonzero_weights() const { return std::nullopt; }
   // Counts of numeric safeguards that fired (caps, NaN updates zeroed), for the summary.
   virtual uint64_t safeguard_count() const { return 0; }
   // Extra lines for the end-of-run summary (a mixture's member weights and losses); most learners have none.

@@ -302,6 +302,9 @@ void check_paths(const Config& c) {
   if (!c.initial_regressor.empty()) inputs.push_back(named("-i model", c.initial_regressor));
   if (!c.final_regressor.empty()) outputs.push_back(named("-f", c.final_regressor));
   if (!c.readable_model.empty()) outputs.push_back(named("--readable_model", c.readable_model));
+  if (!c.invert_hash.empty()) outputs.push_back(named("--invert_hash", c.invert_hash));
+  if (!c.driver.audit.audit_regressor.empty())
+    outputs.push_back(named("--audit_regressor", c.driver.audit.audit_regressor));
   if (!c.driver.cache_file.empty()) outputs.push_back(named("--cache_file", c.driver.cache_file));
   for (const auto& [flag, path] : {std::pair<std::string, std::string>{"-p", c.driver.predictions},
                                    {"-r", c.driver.raw_predictions}})
@@ -437,6 +440,12 @@ Config parse_command_line(int argc, const char* const argv[]) {
       ("metrics", po::bool_switch(), "add evaluation figures to the summary: AUC, accuracy, log loss and calibration "
                                      "error for -1/1 labels, RMSE and MAE otherwise, accuracy for --oaa/--csoaa")
       ("metrics_json", po::value<S>(), "write the --metrics figures to this file as JSON (--metrics not needed)")
+      ("audit,a", po::bool_switch(), "print each example's prediction, then its features on stdout as VW does: "
+                                     "name:slot:value:weight, largest |weight * value| first")
+      ("invert_hash", po::value<S>(), "write the readable model with each slot's feature name (first seen) to "
+                                      "this file, as --readable_model writes it otherwise")
+      ("audit_regressor", po::value<S>(), "with -i MODEL and the data it learned from: write each nonzero weight "
+                                          "as name:slot:weight to this file, named by one pass over the data")
       ("quiet", po::bool_switch(), "nothing on stderr")
       ("progress,P", po::value<S>(), "progress rows every N examples (integer) or at a growing factor (x.y); "
                                     "default factor 2");
@@ -849,6 +858,20 @@ Config parse_command_line(int argc, const char* const argv[]) {
   c.metrics_json = text("metrics_json");
   c.driver.keep_metrics = !c.metrics_json.empty();
   c.driver.test_only = flag("testonly");
+  c.driver.audit.audit = flag("audit");
+  c.invert_hash = text("invert_hash");
+  c.driver.audit.invert_hash = !c.invert_hash.empty();
+  c.driver.audit.audit_regressor = text("audit_regressor");
+  c.driver.audit.bits = c.bits;
+  if (!c.driver.audit.audit_regressor.empty()) {
+    // VW's rules: the names come from one pass over the data the model learned from; nothing is learned.
+    if (c.initial_regressor.empty()) throw ConfigError("--audit_regressor audits a saved model: give it with -i");
+    c.driver.test_only = true;
+  }
+  c.driver.audit.test_only = c.driver.test_only;
+  const bool names = c.driver.audit.audit || c.driver.audit.invert_hash || !c.driver.audit.audit_regressor.empty();
+  c.driver.parse.keep_names = names;
+  c.space.keep_names = names;
   c.quiet = flag("quiet");
   if (!list("progress").empty()) {
     const std::string p = text("progress");
@@ -896,6 +919,8 @@ Config parse_command_line(int argc, const char* const argv[]) {
     c.driver.cache_file = c.driver.data[0] + ".cache";  // several data files: named after the first
   }
   c.driver.kill_cache = flag("kill_cache");
+  if (!c.driver.audit.audit_regressor.empty() && (c.driver.passes > 1 || !c.driver.cache_file.empty()))
+    throw ConfigError("--audit_regressor reads the data once, as text: leave out --passes and the cache");
   if (c.driver.passes > 1 && c.driver.data.empty() && c.driver.cache_file.empty())
     throw ConfigError("--passes " + text("passes") + " reads stdin more than once: add --cache_file FILE");
   c.driver.holdout_off = flag("holdout_off");

@@ -31,6 +31,7 @@ struct Config {
   std::string initial_regressor;  // -i
   std::string readable_model;     // --readable_model
   std::string metrics_json;       // --metrics_json
+  std::string invert_hash;        // --invert_hash: the readable model with feature names
   bool predict_only_model = false;  // save only what prediction needs
   bool save_per_pass = false;       // also save FILE.PASS after each pass
   uint64_t random_seed = 0;         // --random_seed

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <iostream>
 #include <sstream>
+#include <unordered_map>
 
 #include "cli/config.h"
 #include "io/model_file.h"
@@ -19,9 +20,12 @@ namespace {
 
 using namespace lepus;
 
-void write_readable_model(const cli::Config& c, const Learner& learner) {
-  std::ofstream out(c.readable_model);
-  if (!out) throw IoError(c.readable_model + ": cannot open for writing");
+// --readable_model, and --invert_hash with names: each "slot:..." line of the learner's then starts with the name
+// of the first feature seen in that slot (VW's "name:slot:weight ..."), where one is known.
+void write_readable_model(const std::string& path, const cli::Config& c, const Learner& learner,
+                          const std::unordered_map<uint64_t, FeatureName>* names = nullptr) {
+  std::ofstream out(path);
+  if (!out) throw IoError(path + ": cannot open for writing");
   out << "lepus " << LEPUS_VERSION << " readable model\n";
   out << "learner: " << learner.name() << "\n";
   out << "bits:" << c.bits << "\n";
@@ -29,9 +33,23 @@ void write_readable_model(const cli::Config& c, const Learner& learner) {
   for (const auto& o : c.saved_options)
     if (o.given || o.name == "learner") out << " --" << o.name << (o.value.empty() ? "" : " " + o.value);
   out << "\n";
-  learner.write_readable(out);
+  if (names == nullptr) {
+    learner.write_readable(out);
+  } else {
+    std::ostringstream text;
+    learner.write_readable(text);
+    std::istringstream lines(text.str());
+    for (std::string line; std::getline(lines, line);) {
+      const size_t digits = line.find_first_not_of("0123456789");
+      if (digits != 0 && digits != std::string::npos && line[digits] == ':') {
+        const auto it = names->find(std::stoull(line.substr(0, digits)));
+        if (it != names->end()) out << audit_name(it->second) << ':';
+      }
+      out << line << '\n';
+    }
+  }
   out.flush();
-  if (!out) throw IoError(c.readable_model + ": write failed");
+  if (!out) throw IoError(path + ": write failed");
 }
 
 int run(int argc, const char* const argv[]) {
@@ -51,6 +69,7 @@ int run(int argc, const char* const argv[]) {
   // Every output path is checked before any example is read (-p, -r and the cache are opened by the driver).
   if (!c.final_regressor.empty()) check_writable(c.final_regressor, "-f");
   if (!c.readable_model.empty()) check_writable(c.readable_model, "--readable_model");
+  if (!c.invert_hash.empty()) check_writable(c.invert_hash, "--invert_hash");
   std::ostream* log = c.quiet ? nullptr : &std::cerr;
   if (log)
     for (const auto& w : c.warnings) *log << w << "\n";
@@ -123,7 +142,8 @@ int run(int argc, const char* const argv[]) {
     out.close();
     if (!out) throw IoError(c.metrics_json + ": cannot write the metrics");
   }
-  if (!c.readable_model.empty()) write_readable_model(c, *learner);
+  if (!c.readable_model.empty()) write_readable_model(c.readable_model, c, *learner);
+  if (!c.invert_hash.empty()) write_readable_model(c.invert_hash, c, *learner, &driver.auditor()->slot_names());
   return 0;
 }
 

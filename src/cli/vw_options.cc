@@ -33,12 +33,7 @@ const Specific kSpecific[] = {
                       "(--format)"},
     {"csv_ns_value", false, "(VW's per-namespace scaling of CSV values) is not in lepus's CSV reader"},
     {"hexfloat_weights", false, "is not in lepus: --readable_model prints decimal weights"},
-    {"audit", false, "(VW's per-example feature audit) is not in lepus yet"},
-    {"invert_hash", false, "(VW's readable model with feature names) is not in lepus yet; --readable_model prints "
-                           "slot indexes"},
     {"daemon", false, "(VW's prediction server) is not in lepus yet"},
-    {"ngram", false, "(VW's n-gram features) is not in lepus yet"},
-    {"skips", false, "(VW's skip-gram features) is not in lepus yet"},
 };
 
 std::string lower(std::string s) {

@@ -277,7 +277,7 @@ void FeatureSpace::generate(Example& ex, const unsigned char* terms, size_t n) {
     ex.features.insert(ex.features.end(), block, out);
     out = block;
   };
-  if (n == 2) {  // the common case, without recursion
+  if (n == 2 && !opt_.keep_names) {  // the common case, without recursion
     const FeatureGroup a = ranges[0], b = ranges[1];
     for (uint32_t i = a.begin; i < a.end; ++i) {
       const uint64_t h = kInteractionPrime * fs[i].index;
@@ -304,15 +304,24 @@ void FeatureSpace::generate(Example& ex, const unsigned char* terms, size_t n) {
         ex.features[k].value = LEPUS_PRODUCT(ex.features[k].value, 1.0f);
     return;
   }
+  // Names kept: the positions of the current term features, and each feature's name made of theirs (appended as
+  // the feature is; flush() keeps the features in the same order).
+  uint32_t at[kMaxInteractionOrder];
   auto rec = [&](auto&& self, size_t level, uint64_t h, float v, uint32_t prev) -> void {
     const FeatureGroup r = ranges[level];
     for (uint32_t p = same_as_prev[level] ? prev : r.begin; p < r.end; ++p) {
       const uint64_t idx = fs[p].index;
       const float val = fs[p].value;
+      at[level] = p;
       if (level == 0) {
         self(self, 1, kInteractionPrime * idx, val, p);
       } else if (level + 1 == n) {
         *out++ = Feature{h ^ idx, LEPUS_PRODUCT(v, val)};
+        if (opt_.keep_names) {
+          FeatureName name;
+          for (size_t k = 0; k < n; ++k) name.insert(name.end(), ex.names[at[k]].begin(), ex.names[at[k]].end());
+          ex.names.push_back(std::move(name));
+        }
         if (out == block_end) flush();
       } else {
         self(self, level + 1, kInteractionPrime * (h ^ idx), LEPUS_PRODUCT(v, val), p);
@@ -328,22 +337,29 @@ namespace {
 // mask = {0, d1, d2, ...} the offsets of a gram's features from its first, every gram f[i], f[i + d1], ... that
 // fits is appended, value 1, index ((f[i] * C + f[i + d1]) * C + ...); then the gram one feature longer (offset
 // + 1 + skips), then, while skips remain, the same with one more feature skipped before the next.
+// Names kept (names non-null, fn the namespace's names): a gram is named in its first feature's namespace, the
+// features' names joined by '^'.
 void add_grams(size_t ngram, size_t skip_gram, const Feature* f, size_t length, std::vector<size_t>& mask,
-               size_t skips, std::vector<Feature>& out) {
+               size_t skips, std::vector<Feature>& out, const FeatureName* fn, std::vector<FeatureName>* names) {
   if (ngram == 0 && mask.back() < length) {
     const size_t last = length - mask.back();
     for (size_t i = 0; i < last; ++i) {
       uint64_t index = f[i].index;
       for (size_t n = 1; n < mask.size(); ++n) index = index * kNgramPrime + f[i + mask[n]].index;
       out.push_back(Feature{index, 1.0f});
+      if (names) {
+        std::string name = fn[i].front().name;
+        for (size_t n = 1; n < mask.size(); ++n) name += "^" + fn[i + mask[n]].front().name;
+        names->push_back({NamePart{fn[i].front().ns, std::move(name), {}}});
+      }
     }
   }
   if (ngram > 0) {
     mask.push_back(mask.back() + 1 + skips);
-    add_grams(ngram - 1, skip_gram, f, length, mask, 0, out);
+    add_grams(ngram - 1, skip_gram, f, length, mask, 0, out, fn, names);
     mask.pop_back();
   }
-  if (skip_gram > 0 && ngram > 0) add_grams(ngram, skip_gram - 1, f, length, mask, skips + 1, out);
+  if (skip_gram > 0 && ngram > 0) add_grams(ngram, skip_gram - 1, f, length, mask, skips + 1, out, fn, names);
 }
 }  // namespace
 
@@ -352,14 +368,18 @@ void add_grams(size_t ngram, size_t skip_gram, const Feature* f, size_t length, 
 void FeatureSpace::add_ngrams(Example& ex) {
   ngram_out_.clear();
   ngram_groups_.clear();
+  const bool named = opt_.keep_names;
+  std::vector<FeatureName> names;
   for (const FeatureGroup& g : ex.groups) {
     const uint32_t begin = static_cast<uint32_t>(ngram_out_.size());
     ngram_out_.insert(ngram_out_.end(), ex.features.begin() + g.begin, ex.features.begin() + g.end);
+    if (named) names.insert(names.end(), ex.names.begin() + g.begin, ex.names.begin() + g.end);
     const size_t length = g.end - g.begin;
     for (size_t n = 1; n < opt_.ngram[g.ns]; ++n) {
       gram_mask_.assign(1, 0);
       // add_grams reads the namespace's own features (in ex), never the grams it appends.
-      add_grams(n, opt_.skips[g.ns], ex.features.data() + g.begin, length, gram_mask_, 0, ngram_out_);
+      add_grams(n, opt_.skips[g.ns], ex.features.data() + g.begin, length, gram_mask_, 0, ngram_out_,
+                named ? ex.names.data() + g.begin : nullptr, named ? &names : nullptr);
       if (ngram_out_.size() > opt_.max_features)
         throw FeatureLimitError("--ngram makes more than --max_features " + std::to_string(opt_.max_features) +
                                 " features for one example");
@@ -368,6 +388,7 @@ void FeatureSpace::add_ngrams(Example& ex) {
   }
   ex.features.swap(ngram_out_);
   ex.groups.swap(ngram_groups_);
+  if (named) ex.names.swap(names);
 }
 
 float FeatureSpace::invariant_norm(const Example& ex) const {
@@ -419,6 +440,7 @@ void FeatureSpace::expand(Example& ex) {
     const uint32_t at = static_cast<uint32_t>(ex.features.size());
     ex.features.push_back(Feature{kConstantIndex, 1.0f});
     ex.groups.push_back(FeatureGroup{kConstantNamespace, at, at + 1});
+    if (opt_.keep_names) ex.names.push_back({NamePart{{}, "Constant", {}}});
   }
   if (opt_.multiplier != 1)
     for (Feature& f : ex.features) f.index *= opt_.multiplier;
@@ -443,6 +465,15 @@ void FeatureSpace::expand(Example& ex) {
       kept.push_back(FeatureGroup{g.ns, begin, out});
     }
     const uint32_t removed = ex.num_linear - out;
+    if (opt_.keep_names) {
+      uint32_t named = 0;
+      for (const auto& g : ex.groups) {  // ex.groups still lists every linear group; keep the kept ones' names
+        if (g.ns != kConstantNamespace && opt_.ignore_linear[g.ns]) continue;
+        for (uint32_t i = g.begin; i < g.end; ++i, ++named)
+          if (named != i) ex.names[named] = std::move(ex.names[i]);
+      }
+      ex.names.erase(ex.names.begin() + named, ex.names.begin() + ex.num_linear);
+    }
     f.erase(f.begin() + out, f.begin() + ex.num_linear);
     ex.num_linear -= removed;
     ex.groups = std::move(kept);

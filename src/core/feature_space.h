@@ -33,6 +33,9 @@ struct FeatureSpaceOptions {
   // every linear index (the constant's too) is multiplied by K before the interactions are formed from them
   // (VW's feature width); 1 otherwise.
   uint64_t multiplier = 1;
+  // --audit, --invert_hash, --audit_regressor: the parser kept each feature's name (Example::names), and expand
+  // names what it adds (n-grams, the constant, interactions) so every feature has one.
+  bool keep_names = false;
 };
 
 // An example whose interactions would exceed --max_features (the driver names its file and line).

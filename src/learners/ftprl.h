@@ -84,6 +84,10 @@ class FtprlBase : public Learner {
   LabelRange label_range() const override { return clip_.range(); }
   double radius() const { return radius_; }
   Prediction predict(const Example& x) const final { return finish(score(x)); }
+  // --audit: the weight each feature meets (common::probe_slot); no stored weights for --audit_regressor.
+  std::optional<SlotAudit> audit_slot(const Feature& f, int group) const override {
+    return common::probe_slot(*this, f, group);
+  }
   Prediction learn(const Example& x) final;
   // One round with gradient g = dloss * x (importance weight included). learn() is predict + this. Skips
   // dloss = 0 (then g_t = 0: no state change at all) and counts a non-finite dloss as a safeguard.

@@ -65,6 +65,7 @@ GdLearner::GdLearner(const GdOptions& options, const Loss& loss, int bits, bool 
     : opt_(options),
       loss_(loss),
       mask_((uint64_t{1} << bits) - 1),
+      test_only_(test_only),
       sqrt_rate_(options.power_t == 0.5f),
       slots_(size_t{1} << bits),
       clip_(initial_range(options, loss), test_only || options.min_given || options.max_given, options.min_given,
@@ -277,6 +278,21 @@ void GdLearner::write_readable(std::ostream& out) const {
     if (opt_.normalized) out << " " << s.n;
     out << "\n";
   });
+}
+
+std::optional<SlotAudit> GdLearner::audit_slot(const Feature& f, int) const {
+  const Slot& s = slots_[f.index & mask_];
+  const auto g = static_cast<float>(gravity_);
+  const float truncated = std::fabs(s.w) > g ? s.w - (s.w > 0.0f ? g : -g) : 0.0f;
+  SlotAudit a{s.w, truncated * static_cast<float>(contraction_), std::nullopt};
+  if (opt_.adaptive && !test_only_) a.state = s.g;
+  return a;
+}
+
+std::optional<uint64_t> GdLearner::nonzero_weights() const {
+  uint64_t n = 0;
+  slots_.for_each_touched([&](size_t i) { n += slots_[i].w != 0.0f; });
+  return n;
 }
 
 void GdLearner::save(ModelWriter& out) const { save_slots(out, false); }

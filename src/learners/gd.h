@@ -54,6 +54,10 @@ class GdLearner final : public Learner {
   LabelRange label_range() const override { return clip_.range(); }
   std::vector<std::string> describe() const override;
   void write_readable(std::ostream& out) const override;
+  // VW's audit figures: the stored weight, the one predictions use (l1-truncated, times the l2 contraction) and,
+  // while the default (adaptive) update learns, its adaptive sum after an '@'.
+  std::optional<SlotAudit> audit_slot(const Feature& f, int group) const override;
+  std::optional<uint64_t> nonzero_weights() const override;
   // Updates zeroed because they came out NaN, and adaptive sums capped at FLT_MAX.
   uint64_t safeguard_count() const override { return nan_updates_; }
   // --oaa / --csoaa over one table, as VW lays them out (learner.h).
@@ -82,6 +86,7 @@ class GdLearner final : public Learner {
   GdOptions opt_;
   const Loss& loss_;
   uint64_t mask_;
+  bool test_only_;
   bool sqrt_rate_;
   ZeroedTable<Slot> slots_;
   common::LabelClip clip_;

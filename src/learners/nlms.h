@@ -17,6 +17,7 @@
 
 #include "core/coords.h"
 #include "core/zeroed_table.h"
+#include "learners/common/plumbing.h"
 #include "lepus/learner.h"
 
 namespace lepus {
@@ -31,6 +32,10 @@ class NlmsLearner final : public Learner {
  public:
   NlmsLearner(const NlmsOptions& options, int bits);
   Prediction predict(const Example& x) const override;
+  // --audit: the weight each feature meets (common::probe_slot); no stored weights for --audit_regressor.
+  std::optional<SlotAudit> audit_slot(const Feature& f, int group) const override {
+    return common::probe_slot(*this, f, group);
+  }
   Prediction learn(const Example& x) override;
   void save(ModelWriter& out) const override;
   void load(ModelReader& in) override;

@@ -91,6 +91,8 @@ class ScinolLearner final : public Learner {
   ScinolLearner(const ScinolOptions& options, const Loss& loss, int bits, bool test_only);
 
   Prediction predict(const Example& x) const override;
+  // No --audit weights: under the default --scinol_d seen, a weight depends on how many new slots the whole
+  // example brings (d_t), so no weight belongs to a slot alone; --audit shows names, slots and values.
   Prediction learn(const Example& x) override;
   void end_pass() override {}  // a further pass is further rounds: t, h, s2 simply continue
   void save(ModelWriter& out) const override;

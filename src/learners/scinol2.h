@@ -74,6 +74,10 @@ class Scinol2Learner final : public Learner {
   Scinol2Learner(const Scinol2Options& options, const Loss& loss, int bits, bool test_only);
 
   Prediction predict(const Example& x) const override;
+  // --audit: the weight each feature meets (common::probe_slot); no stored weights for --audit_regressor.
+  std::optional<SlotAudit> audit_slot(const Feature& f, int group) const override {
+    return common::probe_slot(*this, f, group);
+  }
   Prediction learn(const Example& x) override;
   void end_pass() override {}  // a further pass is further rounds: the state simply continues
   void save(ModelWriter& out) const override;

@@ -272,6 +272,12 @@ std::vector<std::string> VwOptimizerLearner::describe() const {
   return lines;
 }
 
+std::optional<uint64_t> VwOptimizerLearner::nonzero_weights() const {
+  uint64_t n = 0;
+  for (uint64_t i = 0; i <= mask_; ++i) n += slot(i)[kXt] != 0.0f;
+  return n;
+}
+
 void VwOptimizerLearner::write_readable(std::ostream& out) const {
   out << "ftrl_alpha " << opt_.alpha << "\n";
   out << "ftrl_beta " << opt_.beta << "\n";

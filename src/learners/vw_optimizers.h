@@ -73,6 +73,12 @@ class VwOptimizerLearner final : public Learner {
   LabelRange label_range() const override { return clip_.range(); }
   std::vector<std::string> describe() const override;
   void write_readable(std::ostream& out) const override;
+  // VW's audit figures: XT, the weight the prediction reads (no '@' state: VW shows none for these optimizers).
+  std::optional<SlotAudit> audit_slot(const Feature& f, int group) const override {
+    const float w = slot(f.index)[kXt];
+    return SlotAudit{w, w, std::nullopt};
+  }
+  std::optional<uint64_t> nonzero_weights() const override;
   uint64_t safeguard_count() const override { return safeguards_; }
 
   // For tests: a slot's field (masked index), and coin's running sums.

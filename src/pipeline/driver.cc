@@ -266,6 +266,8 @@ Driver::Driver(const DriverOptions& options, Learner& learner, FeatureSpace& spa
                                      opt_.parse);
   }
   if (opt_.metrics || opt_.keep_metrics) metrics_ = std::make_unique<Metrics>();
+  if (opt_.audit.audit || opt_.audit.invert_hash || !opt_.audit.audit_regressor.empty())
+    audit_ = std::make_unique<Auditor>(opt_.audit, learner_, log_);
   pred_out_ = std::make_unique<PredictionFile>(opt_.predictions);
   raw_out_ = std::make_unique<PredictionFile>(opt_.raw_predictions);
   next_row_ = opt_.progress_additive ? opt_.progress : 1.0;
@@ -380,7 +382,7 @@ void Driver::consume_batch(Batch& b, RunStats& st, PassState& ps) {
 }
 
 void Driver::consume(Example& ex, RunStats& st, PassState& ps) {
-  if (seen_ >= opt_.max_examples) {
+  if (seen_ >= opt_.max_examples || (audit_ && audit_->regressor_done())) {
     stop_ = true;
     return;
   }
@@ -518,6 +520,7 @@ void Driver::write_classes(const Example& ex, const ClassOutcome& o, std::string
 }
 
 void Driver::finish(const Example& ex, const Example& work, bool holdout, RunStats& st, PassState& ps) {
+  if (audit_) audit_->before(work, ps.pass == 1);
   Prediction p = (opt_.test_only || holdout) ? learner_.predict(work) : learner_.learn(work);
   // -p and -r never hold NaN or infinity: a learner's non-finite output and a link that overflows (poisson's
   // exp) are replaced (NaN by 0, infinity by +-FLT_MAX) and counted in the summary.
@@ -528,6 +531,7 @@ void Driver::finish(const Example& ex, const Example& work, bool holdout, RunSta
   };
   p.raw = finite(p.raw);
   p.value = finite(p.value);
+  if (audit_) audit_->after(p.value, ex.tag);
   const float scored = p.scored ? finite(*p.scored) : p.value;  // the prediction the loss is reported at
   float shown = finite(apply_link(opt_.link, p.value));
   if (opt_.binary) shown = p.value > 0.0f ? 1.0f : -1.0f;
@@ -583,7 +587,7 @@ void Driver::finish(const Example& ex, const Example& work, bool holdout, RunSta
   }
 
   const double weight_seen = st.weighted_labeled + st.weighted_unlabeled;
-  if (log_ && weight_seen >= next_row_) {
+  if (log_ && weight_seen >= next_row_ && opt_.audit.audit_regressor.empty()) {  // that has its own table
     ProgressRow row;
     if (ps.holdout_mode) {
       if (holdout_weight_total_ > 0.0) row.average_loss = holdout_loss_total_ / holdout_weight_total_;
@@ -739,7 +743,7 @@ RunStats Driver::run(const std::function<void()>& save_model, const std::functio
   tbb::global_control parallelism(tbb::global_control::max_allowed_parallelism, static_cast<size_t>(parsers));
   RunStats st;
   st.holdout_on = (opt_.passes > 1 || opt_.holdout_after > 0) && !opt_.holdout_off && !opt_.test_only;
-  if (log_) *log_ << progress_header();
+  if (log_ && opt_.audit.audit_regressor.empty()) *log_ << progress_header();
   float best = FLT_MAX;
   int misses = 0;
   bool saved_best = false;
@@ -792,6 +796,10 @@ RunStats Driver::run(const std::function<void()>& save_model, const std::functio
   if (save_model && (!st.holdout_on || !saved_best || !st.best_holdout)) save_model();
   pred_out_->flush();
   raw_out_->flush();
+  if (audit_) {
+    const std::string note = audit_->finish();
+    if (log_) *log_ << note;
+  }
   st.warnings = warnings_;
   st.labels.sum_weighted_labels = st.weighted_labels;
   st.labels.weighted_labeled = st.weighted_labeled;

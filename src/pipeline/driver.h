@@ -19,6 +19,7 @@
 #include "formats/format.h"
 #include "lepus/learner.h"
 #include "lepus/loss.h"
+#include "pipeline/audit.h"
 #include "pipeline/progress.h"
 
 namespace lepus {
@@ -35,6 +36,7 @@ struct DriverOptions {
   std::string raw_predictions;  // -r
   bool metrics = false;         // --metrics: evaluation figures in the summary (pipeline/metrics.h)
   bool keep_metrics = false;    // --metrics_json: kept for metrics_json() even without --metrics
+  AuditOptions audit;           // --audit, --invert_hash, --audit_regressor (pipeline/audit.h)
   bool test_only = false;       // -t
   bool strict_parse = false;
   Link link = Link::kIdentity;
@@ -111,6 +113,8 @@ class Driver {
   std::string summary(const RunStats& stats) const;
   // --metrics_json: the run's evaluation figures as one JSON object ("" without --metrics or --metrics_json).
   std::string metrics_json() const;
+  // --audit, --invert_hash, --audit_regressor; nullptr when none was asked for.
+  Auditor* auditor() const { return audit_.get(); }
 
  private:
   struct PassState;
@@ -168,6 +172,7 @@ class Driver {
   uint64_t warnings_ = 0;
   uint64_t seen_ = 0;  // examples consumed, for --examples
   std::unique_ptr<Metrics> metrics_;  // --metrics, --metrics_json
+  std::unique_ptr<Auditor> audit_;    // --audit, --invert_hash, --audit_regressor
   uint64_t replaced_outputs_ = 0;  // NaN or infinite predictions (or linked predictions) replaced
   double class_log_loss_ = 0.0;    // --probabilities: sum of weight * -log p(true class), learned examples
   double holdout_class_log_loss_ = 0.0;  // the same over held-out examples

@@ -54,6 +54,20 @@ class LabelClip {
   bool frozen_, fixed_lo_, fixed_hi_;
 };
 
+// --audit for a learner whose prediction is sum_i w_i x_i, each w_i from slot i's state alone (and from x_i itself
+// where a learner clips by the largest |x_i| seen): the w_i feature f meets, found as the raw score of f alone
+// less that of an empty example, over f's value.
+inline std::optional<SlotAudit> probe_slot(const Learner& learner, const Feature& f, int group) {
+  Example alone;
+  alone.features.push_back(f);
+  if (group >= 0) alone.groups.push_back(FeatureGroup{static_cast<unsigned char>(group), 0, 1});
+  alone.num_linear = group >= 0 ? 1 : 0;
+  alone.num_reported = 1;
+  const Example empty;
+  const float w = (learner.predict(alone).raw - learner.predict(empty).raw) / f.value;
+  return SlotAudit{w, w, std::nullopt};
+}
+
 // A double score as the float the loss and the driver see: +-FLT_MAX beyond float's range and 0 for NaN,
 // each counted in `safeguards`.
 inline float to_float(double s, uint64_t& safeguards) {

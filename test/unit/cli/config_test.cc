@@ -85,7 +85,7 @@ TEST(VwOptionTable, AnswersNameNoFalseEquivalent) {
   EXPECT_FALSE(contains(error_of({"--daemon"}), "--learner sgd"));
   EXPECT_TRUE(contains(error_of({"--freegrad"}), "FreeGrad optimizer) is not in lepus"));
   EXPECT_TRUE(contains(error_of({"--cb_explore_adf"}), "which lepus does not implement"));
-  EXPECT_TRUE(contains(error_of({"-a"}), "-a/--audit"));
+  EXPECT_TRUE(contains(error_of({"-C", "1"}), "-C/--constant"));
 }
 
 TEST(VwOptionTable, HarmlessKnobsAreAcceptedWithANote) {
