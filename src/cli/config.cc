@@ -304,7 +304,8 @@ void check_paths(const Config& c) {
   if (!c.readable_model.empty()) outputs.push_back(named("--readable_model", c.readable_model));
   if (!c.driver.cache_file.empty()) outputs.push_back(named("--cache_file", c.driver.cache_file));
   for (const auto& [flag, path] : {std::pair<std::string, std::string>{"-p", c.driver.predictions},
-                                   {"-r", c.driver.raw_predictions}})
+                                   {"-r", c.driver.raw_predictions},
+                                   {"--progress_log", c.driver.progress_log}})
     if (!path.empty() && path != "-" && path != "/dev/stdout") outputs.push_back(named(flag, path));
   auto special = [](const Named& n) { return n.id.exists && !n.id.regular; };
   for (size_t i = 0; i < outputs.size(); ++i) {
@@ -437,6 +438,9 @@ Config parse_command_line(int argc, const char* const argv[]) {
       ("metrics", po::bool_switch(), "add evaluation figures to the summary: AUC, accuracy, log loss and calibration "
                                      "error for -1/1 labels, RMSE and MAE otherwise, accuracy for --oaa/--csoaa")
       ("metrics_json", po::value<S>(), "write the --metrics figures to this file as JSON (--metrics not needed)")
+      ("progress_log", po::value<S>(), "write the progress table's losses to this file as tab-separated rows, "
+                                       "for scripts and plots: about 20 per tenfold growth of the example count "
+                                       "(whatever -P says) and one at the end; default none")
       ("quiet", po::bool_switch(), "nothing on stderr")
       ("progress,P", po::value<S>(), "progress rows every N examples (integer) or at a growing factor (x.y); "
                                     "default factor 2");
@@ -845,6 +849,7 @@ Config parse_command_line(int argc, const char* const argv[]) {
   // Output.
   c.driver.predictions = text("predictions");
   c.driver.raw_predictions = text("raw_predictions");
+  c.driver.progress_log = text("progress_log");
   c.driver.metrics = flag("metrics");
   c.metrics_json = text("metrics_json");
   c.driver.keep_metrics = !c.metrics_json.empty();
