@@ -1,6 +1,6 @@
 // --progress_log from the command line: rows at even steps on a log axis of the example count, whatever -P and
 // --quiet say; the same losses as the progress table and the summary (progressive, -t, holdout passes); a bad
-// path is an error before any example is read.
+// path is an error before any example is read. And utl/plot drawing two such logs.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -161,6 +161,31 @@ TEST(ProgressLogCli, BadPathFailsBeforeReading) {
   EXPECT_EQ(run_lepus(d + "/data.vw.gz --progress_log " + d + "/./data.vw.gz 2> " + d + "/err2.txt"), 1);
   EXPECT_TRUE(has(read_file(d + "/err2.txt"), "lepus never writes over what it reads")) << read_file(d + "/err2.txt");
   EXPECT_EQ(read_file(d + "/data.vw.gz"), before);
+  std::filesystem::remove_all(d);
+}
+
+bool have_gnuplot() { return std::system("command -v gnuplot > /dev/null 2>&1") == 0; }
+
+TEST(ProgressLogCli, PlotDrawsTwoLogs) {
+  if (!have_gnuplot()) GTEST_SKIP() << "gnuplot is not installed (utl/setup installs gnuplot-nox)";
+  const std::string d = scratch_dir("progress_plot");
+  ASSERT_EQ(run_lepus(kAbalone + " --quiet --progress_log " + d + "/sgd.tsv"), 0);
+  ASSERT_EQ(run_lepus(kAbalone + " --quiet --learner scinol-coord --progress_log " + d + "/scinol.tsv"), 0);
+  const std::string plot = std::string(LEPUS_SOURCE_DIR) + "/utl/plot";
+  ASSERT_EQ(std::system((plot + " -o " + d + "/out.png --title 'abalone' --logy " + d + "/sgd.tsv " + d +
+                         "/scinol.tsv=scinol-coord 2> " + d + "/err.txt")
+                            .c_str()),
+            0)
+      << read_file(d + "/err.txt");
+  const std::string png = read_file(d + "/out.png");
+  ASSERT_GT(png.size(), 1000u);
+  EXPECT_EQ(png.substr(0, 8), std::string("\x89PNG\r\n\x1a\n", 8));
+  // A file that is no progress log is refused, and no PNG is left behind.
+  for (const std::string& not_a_log : {std::string(LEPUS_TEST_DATA) + "/heart_scale.vw", kAbalone}) {
+    EXPECT_NE(std::system((plot + " -o " + d + "/bad.png " + not_a_log + " 2> " + d + "/bad.txt").c_str()), 0);
+    EXPECT_TRUE(has(read_file(d + "/bad.txt"), "not a lepus --progress_log file")) << read_file(d + "/bad.txt");
+  }
+  EXPECT_FALSE(exists(d + "/bad.png"));
   std::filesystem::remove_all(d);
 }
 
