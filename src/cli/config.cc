@@ -307,7 +307,8 @@ void check_paths(const Config& c) {
     outputs.push_back(named("--audit_regressor", c.driver.audit.audit_regressor));
   if (!c.driver.cache_file.empty()) outputs.push_back(named("--cache_file", c.driver.cache_file));
   for (const auto& [flag, path] : {std::pair<std::string, std::string>{"-p", c.driver.predictions},
-                                   {"-r", c.driver.raw_predictions}})
+                                   {"-r", c.driver.raw_predictions},
+                                   {"--progress_log", c.driver.progress_log}})
     if (!path.empty() && path != "-" && path != "/dev/stdout") outputs.push_back(named(flag, path));
   auto special = [](const Named& n) { return n.id.exists && !n.id.regular; };
   for (size_t i = 0; i < outputs.size(); ++i) {
@@ -446,6 +447,9 @@ Config parse_command_line(int argc, const char* const argv[]) {
                                       "this file, as --readable_model writes it otherwise")
       ("audit_regressor", po::value<S>(), "with -i MODEL and the data it learned from: write each nonzero weight "
                                           "as name:slot:weight to this file, named by one pass over the data")
+      ("progress_log", po::value<S>(), "write the progress table's losses to this file as tab-separated rows, "
+                                       "for scripts and plots: about 20 per tenfold growth of the example count "
+                                       "(whatever -P says) and one at the end; default none")
       ("quiet", po::bool_switch(), "nothing on stderr")
       ("progress,P", po::value<S>(), "progress rows every N examples (integer) or at a growing factor (x.y); "
                                     "default factor 2");
@@ -854,6 +858,7 @@ Config parse_command_line(int argc, const char* const argv[]) {
   // Output.
   c.driver.predictions = text("predictions");
   c.driver.raw_predictions = text("raw_predictions");
+  c.driver.progress_log = text("progress_log");
   c.driver.metrics = flag("metrics");
   c.metrics_json = text("metrics_json");
   c.driver.keep_metrics = !c.metrics_json.empty();

@@ -219,6 +219,56 @@ class PredictionFile {
   std::string path_;
 };
 
+// --progress_log: the table's figures at the LogGrid's example counts and at the end of the run. Each row is
+// flushed as it is written, so the file can be followed (or plotted) while a long run goes on.
+class ProgressLog {
+ public:
+  explicit ProgressLog(const std::string& path) : path_(path) {
+    f_ = std::fopen(path.c_str(), "w");
+    if (!f_) throw IoError(path + ": cannot open for writing: " + std::strerror(errno));
+    write(progress_log_header());
+  }
+  ~ProgressLog() {
+    if (f_) std::fclose(f_);
+  }
+  // After every example the table counts: `row` holds its entries, `now` the losses the table reports.
+  void example(ProgressRow row, const LossSum& now) {
+    latest_ = std::move(row);
+    latest_now_ = now;
+    if (grid_.due(latest_.example_counter)) write_latest();
+  }
+  // The run's last row (unless the last one written already holds the final figures), then the file is closed.
+  void finish(const LossSum& now) {
+    latest_now_ = now;
+    if (latest_.example_counter > 0 && !(written_ == latest_.example_counter && written_now_ == now)) write_latest();
+    const int closed = std::fclose(f_);
+    f_ = nullptr;
+    if (closed != 0) throw IoError(path_ + ": write failed");
+  }
+
+ private:
+  void write_latest() {
+    // In holdout passes the log, like the table, reports the held-out examples; their since-last has its own mark.
+    set_losses(latest_, latest_now_, latest_.holdout ? last_holdout_ : last_);
+    write(progress_log_row(latest_));
+    (latest_.holdout ? last_holdout_ : last_) = latest_now_;
+    written_ = latest_.example_counter;
+    written_now_ = latest_now_;
+  }
+  void write(const std::string& s) {
+    if (std::fwrite(s.data(), 1, s.size(), f_) != s.size() || std::fflush(f_) != 0)
+      throw IoError(path_ + ": write failed: " + std::strerror(errno));
+  }
+  std::FILE* f_ = nullptr;
+  std::string path_;
+  LogGrid grid_;
+  ProgressRow latest_;  // the last example's entries
+  LossSum latest_now_;
+  LossSum last_, last_holdout_;  // the losses at the last row written (progressive, holdout)
+  uint64_t written_ = 0;         // the example count of the last row written
+  LossSum written_now_;
+};
+
 struct Driver::PassState {
   int pass = 1;
   bool holdout_mode = false;   // pass >= 2 with holdout on: the table shows holdout loss
@@ -270,6 +320,7 @@ Driver::Driver(const DriverOptions& options, Learner& learner, FeatureSpace& spa
     audit_ = std::make_unique<Auditor>(opt_.audit, learner_, log_);
   pred_out_ = std::make_unique<PredictionFile>(opt_.predictions);
   raw_out_ = std::make_unique<PredictionFile>(opt_.raw_predictions);
+  if (!opt_.progress_log.empty()) progress_log_ = std::make_unique<ProgressLog>(opt_.progress_log);
   next_row_ = opt_.progress_additive ? opt_.progress : 1.0;
 }
 
@@ -587,38 +638,37 @@ void Driver::finish(const Example& ex, const Example& work, bool holdout, RunSta
   }
 
   const double weight_seen = st.weighted_labeled + st.weighted_unlabeled;
-  if (log_ && weight_seen >= next_row_ && opt_.audit.audit_regressor.empty()) {  // that has its own table
-    ProgressRow row;
-    if (ps.holdout_mode) {
-      if (holdout_weight_total_ > 0.0) row.average_loss = holdout_loss_total_ / holdout_weight_total_;
-      if (holdout_weight_total_ - last_holdout_weight_ > 0.0)
-        row.since_last =
-            (holdout_loss_total_ - last_holdout_loss_) / (holdout_weight_total_ - last_holdout_weight_);
-      row.holdout = true;
-      row.missing_text = "unknown";
-    } else {
-      row.average_loss = st.average_loss();
-      if (st.weighted_labeled - last_weight_ > 0.0)
-        row.since_last = (st.sum_loss - last_loss_) / (st.weighted_labeled - last_weight_);
-    }
-    row.example_counter = st.examples;
-    row.example_weight = weight_seen;
-    if (ex.labeled) row.label = ex.label;
-    row.prediction = shown;
-    if (!prediction_text.empty()) {
-      row.label_text = label_text;
-      row.prediction_text = prediction_text;
-    }
-    row.features = work.num_reported;
+  // --audit_regressor prints its own table instead.
+  const bool table_row = log_ && weight_seen >= next_row_ && opt_.audit.audit_regressor.empty();
+  if (!table_row && !progress_log_) return;
+  ProgressRow row;  // this example's entries; the table and the log each fill in their own since-last
+  row.example_counter = st.examples;
+  row.example_weight = weight_seen;
+  if (ex.labeled) row.label = ex.label;
+  row.prediction = shown;
+  if (!prediction_text.empty()) {
+    row.label_text = label_text;
+    row.prediction_text = prediction_text;
+  }
+  row.features = work.num_reported;
+  if (ps.holdout_mode) {
+    row.holdout = true;
+    row.missing_text = "unknown";
+  }
+  const LossSum now = reported_losses(st, ps.holdout_mode);
+  if (table_row) {
+    set_losses(row, now, ps.holdout_mode ? table_last_holdout_ : table_last_);
     *log_ << progress_row(row);
-    last_loss_ = st.sum_loss;
-    last_weight_ = st.weighted_labeled;
-    if (ps.holdout_mode) {  // VW's holdout since-last sums restart only at holdout rows
-      last_holdout_loss_ = holdout_loss_total_;
-      last_holdout_weight_ = holdout_weight_total_;
-    }
+    table_last_ = {st.sum_loss, st.weighted_labeled};
+    if (ps.holdout_mode) table_last_holdout_ = now;  // VW's holdout since-last sums restart only at holdout rows
     next_row_ = opt_.progress_additive ? weight_seen + opt_.progress : weight_seen * opt_.progress;
   }
+  if (progress_log_) progress_log_->example(std::move(row), now);
+}
+
+LossSum Driver::reported_losses(const RunStats& st, bool holdout_mode) const {
+  if (holdout_mode) return {holdout_loss_total_, holdout_weight_total_};
+  return {st.sum_loss, st.weighted_labeled};
 }
 
 // DriverOptions::learn_thread, and any run with interactions: expanding and learning an example then outweighs
@@ -800,6 +850,7 @@ RunStats Driver::run(const std::function<void()>& save_model, const std::functio
     const std::string note = audit_->finish();
     if (log_) *log_ << note;
   }
+  if (progress_log_) progress_log_->finish(reported_losses(st, st.holdout_on && st.passes_used >= 2));
   st.warnings = warnings_;
   st.labels.sum_weighted_labels = st.weighted_labels;
   st.labels.weighted_labeled = st.weighted_labeled;

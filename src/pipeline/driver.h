@@ -34,6 +34,7 @@ struct DriverOptions {
   CsvOptions csv;  // --format csv / tsv
   std::string predictions;      // -p
   std::string raw_predictions;  // -r
+  std::string progress_log;     // --progress_log: the table's figures as TSV at even steps on a log axis
   bool metrics = false;         // --metrics: evaluation figures in the summary (pipeline/metrics.h)
   bool keep_metrics = false;    // --metrics_json: kept for metrics_json() even without --metrics
   AuditOptions audit;           // --audit, --invert_hash, --audit_regressor (pipeline/audit.h)
@@ -96,6 +97,7 @@ class Batch;
 class BlockSource;
 class CacheWriter;
 class PredictionFile;
+class ProgressLog;
 class Metrics;
 
 class Driver {
@@ -137,6 +139,9 @@ class Driver {
     uint64_t line;
   };
   Location locate(const PassState& ps, uint64_t stream_line) const;  // a stream line's file and line in it
+  // The losses the table and --progress_log report: progressive validation's, or in holdout passes (pass 2 on,
+  // holdout on) the held-out examples' over every such pass.
+  LossSum reported_losses(const RunStats& st, bool holdout_mode) const;
 
   DriverOptions opt_;
   Learner& learner_;
@@ -151,6 +156,7 @@ class Driver {
   std::unique_ptr<CacheWriter> cache_out_;
   std::unique_ptr<PredictionFile> pred_out_;
   std::unique_ptr<PredictionFile> raw_out_;
+  std::unique_ptr<ProgressLog> progress_log_;  // --progress_log
   std::string cache_rebuild_reason_;
   // The example being learned, with its interactions expanded (without interactions, the batch's example is
   // expanded where it lies and this is not used).
@@ -165,9 +171,8 @@ class Driver {
   bool warm_done_ = false;
   // Progress-table state.
   double next_row_ = 1.0;
-  double last_loss_ = 0.0, last_weight_ = 0.0;
+  LossSum table_last_, table_last_holdout_;  // the losses at the table's last row (progressive, holdout)
   double holdout_loss_total_ = 0.0, holdout_weight_total_ = 0.0;
-  double last_holdout_loss_ = 0.0, last_holdout_weight_ = 0.0;
   bool label_warned_ = false, binary_warned_ = false;
   uint64_t warnings_ = 0;
   uint64_t seen_ = 0;  // examples consumed, for --examples

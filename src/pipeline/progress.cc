@@ -59,6 +59,43 @@ std::string progress_row(const ProgressRow& r) {
   return out;
 }
 
+void set_losses(ProgressRow& row, const LossSum& now, const LossSum& last) {
+  row.average_loss.reset();
+  row.since_last.reset();
+  if (now.weight > 0.0) row.average_loss = now.loss / now.weight;
+  if (now.weight - last.weight > 0.0) row.since_last = (now.loss - last.loss) / (now.weight - last.weight);
+}
+
+std::string progress_log_header() {
+  return "examples\tweighted_examples\taverage_loss\tsince_last\tlabel\tprediction\tfeatures\tholdout\n";
+}
+
+std::string progress_log_row(const ProgressRow& r) {
+  // 9 significant digits: a float exactly, a loss finely enough to plot small differences.
+  auto figure = [](std::optional<double> v) { return v ? number("%.9g", *v) : std::string("NA"); };
+  std::string out = std::to_string(r.example_counter);
+  out += '\t' + number("%.9g", r.example_weight);
+  out += '\t' + figure(r.average_loss);
+  out += '\t' + figure(r.since_last);
+  if (!r.prediction_text.empty()) {  // a reduction's class names ("known", "8(64%)")
+    out += '\t' + r.label_text;
+    out += '\t' + r.prediction_text;
+  } else {
+    out += '\t' + figure(r.label);
+    out += '\t' + figure(r.prediction);
+  }
+  out += '\t' + std::to_string(r.features);
+  out += r.holdout ? "\t1\n" : "\t0\n";
+  return out;
+}
+
+bool LogGrid::due(uint64_t count) {
+  if (count < next_) return false;
+  // Points that round to a count already passed are skipped (below 10 several round alike).
+  while (next_ <= count) next_ = static_cast<uint64_t>(std::llround(std::pow(10.0, ++k_ / 20.0)));
+  return true;
+}
+
 std::string format_prediction(float v) {
   if (std::floor(v) == v) return number("%.0f", v);
   return number("%.6f", v);

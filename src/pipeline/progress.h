@@ -1,4 +1,5 @@
-// VW's progressive-validation table and run summary, character for character as VW 9.11.2 prints them.
+// VW's progressive-validation table and run summary, character for character as VW 9.11.2 prints them, and the
+// same figures as --progress_log's tab-separated rows.
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -25,6 +26,31 @@ struct ProgressRow {
   std::string prediction_text;
 };
 std::string progress_row(const ProgressRow& row);  // ends in '\n'
+
+// A loss total and the weight it is over. A row reports the average of `now`, and since-last the average of what
+// `now` added to `last` (each missing when its weight is not positive).
+struct LossSum {
+  double loss = 0.0;
+  double weight = 0.0;
+  bool operator==(const LossSum&) const = default;
+};
+void set_losses(ProgressRow& row, const LossSum& now, const LossSum& last);
+
+// --progress_log: the column names, and a row's figures, tab-separated (a missing figure is "NA"); each ends in '\n'.
+std::string progress_log_header();
+std::string progress_log_row(const ProgressRow& row);
+
+// --progress_log's schedule, independent of -P: a row at each example count round(10^(k/20)), k = 0, 1, 2, ...,
+// once: every count up to 10, then 20 a decade (11, 13, 14, 16, 18, 20, 22, 25, ...), even steps on a log axis.
+class LogGrid {
+ public:
+  // True when `count` has reached the next point; the point after it is then the first one above `count`.
+  bool due(uint64_t count);
+
+ private:
+  int k_ = 0;
+  uint64_t next_ = 1;
+};
 
 // "-p"/"-r" number: integers without decimals (-0 as "-0"), otherwise 6 decimals.
 std::string format_prediction(float v);
