@@ -46,6 +46,9 @@ class Learner {
  public:
   virtual ~Learner() = default;
   virtual Prediction predict(const Example& x) const = 0;  // no state change
+  // Whether predict() may run on several threads at once (--daemon -t); false for a learner whose predict() keeps
+  // scratch state, which is then called one at a time.
+  virtual bool concurrent_predict() const { return false; }
   virtual Prediction learn(const Example& x) = 0;          // one online step; returns the PRE-update prediction
   virtual void end_pass() {}                               // passes: decay, holdout bookkeeping
   // Warm-up (a kernel's bandwidth by the median heuristic): how many examples the learner wants to see before

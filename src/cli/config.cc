@@ -491,7 +491,23 @@ Config parse_command_line(int argc, const char* const argv[]) {
     }
     all.add(g);
   }
-  all.add(passes).add(model).add(output);
+  po::options_description serving("Serving (--daemon)");
+  serving.add_options()
+      ("daemon", po::bool_switch(), "serve predictions over TCP: each example line a client writes is answered with "
+                                    "its prediction line (as -p writes it), in order per connection")
+      ("listen", po::value<S>()->default_value("127.0.0.1"), "address to listen on; VW listens on every interface, "
+                                                             "lepus on loopback unless told (0.0.0.0: every one)")
+      ("port", po::value<S>()->default_value("26542"), "TCP port (0: any free port, see --port_file)")
+      ("port_file", po::value<S>(), "write the port listened on to this file once listening")
+      ("pid_file", po::value<S>(), "write the daemon's process id to this file")
+      ("num_children", po::value<S>()->default_value("0"), "threads answering connections (0: one per core); VW "
+                                                           "forks this many processes, lepus runs threads")
+      ("foreground", po::bool_switch(), "stay in the foreground (by default the daemon detaches once it listens)")
+      ("max_connections", po::value<S>()->default_value("256"), "connections served at once; more are answered "
+                                                                "with an error line and closed")
+      ("idle_timeout", po::value<S>()->default_value("60"), "seconds a connection may neither send nor read its "
+                                                            "answers before it is closed");
+  all.add(passes).add(model).add(output).add(serving);
   po::options_description hidden;
   hidden.add_options()(kDataWords, po::value<V>()->composing(), "bare words: data files");
   po::options_description parsed;
@@ -878,6 +894,34 @@ Config parse_command_line(int argc, const char* const argv[]) {
   c.driver.parse.keep_names = names;
   c.space.keep_names = names;
   c.quiet = flag("quiet");
+  c.daemon = flag("daemon");
+  if (c.daemon) {
+    if (!c.driver.data.empty()) throw ConfigError("--daemon reads examples from its clients, not from data files");
+    ServeOptions& so = c.serve;
+    so.listen = text("listen");
+    const auto port = to_number<uint64_t>("port", text("port"));
+    if (port > 65535) throw ConfigError("--port must be between 0 and 65535");
+    so.port = static_cast<uint16_t>(port);
+    so.threads = to_number<int>("num_children", text("num_children"));
+    if (so.threads < 0 || so.threads > 1024) throw ConfigError("--num_children must be between 0 and 1024");
+    so.max_connections = to_number<size_t>("max_connections", text("max_connections"));
+    if (so.max_connections < 1) throw ConfigError("--max_connections must be at least 1");
+    so.idle_seconds = std::strtod(text("idle_timeout").c_str(), nullptr);
+    if (!(so.idle_seconds > 0.0)) throw ConfigError("--idle_timeout must be a positive number of seconds");
+    // A line is held whole before it is answered: the daemon's default is 1 MiB a connection, not 256 MiB.
+    so.max_line_bytes = given("max_line_bytes") ? c.driver.max_line_bytes : size_t{1} << 20;
+    so.test_only = c.driver.test_only;
+    so.parse = c.driver.parse;
+    so.link = c.driver.link;
+    so.binary = c.driver.binary;
+    so.save_path = c.final_regressor;
+    c.pid_file = text("pid_file");
+    c.port_file = text("port_file");
+    c.foreground = flag("foreground");
+  } else {
+    for (const char* n : {"port_file", "pid_file", "foreground"})
+      if (flag(n) || given(n)) throw ConfigError(std::string("--") + n + " goes with --daemon");
+  }
   if (!list("progress").empty()) {
     const std::string p = text("progress");
     char* end = nullptr;
@@ -901,6 +945,7 @@ Config parse_command_line(int argc, const char* const argv[]) {
   // Passes, cache, holdout, threads.
   c.driver.passes = to_number<int>("passes", text("passes"));
   if (c.driver.passes < 1) throw ConfigError("--passes must be at least 1");
+  if (c.daemon && c.driver.passes > 1) throw ConfigError("--daemon learns in one pass: leave out --passes");
   if (c.driver.passes > 1 && !row->traits.passes &&
       (row->traits.passes_with.empty() || !given(row->traits.passes_with)))
     throw ConfigError("--learner " + row->name + " learns in one pass over the data; leave out --passes" +

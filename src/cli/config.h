@@ -11,6 +11,7 @@
 #include "lepus/loss.h"
 #include "learners/multiclass.h"
 #include "pipeline/driver.h"
+#include "serve/server.h"
 
 namespace lepus::cli {
 
@@ -24,6 +25,7 @@ struct Config {
   std::string learner = "sgd";
   OptionValues learner_options;
   LossOptions loss;
+  std::unique_ptr<Loss> loss_object;  // made from `loss` by main (learners keep a reference to it)
   FeatureSpaceOptions space;
   DriverOptions driver;
 
@@ -36,6 +38,12 @@ struct Config {
   bool save_per_pass = false;       // also save FILE.PASS after each pass
   uint64_t random_seed = 0;         // --random_seed
   std::optional<MulticlassOptions> multiclass;  // --oaa / --csoaa: the learner is the base of this reduction
+  // --daemon: serve predictions over TCP (serve/server.h) instead of reading data.
+  bool daemon = false;
+  ServeOptions serve;
+  std::string pid_file;   // --pid_file
+  std::string port_file;  // --port_file: the port listened on (with --port 0, the one picked)
+  bool foreground = false;  // --foreground: stay attached (else the daemon detaches once it listens, as VW)
   std::optional<ModelFile> model;  // the -i model, verified
   std::vector<SavedOption> saved_options;  // what -f records: the options in force
   std::vector<std::string> warnings;       // e.g. a loss given with -i overriding the model's

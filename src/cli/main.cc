@@ -1,5 +1,9 @@
 // lepus: catches every typed error, prints one line, exits 1. Nothing below src/cli prints or exits.
 #include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <algorithm>
 #include <exception>
@@ -15,6 +19,7 @@
 #include "io/safe_files.h"
 #include "lepus/errors.h"
 #include "pipeline/driver.h"
+#include "serve/server.h"
 
 namespace {
 
@@ -52,6 +57,88 @@ void write_readable_model(const std::string& path, const cli::Config& c, const L
   if (!out) throw IoError(path + ": write failed");
 }
 
+// The learner and the feature space a configuration describes, the -i model's state loaded into both.
+struct Built {
+  std::unique_ptr<Learner> learner;
+  std::unique_ptr<FeatureSpace> space;
+};
+
+Built build(cli::Config& c) {
+  const LearnerRow* row = find_learner(c.learner);
+  // Some update rules need VW's per-group sum of x^2 from the feature space (sgd's plain --invariant).
+  c.space.invariant_norm = row->traits.needs_invariant_norm && row->traits.needs_invariant_norm(c.learner_options);
+  Built b;
+  LearnerContext ctx{c.learner_options, *c.loss_object, c.bits, c.driver.test_only, c.random_seed};
+  if (c.multiclass) {  // the reduction owns its base: one instance, or one per class (multiclass.h)
+    auto mc = std::make_unique<MulticlassLearner>(*c.multiclass, [&] { return row->make(ctx); });
+    if (mc->shared()) c.space.multiplier = c.multiclass->classes;  // VW's layout: classes at offsets in one table
+    b.learner = std::move(mc);
+  } else {
+    b.learner = row->make(ctx);
+  }
+  b.space = std::make_unique<FeatureSpace>(c.space);
+  if (c.model) {
+    ModelReader r(c.model->state.data(), c.model->state.size(), c.initial_regressor);
+    b.space->load(r);
+    if (c.model->predict_only()) {
+      b.learner->load_predict_only(r);
+    } else {
+      b.learner->load(r);
+    }
+    if (r.remaining() != 0) throw ModelFormatError(c.initial_regressor + ": damaged lepus model: trailing state");
+  }
+  return b;
+}
+
+// --daemon: serves until SIGTERM or SIGINT. The model is built again from the same command line (re-reading the
+// -i file) on SIGHUP or a `reload` line.
+int serve(cli::Config& c, int argc, const char* const argv[]) {
+  ::signal(SIGPIPE, SIG_IGN);  // a client gone mid-answer is that connection's error, not the server's end
+  auto load = [argc, argv]() {
+    cli::Config fresh = cli::parse_command_line(argc, argv);
+    fresh.loss_object = make_loss(fresh.loss);
+    Built b = build(fresh);
+    auto m = std::make_shared<ServedModel>();
+    ModelWriter w;
+    b.space->save(w);
+    m->space_state = w.bytes();
+    m->space_options = fresh.space;
+    m->learner = std::move(b.learner);
+    m->space = std::move(b.space);
+    m->loss = std::move(fresh.loss_object);
+    return m;
+  };
+  auto save = [&c](const std::string& path, ServedModel& m) {
+    save_model(path, c.saved_options, *m.space, *m.learner, c.predict_only_model);
+  };
+  std::ostream* log = c.quiet ? nullptr : &std::cerr;
+  Server server(c.serve, load, save, [log](const std::string& line) {
+    if (log) *log << line << std::endl;
+  });
+  if (!c.port_file.empty()) {
+    std::ofstream out(c.port_file);
+    out << server.port() << "\n";
+    if (!out.flush()) throw IoError(c.port_file + ": cannot write the port");
+  }
+  if (!c.foreground) {  // as VW: detach once listening, so a client may connect as soon as the command returns
+    const pid_t pid = ::fork();
+    if (pid < 0) throw IoError(std::string("--daemon: fork failed: ") + std::strerror(errno));
+    if (pid > 0) return 0;
+    ::setsid();
+    server.after_fork();
+  }
+  if (!c.pid_file.empty()) {
+    std::ofstream out(c.pid_file);
+    out << ::getpid() << "\n";
+    if (!out.flush()) throw IoError(c.pid_file + ": cannot write the process id");
+  }
+  if (log)
+    *log << "lepus daemon listening on " << c.serve.listen << ":" << server.port() << " ("
+         << (c.serve.test_only ? "predicting" : "learning") << ")" << std::endl;
+  server.run();
+  return 0;
+}
+
 int run(int argc, const char* const argv[]) {
   cli::Config c = cli::parse_command_line(argc, argv);
   if (c.show_help) {
@@ -73,30 +160,12 @@ int run(int argc, const char* const argv[]) {
   std::ostream* log = c.quiet ? nullptr : &std::cerr;
   if (log)
     for (const auto& w : c.warnings) *log << w << "\n";
-  const LearnerRow* row = find_learner(c.learner);
-  // Some update rules need VW's per-group sum of x^2 from the feature space (sgd's plain --invariant).
-  c.space.invariant_norm = row->traits.needs_invariant_norm && row->traits.needs_invariant_norm(c.learner_options);
-  const std::unique_ptr<Loss> loss = make_loss(c.loss);
-  LearnerContext ctx{c.learner_options, *loss, c.bits, c.driver.test_only, c.random_seed};
-  std::unique_ptr<Learner> learner;
-  if (c.multiclass) {  // the reduction owns its base: one instance, or one per class (multiclass.h)
-    auto mc = std::make_unique<MulticlassLearner>(*c.multiclass, [&] { return row->make(ctx); });
-    if (mc->shared()) c.space.multiplier = c.multiclass->classes;  // VW's layout: classes at offsets in one table
-    learner = std::move(mc);
-  } else {
-    learner = row->make(ctx);
-  }
-  FeatureSpace space(c.space);
-  if (c.model) {
-    ModelReader r(c.model->state.data(), c.model->state.size(), c.initial_regressor);
-    space.load(r);
-    if (c.model->predict_only()) {
-      learner->load_predict_only(r);
-    } else {
-      learner->load(r);
-    }
-    if (r.remaining() != 0) throw ModelFormatError(c.initial_regressor + ": damaged lepus model: trailing state");
-  }
+  if (c.daemon) return serve(c, argc, argv);
+  c.loss_object = make_loss(c.loss);
+  const Loss* loss = c.loss_object.get();
+  Built built = build(c);
+  std::unique_ptr<Learner>& learner = built.learner;
+  FeatureSpace& space = *built.space;
   Driver driver(c.driver, *learner, space, *loss, log);  // opens every file before anything is printed
 
   if (log) {

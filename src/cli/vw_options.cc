@@ -33,7 +33,6 @@ const Specific kSpecific[] = {
                       "(--format)"},
     {"csv_ns_value", false, "(VW's per-namespace scaling of CSV values) is not in lepus's CSV reader"},
     {"hexfloat_weights", false, "is not in lepus: --readable_model prints decimal weights"},
-    {"daemon", false, "(VW's prediction server) is not in lepus yet"},
 };
 
 std::string lower(std::string s) {

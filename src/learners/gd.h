@@ -56,6 +56,7 @@ class GdLearner final : public Learner {
   void write_readable(std::ostream& out) const override;
   // VW's audit figures: the stored weight, the one predictions use (l1-truncated, times the l2 contraction) and,
   // while the default (adaptive) update learns, its adaptive sum after an '@'.
+  bool concurrent_predict() const override { return true; }  // predict() only reads
   std::optional<SlotAudit> audit_slot(const Feature& f, int group) const override;
   std::optional<uint64_t> nonzero_weights() const override;
   // Updates zeroed because they came out NaN, and adaptive sums capped at FLT_MAX.

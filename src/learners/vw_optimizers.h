@@ -74,6 +74,7 @@ class VwOptimizerLearner final : public Learner {
   std::vector<std::string> describe() const override;
   void write_readable(std::ostream& out) const override;
   // VW's audit figures: XT, the weight the prediction reads (no '@' state: VW shows none for these optimizers).
+  bool concurrent_predict() const override { return true; }  // predict() only reads
   std::optional<SlotAudit> audit_slot(const Feature& f, int group) const override {
     const float w = slot(f.index)[kXt];
     return SlotAudit{w, w, std::nullopt};

@@ -81,8 +81,8 @@ TEST(VwOptionTable, ListedByVwOptions) {
 }
 
 TEST(VwOptionTable, AnswersNameNoFalseEquivalent) {
-  EXPECT_TRUE(contains(error_of({"--daemon"}), "prediction server"));
-  EXPECT_FALSE(contains(error_of({"--daemon"}), "--learner sgd"));
+  EXPECT_TRUE(contains(error_of({"--bfgs"}), "batch L-BFGS optimizer) is not in lepus"));
+  EXPECT_FALSE(contains(error_of({"--bfgs"}), "--learner sgd"));
   EXPECT_TRUE(contains(error_of({"--freegrad"}), "FreeGrad optimizer) is not in lepus"));
   EXPECT_TRUE(contains(error_of({"--cb_explore_adf"}), "which lepus does not implement"));
   EXPECT_TRUE(contains(error_of({"-C", "1"}), "-C/--constant"));
