@@ -946,6 +946,14 @@ Config parse_command_line(int argc, const char* const argv[]) {
   c.driver.passes = to_number<int>("passes", text("passes"));
   if (c.driver.passes < 1) throw ConfigError("--passes must be at least 1");
   if (c.daemon && c.driver.passes > 1) throw ConfigError("--daemon learns in one pass: leave out --passes");
+  if (c.daemon) {  // what a run over data files writes has no meaning for a server: refused, never ignored
+    for (const char* n : {"predictions", "raw_predictions", "audit", "invert_hash", "audit_regressor", "progress_log",
+                          "metrics", "metrics_json", "readable_model", "cache", "cache_file", "save_per_pass",
+                          "examples"})
+      if (flag(n) || given(n))
+        throw ConfigError(std::string("--") + n + " is for runs over data files; --daemon answers each client on " +
+                          "its connection (save the model with -f and a `save` line, or SIGTERM)");
+  }
   if (c.driver.passes > 1 && !row->traits.passes &&
       (row->traits.passes_with.empty() || !given(row->traits.passes_with)))
     throw ConfigError("--learner " + row->name + " learns in one pass over the data; leave out --passes" +

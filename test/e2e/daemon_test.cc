@@ -336,6 +336,9 @@ TEST(DaemonCli, RefusesWhatItCannotServe) {
   EXPECT_TRUE(has(read_file(dir + "/err"), "not from data files"));
   EXPECT_EQ(run_in(dir, "--daemon --foreground --listen nowhere 2> err"), 1);
   EXPECT_TRUE(has(read_file(dir + "/err"), "not an IP address"));
+  EXPECT_EQ(run_in(dir, "--daemon --foreground -p preds 2> err"), 1);
+  EXPECT_TRUE(has(read_file(dir + "/err"), "--predictions is for runs over data files"));
+  EXPECT_FALSE(exists(dir + "/preds"));
   EXPECT_EQ(run_in(dir, "--port_file p -d x.vw 2> err"), 1);
   EXPECT_TRUE(has(read_file(dir + "/err"), "goes with --daemon"));
 }
