@@ -366,6 +366,9 @@ void add_grams(size_t ngram, size_t skip_gram, const Feature* f, size_t length, 
 // --ngram / --skips: each namespace's grams of 2..n features follow its own features (VW's generate_grams), so
 // the groups are rebuilt into ngram_out_ and swapped in.
 void FeatureSpace::add_ngrams(Example& ex) {
+  bool any = false;
+  for (const FeatureGroup& g : ex.groups) any = any || opt_.ngram[g.ns] > 1;
+  if (!any) return;  // none of this example's namespaces has n-grams: nothing to rebuild
   ngram_out_.clear();
   ngram_groups_.clear();
   const bool named = opt_.keep_names;

@@ -60,9 +60,9 @@ class FeatureSpace {
   // over the namespaces seen so far, restricted to those the example has, which is all that generates).
   const std::vector<std::string>& interactions() const { return *list_; }
   bool has_wildcards() const { return !wildcards_.empty(); }
-  // No interactions: expand adds at most the constant, so an example may be expanded where it lies.
-  // Interactions or n-grams: expansion adds features (else at most the constant).
-  bool adds_interactions() const { return !explicit_.empty() || !wildcards_.empty() || any_ngram_; }
+  // Whether expand adds features beyond the constant (interactions or n-grams); when not, an example may be
+  // expanded where it lies.
+  bool adds_features() const { return !explicit_.empty() || !wildcards_.empty() || any_ngram_; }
   // The state a model keeps: the namespaces the ':' wildcard has seen, so a resumed run expands alike.
   void save(ModelWriter& out) const;
   void load(ModelReader& in);  // throws ModelFormatError

@@ -281,7 +281,7 @@ struct Driver::PassState {
 
 Driver::Driver(const DriverOptions& options, Learner& learner, FeatureSpace& space, const Loss& loss,
                std::ostream* log)
-    : opt_(options), learner_(learner), space_(space), loss_(loss), log_(log) {
+    : opt_(options), learner_(learner), space_(space), loss_(loss), log_(log), logistic_(loss.name() == "logistic") {
   if (opt_.data.empty()) names_.push_back(opt_.no_input ? "no input" : "stdin");
   for (const auto& d : opt_.data) {
     names_.push_back(d == "-" ? std::string("stdin") : d);
@@ -454,7 +454,7 @@ void Driver::consume(Example& ex, RunStats& st, PassState& ps) {
   // features, so memory stays flat however many features -q generates (rcv1 -q ff: ~3,000 per example). Without
   // interactions expansion adds at most the constant, so the batch's example (parsed afresh next time) is expanded
   // where it lies, saving a copy of every example.
-  const bool in_place = !space_.adds_interactions();
+  const bool in_place = !space_.adds_features();
   Example& work = in_place ? ex : work_;
   if (!in_place) work_ = ex;
   try {  // an example past --max_features, or past memory, is an error naming its line
@@ -610,7 +610,7 @@ void Driver::finish(const Example& ex, const Example& work, bool holdout, RunSta
     pred_out_->write(shown, ex.tag);
     raw_out_->write(p.raw, ex.tag);
     if (measured) {
-      const float probability = loss_.name() == "logistic" ? 1.0f / (1.0f + std::exp(-scored)) : NAN;
+      const float probability = logistic_ ? 1.0f / (1.0f + std::exp(-scored)) : NAN;
       metrics_->add(scored, probability, ex.label, ex.weight);
     }
   }
@@ -675,7 +675,7 @@ LossSum Driver::reported_losses(const RunStats& st, bool holdout_mode) const {
 // parsing it many times over (rcv1 -q ff: ~4,600 features from ~75), and the expansion is best written in the
 // learner's own caches (expanded by the parse stage instead, a 74 KB example crossed between cores and rcv1 -q ff
 // took 40% longer).
-bool Driver::learns_apart() const { return opt_.learn_thread || space_.adds_interactions(); }
+bool Driver::learns_apart() const { return opt_.learn_thread || space_.adds_features(); }
 
 void Driver::run_pass(BlockSource& source, bool records, RunStats& st, PassState& ps) {
   const int threads = opt_.threads > 0 ? opt_.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));

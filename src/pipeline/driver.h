@@ -148,6 +148,7 @@ class Driver {
   FeatureSpace& space_;
   const Loss& loss_;
   std::ostream* log_;
+  bool logistic_;  // the loss is the logistic: --metrics reads scores as probabilities
   std::vector<std::string> names_;  // the data files' names in messages ("stdin" for stdin)
   std::string header_;              // CSV/TSV: the first file's header line
   bool interactive_ = false;  // input is a pipe or terminal: flush predictions after every block
