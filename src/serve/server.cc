@@ -57,12 +57,13 @@ struct Server::Impl {
   Loader load;
   Saver save;
   Log log;
+  // Before io: destroying io destroys the connections still waiting, which count themselves out of this.
+  std::atomic<size_t> connections{0};
+  std::mutex model_mutex;  // guards `current` (the pointer, not the model)
+  std::shared_ptr<ServedModel> current;
   asio::io_context io;
   tcp::acceptor acceptor;
   asio::signal_set signals;
-  std::mutex model_mutex;  // guards `current` (the pointer, not the model)
-  std::shared_ptr<ServedModel> current;
-  std::atomic<size_t> connections{0};
 };
 
 namespace {
