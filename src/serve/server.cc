@@ -237,6 +237,10 @@ void Server::Impl::accept() {
           s->close(ignored);
         });
       } else {
+        // Answers go out as soon as they are written: without it, the answers to a batch of lines after the first
+        // packet waited ~40 ms for the client's delayed ack (Nagle's algorithm).
+        boost::system::error_code ignored;
+        socket.set_option(tcp::no_delay(true), ignored);
         std::make_shared<Connection>(*this, std::move(socket))->start();
       }
     }
