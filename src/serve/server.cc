@@ -5,6 +5,7 @@
 #include <boost/asio.hpp>
 
 #include <cfloat>
+#include <chrono>
 #include <cmath>
 #include <csignal>
 #include <thread>
@@ -36,6 +37,13 @@ std::string one_line(std::string s) {
   return s;
 }
 
+// A connection as the server sees it on SIGTERM: asked to finish what it is answering, then close.
+class Drainable {
+ public:
+  virtual ~Drainable() = default;
+  virtual void drain() = 0;
+};
+
 }  // namespace
 
 struct Server::Impl {
@@ -50,6 +58,12 @@ struct Server::Impl {
 
   void accept();
   void wait_signal();
+  // SIGTERM, SIGINT: no new connection; each one finishes the lines it has read and delivers their answers, then
+  // closes (a wait for the next line is cancelled); once all are closed (or after kDrainSeconds), the model is saved
+  // to -f, so it holds every line answered, and the loop stops.
+  void shut_down();
+  void finish_when_drained(std::chrono::steady_clock::time_point deadline);
+  static constexpr int kDrainSeconds = 5;
   std::string save_to(const std::string& path);
 
   Server& server;
@@ -59,6 +73,9 @@ struct Server::Impl {
   Log log;
   // Before io: destroying io destroys the connections still waiting, which count themselves out of this.
   std::atomic<size_t> connections{0};
+  std::mutex open_mutex;
+  std::vector<std::weak_ptr<Drainable>> open;  // the connections, for shut_down() (expired ones pruned on accept)
+  bool stopping = false;                       // under open_mutex
   std::mutex model_mutex;  // guards `current` (the pointer, not the model)
   std::shared_ptr<ServedModel> current;
   asio::io_context io;
@@ -70,7 +87,7 @@ namespace {
 
 // One client: read what it sent, answer every whole line, write the answers, read again. All of a connection's
 // handlers run on its strand; a timer closes it after opt.idle_seconds without progress either way.
-class Connection : public std::enable_shared_from_this<Connection> {
+class Connection : public Drainable, public std::enable_shared_from_this<Connection> {
  public:
   Connection(Server::Impl& server, tcp::socket socket)
       : s_(server), socket_(std::move(socket)), timer_(socket_.get_executor()), in_(server.opt.max_line_bytes + 1) {
@@ -81,6 +98,16 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void start() {
     arm_timer();
     read();
+  }
+
+  void drain() override {
+    asio::post(socket_.get_executor(), [self = shared_from_this()] {
+      self->draining_ = true;
+      if (self->reading_) {
+        boost::system::error_code ignored;
+        self->socket_.cancel(ignored);  // the pending read ends with operation_aborted, and the connection closes
+      }
+    });
   }
 
  private:
@@ -100,6 +127,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
   }
 
   void read() {
+    if (draining_) {
+      close();
+      return;
+    }
+    reading_ = true;
     asio::async_read_until(socket_, in_, '\n',
                            [self = shared_from_this()](const boost::system::error_code& ec, size_t n) {
                              self->on_read(ec, n);
@@ -107,6 +139,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   }
 
   void on_read(const boost::system::error_code& ec, size_t) {
+    reading_ = false;
     if (ec == asio::error::not_found) {  // the buffer filled without a newline: too long a line
       write("error: line longer than --max_line_bytes " + std::to_string(s_.opt.max_line_bytes) + "\n", true);
       return;
@@ -219,6 +252,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::unique_ptr<FeatureSpace> space_;  // -t: this connection's feature space, for the model space_of_
   const ServedModel* space_of_ = nullptr;
   std::shared_ptr<ServedModel> holder_;  // keeps space_of_ alive while space_ refers to it
+  bool reading_ = false;   // a read is pending (on the strand)
+  bool draining_ = false;  // the server is stopping: close once the answers being written are delivered
 };
 
 }  // namespace
@@ -241,7 +276,14 @@ void Server::Impl::accept() {
         // packet waited ~40 ms for the client's delayed ack (Nagle's algorithm).
         boost::system::error_code ignored;
         socket.set_option(tcp::no_delay(true), ignored);
-        std::make_shared<Connection>(*this, std::move(socket))->start();
+        auto c = std::make_shared<Connection>(*this, std::move(socket));
+        {
+          std::lock_guard<std::mutex> lock(open_mutex);
+          std::erase_if(open, [](const std::weak_ptr<Drainable>& w) { return w.expired(); });
+          open.push_back(c);
+          if (stopping) c->drain();
+        }
+        c->start();
       }
     }
     accept();
@@ -257,9 +299,34 @@ void Server::Impl::wait_signal() {
       wait_signal();
       return;
     }
-    if (!opt.save_path.empty()) log(save_to(opt.save_path));
-    server.stop();
+    shut_down();
   });
+}
+
+void Server::Impl::shut_down() {
+  boost::system::error_code ignored;
+  acceptor.close(ignored);
+  std::vector<std::shared_ptr<Drainable>> live;
+  {
+    std::lock_guard<std::mutex> lock(open_mutex);
+    stopping = true;
+    for (const auto& w : open)
+      if (auto c = w.lock()) live.push_back(std::move(c));
+  }
+  for (const auto& c : live) c->drain();
+  live.clear();
+  finish_when_drained(std::chrono::steady_clock::now() + std::chrono::seconds(kDrainSeconds));
+}
+
+void Server::Impl::finish_when_drained(std::chrono::steady_clock::time_point deadline) {
+  if (connections.load() > 0 && std::chrono::steady_clock::now() < deadline) {
+    auto t = std::make_shared<asio::steady_timer>(io, std::chrono::milliseconds(10));
+    t->async_wait([this, t, deadline](const boost::system::error_code&) { finish_when_drained(deadline); });
+    return;
+  }
+  if (connections.load() > 0) log("stopping with " + std::to_string(connections.load()) + " connections still open");
+  if (!opt.save_path.empty()) log(save_to(opt.save_path));
+  server.stop();
 }
 
 std::string Server::Impl::save_to(const std::string& path) {

@@ -186,7 +186,12 @@ TEST(DaemonCli, LearningDaemonLearnsInOrderSavesAndSavesOnSigterm) {
   ASSERT_EQ(::unlink((s.dir + "/served.model").c_str()), 0);
   ASSERT_TRUE(c.send("1 |f 5:1\n"));
   EXPECT_EQ(lines_of(c.read_lines(1)).size(), 1u);
+  // SIGTERM while lines are arriving: the lines being answered are delivered whole, then the connection closes.
+  ASSERT_TRUE(c.send(s.lines));
   EXPECT_TRUE(d.stop());
+  const std::string tail = c.read_lines(s.count, 5.0);
+  EXPECT_TRUE(c.closed());
+  EXPECT_TRUE(tail.empty() || tail.back() == '\n');
   EXPECT_TRUE(exists(s.dir + "/served.model"));  // SIGTERM with -f saved it
   EXPECT_EQ(run_in(s.dir, "-t -i served.model -d lines --quiet"), 0);
 }
