@@ -4,6 +4,7 @@
 
 #include <boost/asio.hpp>
 
+#include <array>
 #include <cfloat>
 #include <chrono>
 #include <cmath>
@@ -126,9 +127,34 @@ class Connection : public Drainable, public std::enable_shared_from_this<Connect
     socket_.close(ignored);
   }
 
+  // Closes once the answers written so far have reached the client: our side ends first (FIN), then whatever the
+  // client still sends is read and dropped, for at most a second, before the socket is closed. (Closing with input
+  // unread sends a reset, and a reset may make the client's system drop answers it has not read yet.)
+  void linger_close() {
+    if (lingering_) return;
+    lingering_ = true;
+    boost::system::error_code ignored;
+    socket_.shutdown(tcp::socket::shutdown_send, ignored);
+    timer_.expires_after(std::chrono::seconds(1));
+    timer_.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
+      if (ec != asio::error::operation_aborted) self->close();
+    });
+    discard();
+  }
+  void discard() {
+    socket_.async_read_some(asio::buffer(scratch_),
+                            [self = shared_from_this()](const boost::system::error_code& ec, size_t) {
+                              if (ec) {
+                                self->close();
+                              } else {
+                                self->discard();
+                              }
+                            });
+  }
+
   void read() {
     if (draining_) {
-      close();
+      linger_close();
       return;
     }
     reading_ = true;
@@ -145,7 +171,11 @@ class Connection : public Drainable, public std::enable_shared_from_this<Connect
       return;
     }
     if (ec) {
-      close();  // end of stream, reset, or closed by the timer
+      if (draining_ && ec == asio::error::operation_aborted) {
+        linger_close();  // the server is stopping: the read was cancelled
+      } else {
+        close();  // end of stream, reset, or closed by the timer
+      }
       return;
     }
     arm_timer();
@@ -169,8 +199,12 @@ class Connection : public Drainable, public std::enable_shared_from_this<Connect
     auto buffer = std::make_shared<std::string>(std::move(text));
     asio::async_write(socket_, asio::buffer(*buffer),
                       [self = shared_from_this(), buffer, then_close](const boost::system::error_code& ec, size_t) {
-                        if (ec || then_close) {
+                        if (ec) {
                           self->close();
+                          return;
+                        }
+                        if (then_close) {
+                          self->linger_close();
                           return;
                         }
                         self->arm_timer();
@@ -253,6 +287,8 @@ class Connection : public Drainable, public std::enable_shared_from_this<Connect
   const ServedModel* space_of_ = nullptr;
   std::shared_ptr<ServedModel> holder_;  // keeps space_of_ alive while space_ refers to it
   bool reading_ = false;   // a read is pending (on the strand)
+  bool lingering_ = false;  // linger_close() has begun
+  std::array<char, 4096> scratch_;  // linger_close(): what the client still sends, dropped
   bool draining_ = false;  // the server is stopping: close once the answers being written are delivered
 };
 
