@@ -11,12 +11,15 @@
 #include <string_view>
 #include <vector>
 
+#include "lepus/errors.h"
 #include "lepus/example.h"
 #include "lepus/loss.h"
 #include "lepus/model_io.h"
 #include "lepus/options.h"
 
 namespace lepus {
+
+class Collective;  // dist/collective.h
 
 struct Prediction {
   float raw = 0.0f;    // raw score (-r)
@@ -77,6 +80,12 @@ class Learner {
   // The slots whose stored weight is nonzero (what --audit_regressor looks for); nullopt for a learner that stores
   // no weights but per-slot statistics it computes them from (scinol, ftprl).
   virtual std::optional<uint64_t> nonzero_weights() const { return std::nullopt; }
+  // --distributed: combines this learner's state with every other rank's (all ranks call it at the same point, with
+  // states of the same shape), so that each rank then holds the combined model. How is each learner's own decision,
+  // stated in its registry row (LearnerTraits::merge); a learner without a sound merge keeps this refusal.
+  virtual void merge(Collective& ranks) {
+    throw ConfigError("--learner " + std::string(name()) + " has no merge across ranks, so no --distributed");
+  }
   // Counts of numeric safeguards that fired (caps, NaN updates zeroed), for the summary.
   virtual uint64_t safeguard_count() const { return 0; }
   // Extra lines for the end-of-run summary (a mixture's member weights and losses); most learners have none.
@@ -120,6 +129,8 @@ struct LearnerTraits {
   // A VW flag that selects this learner (--ftrl: --learner vw-ftrl); the row declares it among its options.
   std::string vw_flag;
   std::string passes_with;  // when `passes` is false: an option that, given, allows more passes (kons: --budget)
+  // --distributed: how the ranks' states are combined (one line for the help and errors); "" : the learner refuses.
+  std::string merge;
 };
 
 struct LearnerRow {

@@ -491,6 +491,12 @@ Config parse_command_line(int argc, const char* const argv[]) {
     }
     all.add(g);
   }
+  po::options_description distributed("Several machines (--distributed)");
+  distributed.add_options()
+      ("distributed", po::bool_switch(), "one rank of an MPI job (mpirun -np N lepus --distributed ...): each rank "
+                                         "learns its shard (a data name's {rank} is the rank's number; without it "
+                                         "the ranks share the blocks of one stream), the models are combined at the "
+                                         "end of every pass and rank 0 writes -f and the summary");
   po::options_description serving("Serving (--daemon)");
   serving.add_options()
       ("daemon", po::bool_switch(), "serve predictions over TCP: each example line a client writes is answered with "
@@ -507,7 +513,7 @@ Config parse_command_line(int argc, const char* const argv[]) {
                                                                 "with an error line and closed")
       ("idle_timeout", po::value<S>()->default_value("60"), "seconds a connection may neither send nor read its "
                                                             "answers before it is closed");
-  all.add(passes).add(model).add(output).add(serving);
+  all.add(passes).add(model).add(output).add(distributed).add(serving);
   po::options_description hidden;
   hidden.add_options()(kDataWords, po::value<V>()->composing(), "bare words: data files");
   po::options_description parsed;
@@ -946,6 +952,21 @@ Config parse_command_line(int argc, const char* const argv[]) {
   c.driver.passes = to_number<int>("passes", text("passes"));
   if (c.driver.passes < 1) throw ConfigError("--passes must be at least 1");
   if (c.daemon && c.driver.passes > 1) throw ConfigError("--daemon learns in one pass: leave out --passes");
+  c.distributed = flag("distributed");
+  if (c.distributed) {
+    if (c.daemon) throw ConfigError("--distributed trains over data files; --daemon serves: choose one");
+    if (row->traits.merge.empty())
+      throw ConfigError("--learner " + row->name + " has no sound merge of its state across ranks, so no "
+                        "--distributed (sgd has: VW's weighted average)");
+    if (c.multiclass) throw ConfigError("--distributed does not combine --oaa/--csoaa models yet");
+    // Outputs that would be per rank (or per example) are not combined yet: refused, never written half.
+    for (const char* n : {"predictions", "raw_predictions", "audit", "invert_hash", "audit_regressor", "progress_log",
+                          "metrics", "metrics_json", "cache", "cache_file", "save_per_pass"})
+      if (flag(n) || given(n))
+        throw ConfigError(std::string("--") + n + " is not combined across ranks yet; leave it out of a "
+                          "--distributed run (train with -f, then use the model)");
+    if (c.driver.data.empty()) throw ConfigError("--distributed reads data files (stdin is one process's)");
+  }
   if (c.daemon) {  // what a run over data files writes has no meaning for a server: refused, never ignored
     for (const char* n : {"predictions", "raw_predictions", "audit", "invert_hash", "audit_regressor", "progress_log",
                           "metrics", "metrics_json", "readable_model", "cache", "cache_file", "save_per_pass",

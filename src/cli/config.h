@@ -38,6 +38,7 @@ struct Config {
   bool save_per_pass = false;       // also save FILE.PASS after each pass
   uint64_t random_seed = 0;         // --random_seed
   std::optional<MulticlassOptions> multiclass;  // --oaa / --csoaa: the learner is the base of this reduction
+  bool distributed = false;  // --distributed: one rank of an MPI job (dist/collective.h)
   // --daemon: serve predictions over TCP (serve/server.h) instead of reading data.
   bool daemon = false;
   ServeOptions serve;

@@ -19,6 +19,7 @@
 #include "io/safe_files.h"
 #include "lepus/errors.h"
 #include "pipeline/driver.h"
+#include "dist/collective.h"
 #include "serve/server.h"
 
 namespace {
@@ -139,8 +140,33 @@ int serve(cli::Config& c, int argc, const char* const argv[]) {
   return 0;
 }
 
+// --distributed: this process's MPI job, for the error path in main() (a failing rank ends every rank).
+std::unique_ptr<Collective> g_ranks;
+
+// --distributed: joins the job; each data name's {rank} becomes this rank's number (else the ranks share the
+// blocks of one stream); only rank 0 prints and writes -f and --readable_model.
+void join_ranks(cli::Config& c) {
+  g_ranks = join_mpi(nullptr, nullptr);
+  const std::string rank = std::to_string(g_ranks->rank());
+  bool own_files = false;
+  for (auto& d : c.driver.data) {
+    for (size_t at; (at = d.find("{rank}")) != std::string::npos;) {
+      d.replace(at, 6, rank);
+      own_files = true;
+    }
+  }
+  c.driver.ranks = g_ranks.get();
+  c.driver.stripe_blocks = !own_files;
+  if (g_ranks->rank() != 0) {
+    c.quiet = true;
+    c.final_regressor.clear();
+    c.readable_model.clear();
+  }
+}
+
 int run(int argc, const char* const argv[]) {
   cli::Config c = cli::parse_command_line(argc, argv);
+  if (c.distributed) join_ranks(c);
   if (c.show_help) {
     std::cout << c.help_text;
     return 0;
@@ -184,6 +210,10 @@ int run(int argc, const char* const argv[]) {
     for (size_t i = 0; i < c.driver.data.size(); ++i) pre << (i ? " " : "") << c.driver.data[i];
     pre << "\n";
     pre << "num sources = " << std::max<size_t>(1, c.driver.data.size()) << "\n";
+    if (g_ranks)
+      pre << "distributed: " << g_ranks->size() << " ranks, "
+          << (c.driver.stripe_blocks ? "sharing the blocks of the data" : "each its own data files (rank 0's shown)")
+          << ", models combined at the end of each pass\n";
     pre << "Num weight bits = " << c.bits << "\n";
     for (const auto& l : learner_lines)
       if (l.rfind("using ", 0) != 0) pre << l << "\n";
@@ -237,15 +267,24 @@ int main(int argc, char** argv) {
     sigemptyset(&sa.sa_mask);
     ::sigaction(sig, &sa, nullptr);
   }
+  // --distributed: an error names its rank and ends every rank of the job (none is left waiting in a sum).
+  auto who = [] { return g_ranks ? "rank " + std::to_string(g_ranks->rank()) + ": " : std::string(); };
+  auto fail = [] {
+    if (g_ranks && g_ranks->size() > 1) g_ranks->abort(1);
+    g_ranks.reset();
+    return 1;
+  };
   try {
-    return run(argc, argv);
+    const int rc = run(argc, argv);
+    g_ranks.reset();  // MPI_Finalize, before static destruction
+    return rc;
   } catch (const lepus::Error& e) {
     std::cout.flush();
-    std::cerr << "lepus: error: " << e.what() << "\n";
+    std::cerr << "lepus: error: " + who() + e.what() + "\n";  // one write: ranks share stderr
   } catch (const std::bad_alloc&) {
-    std::cerr << "lepus: error: out of memory (try a smaller -b)\n";
+    std::cerr << "lepus: error: " + who() + "out of memory (try a smaller -b)\n";
   } catch (const std::exception& e) {
-    std::cerr << "lepus: error: " << e.what() << "\n";
+    std::cerr << "lepus: error: " + who() + e.what() + "\n";
   }
-  return 1;
+  return fail();
 }

@@ -1,6 +1,8 @@
 // VW 9.11.2's "gd" learner, restated; see gd.h for the papers.
 #include "learners/gd.h"
 
+#include "dist/collective.h"
+
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
@@ -72,7 +74,10 @@ GdLearner::GdLearner(const GdOptions& options, const Loss& loss, int bits, bool 
             options.max_given),
       total_norm_(options.initial_t),
       total_weight_(options.initial_t),
-      t_(options.initial_t) {
+      t_(options.initial_t),
+      merged_t_(options.initial_t),
+      merged_norm_(options.initial_t),
+      merged_weight_(options.initial_t) {
   if (opt_.adaptive && opt_.initial_t > 0.0) {
     for (auto& s : slots_) s.g = static_cast<float>(opt_.initial_t);
   }
@@ -289,6 +294,39 @@ std::optional<SlotAudit> GdLearner::audit_slot(const Feature& f, int) const {
   return a;
 }
 
+void GdLearner::merge(Collective& ranks) {
+  if (ranks.size() == 1) return;  // one rank: the model is the single process's, bit for bit
+  const size_t n = slots_.size();
+  const float k = static_cast<float>(ranks.size());
+  if (opt_.adaptive) {
+    std::vector<float> total(n);
+    for (size_t i = 0; i < n; ++i) total[i] = slots_[i].g;
+    ranks.sum(total.data(), n);
+    for (size_t i = 0; i < n; ++i) {
+      Slot& s = slots_[i];
+      if (total[i] > 0.0f) {
+        const float ratio = s.g / total[i];
+        s.w *= ratio;
+        s.g *= ratio;
+        if (opt_.normalized) s.n *= ratio;
+      } else {
+        s.w = 0.0f;
+      }
+    }
+    ranks.sum(reinterpret_cast<float*>(slots_.data()), n * (sizeof(Slot) / sizeof(float)));
+  } else {
+    std::vector<float> w(n);
+    for (size_t i = 0; i < n; ++i) w[i] = slots_[i].w;
+    ranks.sum(w.data(), n);
+    for (size_t i = 0; i < n; ++i) slots_[i].w = w[i] / k;
+  }
+  double counters[3] = {t_ - merged_t_, total_norm_ - merged_norm_, total_weight_ - merged_weight_};
+  ranks.sum(counters, 3);
+  t_ = merged_t_ += counters[0];
+  total_norm_ = merged_norm_ += counters[1];
+  total_weight_ = merged_weight_ += counters[2];
+}
+
 std::optional<uint64_t> GdLearner::nonzero_weights() const {
   uint64_t n = 0;
   slots_.for_each_touched([&](size_t i) { n += slots_[i].w != 0.0f; });
@@ -349,6 +387,9 @@ void GdLearner::load_slots(ModelReader& in, bool weights_only) {
   total_norm_ = in.get_f64("sgd normalizer");
   total_weight_ = in.get_f64("sgd total weight");
   t_ = in.get_f64("sgd t");
+  merged_t_ = t_;
+  merged_norm_ = total_norm_;
+  merged_weight_ = total_weight_;
   multiplier_ = in.get_f32("sgd multiplier");
   gravity_ = in.get_f64("sgd l1 state");
   contraction_ = in.get_f64("sgd l2 state");

@@ -59,6 +59,10 @@ class GdLearner final : public Learner {
   bool concurrent_predict() const override { return true; }  // predict() only reads
   std::optional<SlotAudit> audit_slot(const Feature& f, int group) const override;
   std::optional<uint64_t> nonzero_weights() const override;
+  // --distributed: VW's allreduce (its accumulate_weighted_avg): each weight the average of the ranks' weights
+  // weighted by their adaptive sums G, G and N scaled alike (VW's "crude max"); without --adaptive the plain
+  // average. The counters T, S and t become the base plus every rank's increment since the last merge.
+  void merge(Collective& ranks) override;
   // Updates zeroed because they came out NaN, and adaptive sums capped at FLT_MAX.
   uint64_t safeguard_count() const override { return nan_updates_; }
   // --oaa / --csoaa over one table, as VW lays them out (learner.h).
@@ -101,6 +105,8 @@ class GdLearner final : public Learner {
   double gravity_ = 0.0;      // accumulated l1 truncation
   double contraction_ = 1.0;  // accumulated l2 shrinkage
   uint64_t nan_updates_ = 0;
+  // --distributed: the counters at the last merge (at first: as constructed or loaded, the same on every rank).
+  double merged_t_, merged_norm_, merged_weight_;
   float (GdLearner::*accumulate_)(const Example&, float, float&) = nullptr;
 };
 

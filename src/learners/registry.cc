@@ -59,6 +59,9 @@ std::vector<LearnerRow> build_registry() {
           [](const OptionValues& o) {
             return o.given("invariant") && !o.given("adaptive") && !o.given("normalized");
           }}});
+  rows.back().traits.merge =
+      "VW's allreduce: weights averaged weighted by the ranks' adaptive sums (plain average without --adaptive); an "
+      "approximation of one learner over all the data, exact with one rank";
   rows.push_back(scinol_row());
   rows.push_back(scinol2_row());
   rows.push_back(scinol1_row());

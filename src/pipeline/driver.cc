@@ -37,6 +37,7 @@ class Batch {
   std::vector<Example> examples;  // [0, size) valid
   size_t size = 0;
   uint64_t line_count = 0;        // text: lines in bytes (examples carry line numbers relative to the block)
+  uint64_t lines_before = 0;      // --distributed: lines of the blocks just before this one that other ranks take
   std::vector<std::pair<uint64_t, std::string>> warnings;  // (line relative to the block, message), in order
   bool skip_first_line = false;   // the first block of a table with a header: line 1 is the header
   size_t file = 0;                // text: the data file the block came from
@@ -396,6 +397,7 @@ void Driver::parse_batch(Batch& b, bool records) const {
 }
 
 void Driver::consume_batch(Batch& b, RunStats& st, PassState& ps) {
+  ps.line_base += b.lines_before;
   size_t w = 0;
   if (b.line_count > 0 && b.file != ps.file) {  // text from the next data file
     ps.file = b.file;
@@ -687,6 +689,17 @@ void Driver::run_pass(BlockSource& source, bool records, RunStats& st, PassState
     pool.push_back(std::make_unique<Batch>());
     free.push(pool.back().get());
   }
+  // --distributed over one stream (no {rank} in the data names): this rank's share of the blocks.
+  const bool striped = !records && opt_.ranks != nullptr && opt_.ranks->size() > 1 && opt_.stripe_blocks;
+  const uint64_t ranks = opt_.ranks ? static_cast<uint64_t>(opt_.ranks->size()) : 1;
+  const uint64_t rank = opt_.ranks ? static_cast<uint64_t>(opt_.ranks->rank()) : 0;
+  uint64_t block_index = 0;
+  auto lines_in = [](const ByteBuffer& bytes) -> uint64_t {
+    const char* p = bytes.data();
+    const size_t n = bytes.size();
+    if (n == 0) return 0;
+    return static_cast<uint64_t>(std::count(p, p + n, '\n')) + (p[n - 1] != '\n');
+  };
   // The examples are learned on one thread of their own, fed in order (learns_apart()).
   const bool own_thread = threads > 1 && learns_apart();
   std::mutex ready_mutex;
@@ -735,7 +748,15 @@ void Driver::run_pass(BlockSource& source, bool records, RunStats& st, PassState
                                            return nullptr;
                                          }
                                          free.pop(b);  // one is free or will be: the learner returns them
-                                         if (stop_ || !source.next(b->bytes)) {
+                                         b->lines_before = 0;
+                                         bool more = !stop_ && source.next(b->bytes);
+                                         // --distributed over one stream: rank r of N learns blocks r, r + N,
+                                         // ...; the others' lines still count, so line numbers stay the file's.
+                                         while (more && striped && block_index++ % ranks != rank) {
+                                           b->lines_before += lines_in(b->bytes);
+                                           more = source.next(b->bytes);
+                                         }
+                                         if (!more) {
                                            free.push(b);
                                            fc.stop();
                                            return nullptr;
@@ -827,6 +848,13 @@ RunStats Driver::run(const std::function<void()>& save_model, const std::functio
       }
     }
     st.passes_used = pass;
+    if (opt_.ranks) {  // --distributed: every rank ends the pass with the combined model and holdout loss
+      learner_.merge(*opt_.ranks);
+      double holdout[2] = {ps.holdout_loss, ps.holdout_weight};
+      opt_.ranks->sum(holdout, 2);
+      ps.holdout_loss = holdout[0];
+      ps.holdout_weight = holdout[1];
+    }
     learner_.end_pass();
     if (after_pass) after_pass(pass);
     if (st.holdout_on) {
@@ -852,6 +880,18 @@ RunStats Driver::run(const std::function<void()>& save_model, const std::functio
   }
   if (progress_log_) progress_log_->finish(reported_losses(st, st.holdout_on && st.passes_used >= 2));
   st.warnings = warnings_;
+  if (opt_.ranks) {  // --distributed: the summary covers every rank's examples
+    double sums[7] = {static_cast<double>(st.examples), st.weighted_labeled, st.weighted_unlabeled, st.sum_loss,
+                      st.weighted_labels, static_cast<double>(st.total_features), static_cast<double>(st.warnings)};
+    opt_.ranks->sum(sums, 7);
+    st.examples = static_cast<uint64_t>(sums[0]);
+    st.weighted_labeled = sums[1];
+    st.weighted_unlabeled = sums[2];
+    st.sum_loss = sums[3];
+    st.weighted_labels = sums[4];
+    st.total_features = static_cast<uint64_t>(sums[5]);
+    st.warnings = static_cast<uint64_t>(sums[6]);
+  }
   st.labels.sum_weighted_labels = st.weighted_labels;
   st.labels.weighted_labeled = st.weighted_labeled;
   return st;

@@ -15,6 +15,7 @@
 
 #include "core/feature_space.h"
 #include "core/link.h"
+#include "dist/collective.h"
 #include "formats/csv.h"
 #include "formats/format.h"
 #include "lepus/learner.h"
@@ -73,6 +74,11 @@ struct DriverOptions {
   int early_terminate = 3;
   std::string parse_fingerprint;  // the parse-shaping options, recorded in the cache header
   bool compressed_cache = false;  // --compressed: write the cache gzip-compressed
+
+  // --distributed: the job's ranks (dist/collective.h; nullptr: a single process). The model is combined at the end
+  // of every pass (Learner::merge), the holdout loss and the summary's figures are summed over the ranks.
+  Collective* ranks = nullptr;
+  bool stripe_blocks = false;  // the ranks read one stream: rank r learns its blocks r, r + N, ... (else its own files)
 };
 
 struct RunStats {

@@ -1,0 +1,32 @@
+// --distributed: the ranks of a data-parallel run, as the driver and the learners see them. Each rank reads its
+// own shard and learns locally; at each synchronisation the ranks combine their models with sums over all ranks
+// (MPI_Allreduce), each learner deciding what it sums and how it reads the sums back (Learner::merge).
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+#include "lepus/errors.h"
+
+namespace lepus {
+
+class Collective {
+ public:
+  virtual ~Collective() = default;
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  // In place: v[i] becomes the sum of v[i] over every rank. Collective: every rank calls it with the same n.
+  virtual void sum(double* v, size_t n) = 0;
+  virtual void sum(float* v, size_t n) = 0;
+  // Ends every rank of the job at once (a rank that cannot go on must not leave the others waiting in a sum).
+  [[noreturn]] virtual void abort(int code) = 0;
+};
+
+// The MPI job this process belongs to (MPI_Init; one rank when started without mpirun). Throws ConfigError when
+// lepus was built without Open MPI. Collective errors throw IoError instead of aborting (MPI_ERRORS_RETURN).
+std::unique_ptr<Collective> join_mpi(int* argc, char*** argv);
+
+// Whether this build can run --distributed.
+bool have_mpi();
+
+}  // namespace lepus

@@ -1,0 +1,74 @@
+#include "dist/collective.h"
+
+#ifdef LEPUS_HAVE_MPI
+#include <mpi.h>
+
+#include <algorithm>
+#include <cstdlib>
+
+#include <string>
+
+namespace lepus {
+namespace {
+
+class MpiCollective final : public Collective {
+ public:
+  MpiCollective(int* argc, char*** argv) {
+    int ready = 0;
+    MPI_Initialized(&ready);
+    if (!ready && MPI_Init(argc, argv) != MPI_SUCCESS) throw IoError("--distributed: MPI_Init failed");
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
+    MPI_Comm_size(MPI_COMM_WORLD, &size_);
+  }
+  ~MpiCollective() override { MPI_Finalize(); }
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  void sum(double* v, size_t n) override { reduce(v, n, MPI_DOUBLE); }
+  void sum(float* v, size_t n) override { reduce(v, n, MPI_FLOAT); }
+  [[noreturn]] void abort(int code) override {
+    MPI_Abort(MPI_COMM_WORLD, code);
+    std::_Exit(code);
+  }
+
+ private:
+  void reduce(void* v, size_t n, MPI_Datatype type) {
+    // MPI counts are int: long vectors go in chunks of 2^30 elements.
+    const size_t chunk = size_t{1} << 30;
+    const size_t width = type == MPI_DOUBLE ? sizeof(double) : sizeof(float);
+    for (size_t at = 0; at < n; at += chunk) {
+      const int count = static_cast<int>(std::min(chunk, n - at));
+      char* p = static_cast<char*>(v) + at * width;
+      const int rc = MPI_Allreduce(MPI_IN_PLACE, p, count, type, MPI_SUM, MPI_COMM_WORLD);
+      if (rc != MPI_SUCCESS) {
+        char text[MPI_MAX_ERROR_STRING];
+        int length = 0;
+        MPI_Error_string(rc, text, &length);
+        throw IoError("rank " + std::to_string(rank_) + ": MPI_Allreduce failed: " + std::string(text, length));
+      }
+    }
+  }
+  int rank_ = 0;
+  int size_ = 1;
+};
+
+}  // namespace
+
+std::unique_ptr<Collective> join_mpi(int* argc, char*** argv) { return std::make_unique<MpiCollective>(argc, argv); }
+bool have_mpi() { return true; }
+
+}  // namespace lepus
+
+#else
+
+namespace lepus {
+
+std::unique_ptr<Collective> join_mpi(int*, char***) {
+  throw ConfigError("--distributed needs Open MPI: this lepus was built without it (install libopenmpi-dev with "
+                    "utl/setup, then rebuild)");
+}
+bool have_mpi() { return false; }
+
+}  // namespace lepus
+
+#endif
