@@ -41,6 +41,25 @@ std::string without_info(const std::string& text) {
   return out;
 }
 
+// One --audit feature line: the sum of value * weight over its TAB-separated name:slot:value:weight[@state] items
+// (names hold no ':' in these sets); `with_state` counts the items with an '@'.
+double weighted_sum(const std::string& line, size_t* with_state = nullptr) {
+  std::stringstream items(line);
+  double sum = 0.0;
+  for (std::string item; std::getline(items, item, '\t');) {
+    if (item.empty()) continue;
+    std::vector<std::string> p;
+    std::stringstream ss(item);
+    for (std::string t; std::getline(ss, t, ':');) p.push_back(t);
+    EXPECT_EQ(p.size(), 4u) << item;
+    if (p.size() != 4) continue;
+    const size_t at = p[3].find('@');
+    if (with_state) *with_state += at != std::string::npos;
+    sum += std::stod(p[2]) * std::stod(p[3].substr(0, at));
+  }
+  return sum;
+}
+
 TEST(Audit, SmsLinesAreVws) {
   const std::string d = scratch_dir("audit_sms");
   const std::string in = kData + "/vw/text/sms20.vw";
@@ -83,22 +102,7 @@ TEST(Audit, WeightsShownAreTheOnesThePredictionUsed) {
   ASSERT_EQ(lines.size(), 2 * raw.size());
   size_t with_state = 0;
   for (size_t e = 0; e < raw.size(); ++e) {
-    std::stringstream items(lines[2 * e + 1]);
-    double sum = 0.0;
-    for (std::string item; std::getline(items, item, '\t');) {
-      if (item.empty()) continue;
-      // name:slot:value:weight@state (names hold no ':' in this set)
-      const auto parts = [&] {
-        std::vector<std::string> p;
-        std::stringstream ss(item);
-        for (std::string t; std::getline(ss, t, ':');) p.push_back(t);
-        return p;
-      }();
-      ASSERT_EQ(parts.size(), 4u) << item;
-      const size_t at = parts[3].find('@');
-      with_state += at != std::string::npos;
-      sum += std::stod(parts[2]) * std::stod(parts[3].substr(0, at));
-    }
+    const double sum = weighted_sum(lines[2 * e + 1], &with_state);
     EXPECT_NEAR(sum, raw[e], 1e-4 + 1e-4 * std::fabs(raw[e])) << "example " << e + 1;
   }
   EXPECT_GT(with_state, 0u);
@@ -118,16 +122,7 @@ TEST(Audit, EveryPerSlotLearnerShowsWeightsThatAddUp) {
     const auto raw = read_predictions(d + "/raw");
     ASSERT_EQ(lines.size(), 2 * raw.size()) << learner;
     for (size_t e = 0; e < raw.size(); ++e) {
-      std::stringstream items(lines[2 * e + 1]);
-      double sum = 0.0;
-      for (std::string item; std::getline(items, item, '\t');) {
-        if (item.empty()) continue;
-        std::vector<std::string> p;
-        std::stringstream ss(item);
-        for (std::string t; std::getline(ss, t, ':');) p.push_back(t);
-        ASSERT_EQ(p.size(), 4u) << learner << ": " << item;
-        sum += std::stod(p[2]) * std::stod(p[3]);
-      }
+      const double sum = weighted_sum(lines[2 * e + 1]);
       EXPECT_NEAR(sum, raw[e], 1e-4 + 1e-4 * std::fabs(raw[e])) << learner << " example " << e + 1;
     }
   }

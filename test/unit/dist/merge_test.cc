@@ -62,19 +62,10 @@ class Bare final : public Learner {
   void write_readable(std::ostream&) const override {}
 };
 
-OptionValues defaults() {
-  OptionValues v;
-  v.set("learning_rate", "0.5", false);
-  v.set("power_t", "0.5", false);
-  v.set("initial_t", "0", false);
-  v.set("l1", "0", false);
-  v.set("l2", "0", false);
-  return v;
-}
 
 TEST(Merge, SgdIsVwsWeightedAverage) {
   LogisticLoss loss(-1.0f, 1.0f);
-  GdLearner a(GdOptions::from(defaults()), loss, 4, false), b(GdOptions::from(defaults()), loss, 4, false);
+  GdLearner a(GdOptions::from(testing::sgd_defaults()), loss, 4, false), b(GdOptions::from(testing::sgd_defaults()), loss, 4, false);
   // Slot 1 learned by both (different values), 2 by a only, 3 by b only.
   for (int i = 0; i < 5; ++i) a.learn(testing::example({{1, 1.0}, {2, 0.5}}, i % 2 ? 1.0f : -1.0f));
   for (int i = 0; i < 3; ++i) b.learn(testing::example({{1, 2.0}, {3, 1.0}}, 1.0f));
@@ -104,7 +95,7 @@ TEST(Merge, SgdIsVwsWeightedAverage) {
 
 TEST(Merge, OneRankChangesNothingAndOtherLearnersRefuse) {
   LogisticLoss loss(-1.0f, 1.0f);
-  GdLearner a(GdOptions::from(defaults()), loss, 4, false);
+  GdLearner a(GdOptions::from(testing::sgd_defaults()), loss, 4, false);
   for (int i = 0; i < 5; ++i) a.learn(testing::example({{1, 1.0}, {2, 0.5}}, i % 2 ? 1.0f : -1.0f));
   std::vector<GdSlot> before(a.slots().begin(), a.slots().begin() + 16);
   ThreadGroup group(1);

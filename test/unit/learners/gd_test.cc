@@ -12,6 +12,7 @@
 #include "lepus/errors.h"
 #include "lepus/hashing.h"
 #include "losses/losses.h"
+#include "labeled_example.h"
 
 namespace lepus {
 namespace {
@@ -21,15 +22,7 @@ class NoWarnings final : public WarningSink {
   void warn(const std::string& m) override { ADD_FAILURE() << m; }
 };
 
-OptionValues sgd_defaults() {
-  OptionValues v;
-  v.set("learning_rate", "0.5", false);
-  v.set("power_t", "0.5", false);
-  v.set("initial_t", "0", false);
-  v.set("l1", "0", false);
-  v.set("l2", "0", false);
-  return v;
-}
+using testing::sgd_defaults;
 
 const char* kT3[] = {"1 |f a b:2 c", "-1 |f a:0.5 d", "1 2 |f b c:-1"};
 

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "lepus/example.h"
+#include "lepus/options.h"
 
 namespace lepus::testing {
 
@@ -16,6 +17,17 @@ inline Example example(std::vector<std::pair<uint64_t, double>> f, float y, floa
   ex.labeled = true;
   ex.weight = weight;
   return ex;
+}
+
+// sgd's options at their defaults, as the command line would hand them over.
+inline OptionValues sgd_defaults() {
+  OptionValues v;
+  v.set("learning_rate", "0.5", false);
+  v.set("power_t", "0.5", false);
+  v.set("initial_t", "0", false);
+  v.set("l1", "0", false);
+  v.set("l2", "0", false);
+  return v;
 }
 
 }  // namespace lepus::testing
