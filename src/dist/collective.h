@@ -18,6 +18,8 @@ class Collective {
   // In place: v[i] becomes the sum of v[i] over every rank. Collective: every rank calls it with the same n.
   virtual void sum(double* v, size_t n) = 0;
   virtual void sum(float* v, size_t n) = 0;
+  // In place: v[i] becomes the largest v[i] over every rank. Collective, as sum().
+  virtual void max(double* v, size_t n) = 0;
   // Ends every rank of the job at once (a rank that cannot go on must not leave the others waiting in a sum).
   [[noreturn]] virtual void abort(int code) = 0;
 };

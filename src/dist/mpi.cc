@@ -16,7 +16,15 @@ class MpiCollective final : public Collective {
   MpiCollective(int* argc, char*** argv) {
     int ready = 0;
     MPI_Initialized(&ready);
-    if (!ready && MPI_Init(argc, argv) != MPI_SUCCESS) throw IoError("--distributed: MPI_Init failed");
+    // Serialized: the sums come from whichever thread learns (--sync_every syncs from the learn stage, the
+    // pass-end merge from the main thread), never two at once.
+    int provided = 0;
+    if (!ready && MPI_Init_thread(argc, argv, MPI_THREAD_SERIALIZED, &provided) != MPI_SUCCESS)
+      throw IoError("--distributed: MPI_Init_thread failed");
+    MPI_Query_thread(&provided);
+    if (provided < MPI_THREAD_SERIALIZED)
+      throw IoError("--distributed: this MPI library cannot be called from more than one thread "
+                    "(MPI_THREAD_SERIALIZED)");
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
     MPI_Comm_size(MPI_COMM_WORLD, &size_);
@@ -24,22 +32,23 @@ class MpiCollective final : public Collective {
   ~MpiCollective() override { MPI_Finalize(); }
   int rank() const override { return rank_; }
   int size() const override { return size_; }
-  void sum(double* v, size_t n) override { reduce(v, n, MPI_DOUBLE); }
-  void sum(float* v, size_t n) override { reduce(v, n, MPI_FLOAT); }
+  void sum(double* v, size_t n) override { reduce(v, n, MPI_DOUBLE, MPI_SUM); }
+  void sum(float* v, size_t n) override { reduce(v, n, MPI_FLOAT, MPI_SUM); }
+  void max(double* v, size_t n) override { reduce(v, n, MPI_DOUBLE, MPI_MAX); }
   [[noreturn]] void abort(int code) override {
     MPI_Abort(MPI_COMM_WORLD, code);
     std::_Exit(code);
   }
 
  private:
-  void reduce(void* v, size_t n, MPI_Datatype type) {
+  void reduce(void* v, size_t n, MPI_Datatype type, MPI_Op op) {
     // MPI counts are int: long vectors go in chunks of 2^30 elements.
     const size_t chunk = size_t{1} << 30;
     const size_t width = type == MPI_DOUBLE ? sizeof(double) : sizeof(float);
     for (size_t at = 0; at < n; at += chunk) {
       const int count = static_cast<int>(std::min(chunk, n - at));
       char* p = static_cast<char*>(v) + at * width;
-      const int rc = MPI_Allreduce(MPI_IN_PLACE, p, count, type, MPI_SUM, MPI_COMM_WORLD);
+      const int rc = MPI_Allreduce(MPI_IN_PLACE, p, count, type, op, MPI_COMM_WORLD);
       if (rc != MPI_SUCCESS) {
         char text[MPI_MAX_ERROR_STRING];
         int length = 0;

@@ -1,5 +1,6 @@
 // The FTPRL family's options, registry rows and shared per-example machinery; see ftprl.h for the algorithms.
 #include "learners/ftprl.h"
+#include "learners/common/merge.h"
 
 #include <algorithm>
 #include <cmath>
@@ -167,7 +168,8 @@ LearnerRow ftprl_diag_row() {
       {ftprl_radius_spec()},
       [](const LearnerContext& c) {
         return std::make_unique<FtprlDiagLearner>(FtprlOptions::from(c.options), c.loss, c.bits, c.test_only);
-      }};
+      },
+      common::weighted_average_traits()};
 }
 
 LearnerRow ftprl_const_row() {

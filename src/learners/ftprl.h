@@ -128,6 +128,7 @@ class FtprlDiagLearner final : public FtprlBase {
   void save(ModelWriter& out) const override;
   void load(ModelReader& in) override;
   std::string_view name() const override { return "ftprl-diag"; }
+  void merge(Collective& ranks) override;
   std::vector<std::string> describe() const override;
   void write_readable(std::ostream& out) const override;
 

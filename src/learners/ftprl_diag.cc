@@ -17,8 +17,10 @@
 #include <cfloat>
 #include <cmath>
 #include <ostream>
+#include <type_traits>
 
 #include "learners/ftprl.h"
+#include "learners/common/merge.h"
 #include "learners/ftprl_internal.h"
 #include "lepus/errors.h"
 
@@ -73,6 +75,14 @@ void FtprlDiagLearner::write_readable(std::ostream& out) const {
     if (s.u == 0.0 && s.s == 0.0) return;
     out << i << ":" << clip(s.u, radius_) << " " << s.u << " " << s.s * s.s << "\n";
   });
+}
+
+// --distributed: VW's weighted average of each slot (u, s) with weights G = s^2 (common::weighted_average), as VW
+// merges sgd's adaptive sums; w = clip(u, -R, R) stays in the box.
+void FtprlDiagLearner::merge(Collective& ranks) {
+  static_assert(sizeof(Slot) == 2 * sizeof(double) && std::is_standard_layout_v<Slot>);
+  common::weighted_average(ranks, &slots_[0].u, mask_ + 1, 2, [](const double* r) { return r[1] * r[1]; });
+  common::merge_range(ranks, clip_);
 }
 
 void FtprlDiagLearner::save(ModelWriter& out) const {

@@ -1,5 +1,6 @@
 // VW 9.11.2's "gd" learner, restated; see gd.h for the papers.
 #include "learners/gd.h"
+#include "learners/common/merge.h"
 
 #include "dist/collective.h"
 
@@ -75,9 +76,7 @@ GdLearner::GdLearner(const GdOptions& options, const Loss& loss, int bits, bool 
       total_norm_(options.initial_t),
       total_weight_(options.initial_t),
       t_(options.initial_t),
-      merged_t_(options.initial_t),
-      merged_norm_(options.initial_t),
-      merged_weight_(options.initial_t) {
+      merged_{options.initial_t, options.initial_t, options.initial_t} {
   if (opt_.adaptive && opt_.initial_t > 0.0) {
     for (auto& s : slots_) s.g = static_cast<float>(opt_.initial_t);
   }
@@ -320,11 +319,9 @@ void GdLearner::merge(Collective& ranks) {
     ranks.sum(w.data(), n);
     for (size_t i = 0; i < n; ++i) slots_[i].w = w[i] / k;
   }
-  double counters[3] = {t_ - merged_t_, total_norm_ - merged_norm_, total_weight_ - merged_weight_};
-  ranks.sum(counters, 3);
-  t_ = merged_t_ += counters[0];
-  total_norm_ = merged_norm_ += counters[1];
-  total_weight_ = merged_weight_ += counters[2];
+  double* counters[3] = {&t_, &total_norm_, &total_weight_};
+  common::sum_increments(ranks, counters, merged_);
+  common::merge_range(ranks, clip_);
 }
 
 std::optional<uint64_t> GdLearner::nonzero_weights() const {
@@ -387,9 +384,7 @@ void GdLearner::load_slots(ModelReader& in, bool weights_only) {
   total_norm_ = in.get_f64("sgd normalizer");
   total_weight_ = in.get_f64("sgd total weight");
   t_ = in.get_f64("sgd t");
-  merged_t_ = t_;
-  merged_norm_ = total_norm_;
-  merged_weight_ = total_weight_;
+  merged_ = {t_, total_norm_, total_weight_};
   multiplier_ = in.get_f32("sgd multiplier");
   gravity_ = in.get_f64("sgd l1 state");
   contraction_ = in.get_f64("sgd l2 state");

@@ -11,6 +11,7 @@
 // (Langford, Li & Zhang 2009) and weight decay via a global contraction factor.
 // Per-slot state is interleaved (w, G, N, r) so one feature touches one 16-byte cell.
 #pragma once
+#include <array>
 #include <cstdint>
 #include <vector>
 
@@ -105,8 +106,9 @@ class GdLearner final : public Learner {
   double gravity_ = 0.0;      // accumulated l1 truncation
   double contraction_ = 1.0;  // accumulated l2 shrinkage
   uint64_t nan_updates_ = 0;
-  // --distributed: the counters at the last merge (at first: as constructed or loaded, the same on every rank).
-  double merged_t_, merged_norm_, merged_weight_;
+  // --distributed: t_, total_norm_ and total_weight_ at the last merge (at first: as constructed or loaded, the
+  // same on every rank).
+  std::array<double, 3> merged_;
   float (GdLearner::*accumulate_)(const Example&, float, float&) = nullptr;
 };
 

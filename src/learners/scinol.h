@@ -95,6 +95,7 @@ class ScinolLearner final : public Learner {
   // example brings (d_t), so no weight belongs to a slot alone; --audit shows names, slots and values.
   Prediction learn(const Example& x) override;
   void end_pass() override {}  // a further pass is further rounds: t, h, s2 simply continue
+  void merge(Collective& ranks) override;
   void save(ModelWriter& out) const override;
   void load(ModelReader& in) override;
   std::string_view name() const override { return "scinol-coord"; }

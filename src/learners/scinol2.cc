@@ -1,6 +1,7 @@
 // scinol2 / scinol1: ScInOL2 and ScInOL1 of Kempka, Kotłowski and Warmuth (ICML 2019) on the hashed table;
 // see scinol2.h for the problem, the update and the mapping.
 #include "learners/scinol2.h"
+#include "learners/common/merge.h"
 
 #include <algorithm>
 #include <cfloat>
@@ -253,6 +254,20 @@ void Scinol2Learner::load(ModelReader& in) {
   slots_ = slots;
 }
 
+// --distributed: VW's weighted average of each slot (G, S2, p) with weights S2 (common::weighted_average: the
+// merged G^2 / S2 is at most the largest rank's), M the largest |x| of any rank, t the ranks' mean. A slot whose x
+// some rank saw with no gradient yet (S2 = 0, M > 0) takes the mean of those ranks' p, not of untouched ones.
+void Scinol2Learner::merge(Collective& ranks) {
+  static_assert(sizeof(Slot) == 4 * sizeof(double) && std::is_standard_layout_v<Slot>);
+  if (ranks.size() == 1) return;
+  constexpr size_t kMaxed[] = {2};
+  common::weighted_average(
+      ranks, &slots_[0].g, mask_ + 1, sizeof(Slot) / sizeof(double),
+      [](const double* r) { return r[1] > 0.0 ? r[1] : r[2] > 0.0 ? DBL_MIN : 0.0; }, kMaxed);
+  common::average_rounds(ranks, t_);
+  common::merge_range(ranks, clip_);
+}
+
 LearnerRow scinol2_row() {
   return LearnerRow{
       "scinol2",
@@ -267,7 +282,7 @@ LearnerRow scinol2_row() {
         return std::make_unique<Scinol2Learner>(Scinol2Options::from(ScinolKkwVariant::kScinol2, c.options),
                                                 c.loss, c.bits, c.test_only);
       },
-      LearnerTraits{}};
+      common::weighted_average_traits()};
 }
 
 LearnerRow scinol1_row() {
@@ -283,7 +298,7 @@ LearnerRow scinol1_row() {
         return std::make_unique<Scinol2Learner>(Scinol2Options::from(ScinolKkwVariant::kScinol1, c.options),
                                                 c.loss, c.bits, c.test_only);
       },
-      LearnerTraits{}};
+      common::weighted_average_traits()};
 }
 
 }  // namespace lepus

@@ -80,6 +80,7 @@ class Scinol2Learner final : public Learner {
   }
   Prediction learn(const Example& x) override;
   void end_pass() override {}  // a further pass is further rounds: the state simply continues
+  void merge(Collective& ranks) override;
   void save(ModelWriter& out) const override;
   void load(ModelReader& in) override;
   std::string_view name() const override { return one() ? "scinol1" : "scinol2"; }

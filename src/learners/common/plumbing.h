@@ -40,6 +40,12 @@ class LabelClip {
     range_.hi = std::max(range_.hi, x.label);
   }
   LabelRange range() const { return range_; }
+  // Widens the range as see() would for labels lo and hi (--distributed: the labels other ranks saw).
+  void widen(float lo, float hi) {
+    if (frozen_) return;
+    range_.lo = std::min(range_.lo, lo);
+    range_.hi = std::max(range_.hi, hi);
+  }
   float clip(float raw) const { return std::min(std::max(raw, range_.lo), range_.hi); }
   // The prediction of a raw score that is already a float.
   Prediction of(float raw) const { return Prediction{raw, clip(raw)}; }

@@ -1,29 +1,37 @@
 // Learner::merge through a Collective of threads (no MPI): sgd's merge is VW's weighted average, slot by slot.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <barrier>
+#include <cmath>
 #include <mutex>
+#include <set>
 #include <thread>
 
 #include "../learners/labeled_example.h"
 #include "dist/collective.h"
+#include "learners/common/merge.h"
+#include "learners/ftprl.h"
 #include "learners/gd.h"
+#include "learners/scinol.h"
+#include "learners/scinol2.h"
 #include "losses/losses.h"
 
 namespace lepus {
 namespace {
 
-// K ranks as K threads: sum() adds every rank's vector into a shared one, then copies it back.
+// K ranks as K threads: sum() and max() combine every rank's vector into a shared one, then copy it back.
 class ThreadGroup {
  public:
   explicit ThreadGroup(int k) : k_(k), sync_(k) {}
   template <class T>
-  void sum(int rank, T* v, size_t n) {
-    if (rank == 0) total_.assign(n, 0.0);
+  void reduce(int rank, T* v, size_t n, bool largest) {
+    if (rank == 0) total_.assign(n, largest ? -HUGE_VAL : 0.0);
     sync_.arrive_and_wait();
     {
       std::lock_guard<std::mutex> lock(m_);
-      for (size_t i = 0; i < n; ++i) total_[i] += static_cast<double>(v[i]);
+      for (size_t i = 0; i < n; ++i)
+        total_[i] = largest ? std::max(total_[i], static_cast<double>(v[i])) : total_[i] + static_cast<double>(v[i]);
     }
     sync_.arrive_and_wait();
     for (size_t i = 0; i < n; ++i) v[i] = static_cast<T>(total_[i]);
@@ -43,8 +51,9 @@ class ThreadRank final : public Collective {
   ThreadRank(ThreadGroup& g, int r) : g_(g), r_(r) {}
   int rank() const override { return r_; }
   int size() const override { return g_.size(); }
-  void sum(double* v, size_t n) override { g_.sum(r_, v, n); }
-  void sum(float* v, size_t n) override { g_.sum(r_, v, n); }
+  void sum(double* v, size_t n) override { g_.reduce(r_, v, n, false); }
+  void sum(float* v, size_t n) override { g_.reduce(r_, v, n, false); }
+  void max(double* v, size_t n) override { g_.reduce(r_, v, n, true); }
   [[noreturn]] void abort(int) override { std::abort(); }
 
  private:
@@ -104,8 +113,111 @@ TEST(Merge, OneRankChangesNothingAndOtherLearnersRefuse) {
   for (size_t i = 0; i < 16; ++i) EXPECT_EQ(a.slots()[i].w, before[i].w);
   // A learner without a merge of its own refuses (the command line says so before any learner exists).
   EXPECT_THROW(Bare().merge(r0), ConfigError);
+  // The registry declares a merge exactly for the learners that have one.
+  const std::set<std::string> merged = {"sgd", "scinol-coord", "scinol2", "scinol1", "ftprl-diag"};
   for (const auto& row : learner_registry())
-    EXPECT_EQ(row.traits.merge.empty(), row.name != "sgd") << row.name << ": a merge declared without one, or not";
+    EXPECT_EQ(row.traits.merge.empty(), merged.count(row.name) == 0) << row.name << ": a merge declared or not";
+}
+
+// Runs f(rank, collective) on K threads, one per rank.
+template <class F>
+void on_ranks(int k, F f) {
+  ThreadGroup group(k);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < k; ++r)
+    threads.emplace_back([&, r] {
+      ThreadRank rank(group, r);
+      f(r, rank);
+    });
+  for (auto& t : threads) t.join();
+}
+
+TEST(Merge, WeightedAverageIsVwsFormulaPerRecord) {
+  // Records of (value, weight, running max), on 3 ranks. Record 0: all moved; 1: only rank 2 moved (the others
+  // hold zeros); 2: no weight anywhere (the plain mean); field 2 is the largest over the ranks.
+  const double in[3][9] = {{1.0, 1.0, 5.0, 0.0, 0.0, 0.0, 3.0, 0.0, 1.0},
+                           {2.0, 3.0, 7.0, 0.0, 0.0, 0.0, 6.0, 0.0, 2.0},
+                           {-4.0, 4.0, 6.0, 9.0, 2.0, 4.0, 9.0, 0.0, 3.0}};
+  double out[3][9];
+  on_ranks(3, [&](int r, Collective& c) {
+    std::copy(in[r], in[r] + 9, out[r]);
+    constexpr size_t kMaxed[] = {2};
+    common::weighted_average(c, out[r], 3, 3, [](const double* x) { return x[1]; }, kMaxed);
+  });
+  const double total = 1.0 + 3.0 + 4.0;
+  for (int r = 0; r < 3; ++r) {
+    EXPECT_DOUBLE_EQ(out[r][0], (1.0 * 1.0 + 2.0 * 3.0 - 4.0 * 4.0) / total);
+    EXPECT_DOUBLE_EQ(out[r][1], (1.0 * 1.0 + 3.0 * 3.0 + 4.0 * 4.0) / total);
+    EXPECT_EQ(out[r][2], 7.0);
+    EXPECT_EQ(out[r][3], 9.0);  // only rank 2 moved it: its record whole
+    EXPECT_EQ(out[r][4], 2.0);
+    EXPECT_EQ(out[r][5], 4.0);
+    EXPECT_DOUBLE_EQ(out[r][6], (3.0 + 6.0 + 9.0) / 3.0);  // no weight: the mean
+    EXPECT_EQ(out[r][8], 3.0);
+  }
+}
+
+TEST(Merge, ScaleFreeLearnersMergeToOneModelNeverBolderThanTheBoldestRank) {
+  LogisticLoss loss(-1.0f, 1.0f);
+  // Each rank learns its own examples (slot 1 by all, 2 + r by rank r alone), then the ranks merge.
+  auto teach = [](Learner& l, int r) {
+    for (int i = 0; i < 20 + 5 * r; ++i)
+      l.learn(testing::example({{1, 1.0 + r}, {static_cast<uint64_t>(2 + r), 0.5}}, (i + r) % 3 ? 1.0f : -1.0f));
+  };
+  // scinol-coord: every slot's h^2 / s2 (the bet's exponent) at most the largest rank's; t the mean.
+  {
+    std::vector<std::unique_ptr<ScinolLearner>> l;
+    for (int r = 0; r < 3; ++r) l.push_back(std::make_unique<ScinolLearner>(ScinolOptions{}, loss, 4, false));
+    std::vector<std::vector<ScinolLearner::SlotState>> before(3);
+    double rounds = 0.0;
+    for (int r = 0; r < 3; ++r) {
+      teach(*l[r], r);
+      for (uint64_t i = 0; i < 16; ++i) before[r].push_back(l[r]->slot(i));
+      rounds += l[r]->rounds();
+    }
+    on_ranks(3, [&](int r, Collective& c) { l[r]->merge(c); });
+    for (uint64_t i = 0; i < 16; ++i) {
+      double boldest = 0.0;
+      for (int r = 0; r < 3; ++r)
+        if (before[r][i].s2 > 0.0) boldest = std::max(boldest, before[r][i].h * before[r][i].h / before[r][i].s2);
+      const auto m = l[0]->slot(i);
+      if (m.s2 > 0.0) EXPECT_LE(m.h * m.h / m.s2, boldest * (1 + 1e-12)) << "slot " << i;
+      for (int r = 1; r < 3; ++r) EXPECT_EQ(l[r]->slot(i).h, m.h) << "every rank holds the same model";
+    }
+    for (int r = 0; r < 3; ++r) {
+      EXPECT_EQ(l[0]->slot(2 + r).h, before[r][2 + r].h);  // learned by one rank: that rank's state whole
+      EXPECT_EQ(l[r]->rounds(), std::round(rounds / 3));
+      EXPECT_EQ(l[r]->seen_slots(), 4.0);  // slots 1..4, from any rank
+    }
+  }
+  // scinol2: the same, with M the largest |x| of any rank.
+  {
+    std::vector<std::unique_ptr<Scinol2Learner>> l;
+    Scinol2Options o;
+    o.variant = ScinolKkwVariant::kScinol2;
+    for (int r = 0; r < 3; ++r) l.push_back(std::make_unique<Scinol2Learner>(o, loss, 4, false));
+    for (int r = 0; r < 3; ++r) teach(*l[r], r);
+    on_ranks(3, [&](int r, Collective& c) { l[r]->merge(c); });
+    EXPECT_EQ(l[0]->slot(1).m, 3.0);
+    for (int r = 1; r < 3; ++r)
+      for (uint64_t i = 0; i < 16; ++i) EXPECT_EQ(l[r]->slot(i).g, l[0]->slot(i).g);
+  }
+  // ftprl-diag: u weighted by G = s^2, one model on every rank.
+  {
+    std::vector<std::unique_ptr<FtprlDiagLearner>> l;
+    for (int r = 0; r < 3; ++r) l.push_back(std::make_unique<FtprlDiagLearner>(FtprlOptions{}, loss, 4, false));
+    std::vector<FtprlDiagLearner::Slot> before;
+    for (int r = 0; r < 3; ++r) {
+      teach(*l[r], r);
+      before.push_back(l[r]->slots()[1]);
+    }
+    on_ranks(3, [&](int r, Collective& c) { l[r]->merge(c); });
+    double g = 0.0, u = 0.0;
+    for (const auto& b : before) g += b.s * b.s;
+    for (const auto& b : before) u += b.u * (b.s * b.s / g);
+    EXPECT_NEAR(l[0]->slots()[1].u, u, 1e-12);
+    for (int r = 1; r < 3; ++r) EXPECT_EQ(l[r]->weight(1), l[0]->weight(1));
+  }
 }
 
 }  // namespace
