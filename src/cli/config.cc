@@ -496,7 +496,11 @@ Config parse_command_line(int argc, const char* const argv[]) {
       ("distributed", po::bool_switch(), "one rank of an MPI job (mpirun -np N lepus --distributed ...): each rank "
                                          "learns its shard (a data name's {rank} is the rank's number; without it "
                                          "the ranks share the blocks of one stream), the models are combined at the "
-                                         "end of every pass and rank 0 writes -f and the summary");
+                                         "end of every pass and rank 0 writes -f, the progress table (a row at a "
+                                         "combination, over every rank's examples) and the summary")
+      ("sync_every", po::value<S>()->default_value("0"), "with --distributed, also combine the models every this "
+                                                         "many examples a rank reads (0: only at the end of each "
+                                                         "pass), so that one pass mixes what the ranks learn");
   po::options_description serving("Serving (--daemon)");
   serving.add_options()
       ("daemon", po::bool_switch(), "serve predictions over TCP: each example line a client writes is answered with "
@@ -966,6 +970,9 @@ Config parse_command_line(int argc, const char* const argv[]) {
         throw ConfigError(std::string("--") + n + " is not combined across ranks yet; leave it out of a "
                           "--distributed run (train with -f, then use the model)");
     if (c.driver.data.empty()) throw ConfigError("--distributed reads data files (stdin is one process's)");
+    c.driver.sync_every = to_number<uint64_t>("sync_every", text("sync_every"));
+  } else if (given("sync_every")) {
+    throw ConfigError("--sync_every combines the ranks of a --distributed run; add --distributed (under mpirun)");
   }
   if (c.daemon) {  // what a run over data files writes has no meaning for a server: refused, never ignored
     for (const char* n : {"predictions", "raw_predictions", "audit", "invert_hash", "audit_regressor", "progress_log",

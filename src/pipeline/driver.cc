@@ -482,6 +482,41 @@ void Driver::consume(Example& ex, RunStats& st, PassState& ps) {
     }
   }
   finish(ex, work, holdout, st, ps);
+  if (opt_.sync_every > 0 && opt_.ranks && ++since_sync_ >= opt_.sync_every) sync(st, ps, false);
+}
+
+bool Driver::shared_table() const { return opt_.ranks != nullptr && opt_.ranks->size() > 1; }
+
+Driver::RankSums Driver::sync(const RunStats& st, const PassState& ps, bool ended) {
+  since_sync_ = 0;
+  double v[10] = {ended ? 1.0 : 0.0,
+                  stop_ ? 1.0 : 0.0,
+                  static_cast<double>(st.examples),
+                  st.weighted_labeled,
+                  st.weighted_unlabeled,
+                  st.sum_loss,
+                  holdout_loss_total_,
+                  holdout_weight_total_,
+                  ps.holdout_loss,
+                  ps.holdout_weight};
+  opt_.ranks->sum(v, 10);
+  learner_.merge(*opt_.ranks);
+  const RankSums r{v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9]};
+  const double weight_seen = r.weighted_labeled + r.weighted_unlabeled;
+  if (shared_table() && log_ && weight_seen >= next_row_ && opt_.audit.audit_regressor.empty()) {
+    // The table's row over every rank's examples; its label, prediction and features are rank 0's last example.
+    ProgressRow row = last_row_;
+    row.example_counter = static_cast<uint64_t>(r.examples);
+    row.example_weight = weight_seen;
+    const LossSum now = ps.holdout_mode ? LossSum{r.holdout_loss_total, r.holdout_weight_total}
+                                        : LossSum{r.sum_loss, r.weighted_labeled};
+    set_losses(row, now, ps.holdout_mode ? table_last_holdout_ : table_last_);
+    *log_ << progress_row(row);
+    table_last_ = {r.sum_loss, r.weighted_labeled};
+    if (ps.holdout_mode) table_last_holdout_ = now;
+    next_row_ = opt_.progress_additive ? weight_seen + opt_.progress : weight_seen * opt_.progress;
+  }
+  return r;
 }
 
 void Driver::flush_warmup(RunStats& st, PassState& ps) {
@@ -640,9 +675,10 @@ void Driver::finish(const Example& ex, const Example& work, bool holdout, RunSta
   }
 
   const double weight_seen = st.weighted_labeled + st.weighted_unlabeled;
-  // --audit_regressor prints its own table instead.
-  const bool table_row = log_ && weight_seen >= next_row_ && opt_.audit.audit_regressor.empty();
-  if (!table_row && !progress_log_) return;
+  // --audit_regressor prints its own table instead; with several ranks the rows come at synchronisations (sync).
+  const bool shared = shared_table() && log_;
+  const bool table_row = log_ && !shared && weight_seen >= next_row_ && opt_.audit.audit_regressor.empty();
+  if (!table_row && !progress_log_ && !shared) return;
   ProgressRow row;  // this example's entries; the table and the log each fill in their own since-last
   row.example_counter = st.examples;
   row.example_weight = weight_seen;
@@ -656,6 +692,10 @@ void Driver::finish(const Example& ex, const Example& work, bool holdout, RunSta
   if (ps.holdout_mode) {
     row.holdout = true;
     row.missing_text = "unknown";
+  }
+  if (shared) {
+    last_row_ = std::move(row);
+    return;
   }
   const LossSum now = reported_losses(st, ps.holdout_mode);
   if (table_row) {
@@ -848,12 +888,16 @@ RunStats Driver::run(const std::function<void()>& save_model, const std::functio
       }
     }
     st.passes_used = pass;
-    if (opt_.ranks) {  // --distributed: every rank ends the pass with the combined model and holdout loss
-      learner_.merge(*opt_.ranks);
-      double holdout[2] = {ps.holdout_loss, ps.holdout_weight};
-      opt_.ranks->sum(holdout, 2);
-      ps.holdout_loss = holdout[0];
-      ps.holdout_weight = holdout[1];
+    if (opt_.ranks) {
+      // --distributed: a rank whose pass has ended joins the others' synchronisations until every pass has ended;
+      // then every rank holds the combined model and this pass's holdout loss, and stops if any rank stops.
+      RankSums r;
+      do {
+        r = sync(st, ps, true);
+      } while (r.ended < opt_.ranks->size());
+      ps.holdout_loss = r.holdout_loss;
+      ps.holdout_weight = r.holdout_weight;
+      if (r.stopping > 0.0) stop_ = true;
     }
     learner_.end_pass();
     if (after_pass) after_pass(pass);

@@ -76,8 +76,10 @@ struct DriverOptions {
   bool compressed_cache = false;  // --compressed: write the cache gzip-compressed
 
   // --distributed: the job's ranks (dist/collective.h; nullptr: a single process). The model is combined at the end
-  // of every pass (Learner::merge), the holdout loss and the summary's figures are summed over the ranks.
+  // of every pass (Learner::merge) and every `sync_every` examples a rank reads (0: only at the end of a pass); the
+  // progress table, the holdout loss and the summary's figures are summed over the ranks.
   Collective* ranks = nullptr;
+  uint64_t sync_every = 0;
   bool stripe_blocks = false;  // the ranks read one stream: rank r learns its blocks r, r + N, ... (else its own files)
 };
 
@@ -148,6 +150,18 @@ class Driver {
   // The losses the table and --progress_log report: progressive validation's, or in holdout passes (pass 2 on,
   // holdout on) the held-out examples' over every such pass.
   LossSum reported_losses(const RunStats& st, bool holdout_mode) const;
+  // --distributed: the figures of one synchronisation, summed over the ranks.
+  struct RankSums {
+    double ended = 0.0;  // ranks at the end of their pass
+    double stopping = 0.0;  // ranks that stop reading (--examples)
+    double examples = 0.0, weighted_labeled = 0.0, weighted_unlabeled = 0.0, sum_loss = 0.0;
+    double holdout_loss_total = 0.0, holdout_weight_total = 0.0;  // all passes
+    double holdout_loss = 0.0, holdout_weight = 0.0;              // this pass
+  };
+  // One synchronisation (collective: every rank calls it as many times as every other): the figures are summed,
+  // the learner merges, and rank 0's table gets a row when one is due. `ended`: this rank's pass has ended.
+  RankSums sync(const RunStats& st, const PassState& ps, bool ended);
+  bool shared_table() const;  // more than one rank: the table's rows come at synchronisations
 
   DriverOptions opt_;
   Learner& learner_;
@@ -178,6 +192,8 @@ class Driver {
   bool warm_done_ = false;
   // Progress-table state.
   double next_row_ = 1.0;
+  ProgressRow last_row_;        // --distributed, more than one rank: this rank's last example, for a row at a sync
+  uint64_t since_sync_ = 0;     // --sync_every: examples read since the last synchronisation
   LossSum table_last_, table_last_holdout_;  // the losses at the table's last row (progressive, holdout)
   double holdout_loss_total_ = 0.0, holdout_weight_total_ = 0.0;
   bool label_warned_ = false, binary_warned_ = false;
