@@ -500,7 +500,11 @@ Config parse_command_line(int argc, const char* const argv[]) {
                                          "combination, over every rank's examples) and the summary")
       ("sync_every", po::value<S>()->default_value("0"), "with --distributed, also combine the models every this "
                                                          "many examples a rank reads (0: only at the end of each "
-                                                         "pass), so that one pass mixes what the ranks learn");
+                                                         "pass), so that one pass mixes what the ranks learn")
+      ("sync_timeout", po::value<S>()->default_value("0"), "with --distributed, end the job when a rank has waited "
+                                                           "this many seconds for the others to join a combination "
+                                                           "(0: no limit; a rank that is stuck, not dead, would "
+                                                           "otherwise hold the job; a dead rank ends it at once)");
   po::options_description serving("Serving (--daemon)");
   serving.add_options()
       ("daemon", po::bool_switch(), "serve predictions over TCP: each example line a client writes is answered with "
@@ -971,8 +975,14 @@ Config parse_command_line(int argc, const char* const argv[]) {
                           "--distributed run (train with -f, then use the model)");
     if (c.driver.data.empty()) throw ConfigError("--distributed reads data files (stdin is one process's)");
     c.driver.sync_every = to_number<uint64_t>("sync_every", text("sync_every"));
-  } else if (given("sync_every")) {
-    throw ConfigError("--sync_every combines the ranks of a --distributed run; add --distributed (under mpirun)");
+    c.sync_timeout = to_number<double>("sync_timeout", text("sync_timeout"));
+    if (!(c.sync_timeout >= 0.0) || !std::isfinite(c.sync_timeout))
+      throw ConfigError("--sync_timeout must be a number of seconds, 0 or more");
+  } else {
+    for (const char* n : {"sync_every", "sync_timeout"})
+      if (given(n))
+        throw ConfigError(std::string("--") + n + " is for the ranks of a --distributed run; add --distributed "
+                          "(under mpirun)");
   }
   if (c.daemon) {  // what a run over data files writes has no meaning for a server: refused, never ignored
     for (const char* n : {"predictions", "raw_predictions", "audit", "invert_hash", "audit_regressor", "progress_log",

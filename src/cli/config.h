@@ -39,6 +39,7 @@ struct Config {
   uint64_t random_seed = 0;         // --random_seed
   std::optional<MulticlassOptions> multiclass;  // --oaa / --csoaa: the learner is the base of this reduction
   bool distributed = false;  // --distributed: one rank of an MPI job (dist/collective.h)
+  double sync_timeout = 0.0;  // --sync_timeout: seconds a rank waits for the others in a sync (0: no limit)
   // --daemon: serve predictions over TCP (serve/server.h) instead of reading data.
   bool daemon = false;
   ServeOptions serve;

@@ -146,7 +146,7 @@ std::unique_ptr<Collective> g_ranks;
 // --distributed: joins the job; each data name's {rank} becomes this rank's number (else the ranks share the
 // blocks of one stream); only rank 0 prints and writes -f and --readable_model.
 void join_ranks(cli::Config& c) {
-  g_ranks = join_mpi(nullptr, nullptr);
+  g_ranks = join_mpi(nullptr, nullptr, c.sync_timeout);
   const std::string rank = std::to_string(g_ranks->rank());
   bool own_files = false;
   for (auto& d : c.driver.data) {

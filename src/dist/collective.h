@@ -25,8 +25,10 @@ class Collective {
 };
 
 // The MPI job this process belongs to (MPI_Init; one rank when started without mpirun). Throws ConfigError when
-// lepus was built without Open MPI. Collective errors throw IoError instead of aborting (MPI_ERRORS_RETURN).
-std::unique_ptr<Collective> join_mpi(int* argc, char*** argv);
+// lepus was built without Open MPI. Collective errors throw IoError instead of aborting (MPI_ERRORS_RETURN), and so
+// does a sum or max that the other ranks have not all joined within `timeout_seconds` (0: no limit; a rank that is
+// alive but stuck would otherwise hold the others for ever).
+std::unique_ptr<Collective> join_mpi(int* argc, char*** argv, double timeout_seconds = 0.0);
 
 // Whether this build can run --distributed.
 bool have_mpi();

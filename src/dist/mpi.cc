@@ -4,16 +4,18 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
-
+#include <sstream>
 #include <string>
+#include <thread>
 
 namespace lepus {
 namespace {
 
 class MpiCollective final : public Collective {
  public:
-  MpiCollective(int* argc, char*** argv) {
+  MpiCollective(int* argc, char*** argv, double timeout) : timeout_(timeout) {
     int ready = 0;
     MPI_Initialized(&ready);
     // Serialized: the sums come from whichever thread learns (--sync_every syncs from the learn stage, the
@@ -48,22 +50,47 @@ class MpiCollective final : public Collective {
     for (size_t at = 0; at < n; at += chunk) {
       const int count = static_cast<int>(std::min(chunk, n - at));
       char* p = static_cast<char*>(v) + at * width;
-      const int rc = MPI_Allreduce(MPI_IN_PLACE, p, count, type, op, MPI_COMM_WORLD);
+      const int rc = timeout_ > 0.0 ? reduce_within(p, count, type, op)
+                                    : MPI_Allreduce(MPI_IN_PLACE, p, count, type, op, MPI_COMM_WORLD);
       if (rc != MPI_SUCCESS) {
         char text[MPI_MAX_ERROR_STRING];
         int length = 0;
         MPI_Error_string(rc, text, &length);
-        throw IoError("rank " + std::to_string(rank_) + ": MPI_Allreduce failed: " + std::string(text, length));
+        throw IoError("MPI_Allreduce failed: " + std::string(text, length));  // main() names the rank
       }
     }
   }
+  // The reduction started without blocking (MPI_Iallreduce) and polled, so that a wait past the timeout can end
+  // the job. The poll spins at first (a sync whose ranks arrive together pays no sleep), then sleeps 0.2 ms a turn.
+  int reduce_within(void* p, int count, MPI_Datatype type, MPI_Op op) {
+    MPI_Request request;
+    int rc = MPI_Iallreduce(MPI_IN_PLACE, p, count, type, op, MPI_COMM_WORLD, &request);
+    if (rc != MPI_SUCCESS) return rc;
+    const auto start = std::chrono::steady_clock::now();
+    for (long turn = 0;; ++turn) {
+      int done = 0;
+      rc = MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+      if (rc != MPI_SUCCESS || done) return rc;
+      if (turn < 10000) continue;
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+      if (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() > timeout_) {
+        std::ostringstream text;
+        text << "the other ranks have not joined a synchronisation for " << timeout_
+             << " s (--sync_timeout): a rank is stuck (a stalled read?) or far behind";
+        throw IoError(text.str());
+      }
+    }
+  }
+  double timeout_;
   int rank_ = 0;
   int size_ = 1;
 };
 
 }  // namespace
 
-std::unique_ptr<Collective> join_mpi(int* argc, char*** argv) { return std::make_unique<MpiCollective>(argc, argv); }
+std::unique_ptr<Collective> join_mpi(int* argc, char*** argv, double timeout_seconds) {
+  return std::make_unique<MpiCollective>(argc, argv, timeout_seconds);
+}
 bool have_mpi() { return true; }
 
 }  // namespace lepus
@@ -72,7 +99,7 @@ bool have_mpi() { return true; }
 
 namespace lepus {
 
-std::unique_ptr<Collective> join_mpi(int*, char***) {
+std::unique_ptr<Collective> join_mpi(int*, char***, double) {
   throw ConfigError("--distributed needs Open MPI: this lepus was built without it (install libopenmpi-dev with "
                     "utl/setup, then rebuild)");
 }

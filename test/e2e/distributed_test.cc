@@ -130,6 +130,47 @@ TEST_F(Distributed, ARankThatCannotReadItsShardEndsTheJob) {
   EXPECT_EQ(read_file(dir_ + "/m"), before);  // the model file as it was
 }
 
+TEST_F(Distributed, ARankKilledMidPassEndsTheJob) {
+  // Rank 1 reads a pipe that never delivers and is killed (SIGKILL) while rank 0, its shard learned, waits for it in
+  // the pass-end synchronisation: the job must end, naming the rank, well before the time bound, and the model
+  // file saved before stays as it was.
+  ASSERT_EQ(run_in(dir_, "-d train.vw -f m --quiet"), 0);
+  const std::string before = read_file(dir_ + "/m");
+  const std::string script =
+      "cd '" + dir_ + "' && cp train.vw part-0.vw && mkfifo part-1.vw && "
+      "{ sleep 60 > part-1.vw & writer=$!; "
+      "start=$(date +%s); " + mpirun(2) + "-d 'part-{rank}.vw' -f m 2> kill.err & job=$!; "
+      "for i in $(seq 300); do "
+      "  for p in $(pgrep -f 'distributed -d part-'); do "
+      "    if tr '\\0' '\\n' < /proc/$p/environ 2>/dev/null | grep -qx OMPI_COMM_WORLD_RANK=1; then kill -9 $p; k=1; fi; "
+      "  done; [ -n \"$k\" ] && break; sleep 0.1; "
+      "done; wait $job; echo $? > rc; echo $(( $(date +%s) - start )) > took; kill $writer 2>/dev/null; wait; }";
+  ASSERT_EQ(std::system(script.c_str()), 0);
+  const int rc = std::stoi(read_file(dir_ + "/rc"));
+  const std::string err = read_file(dir_ + "/kill.err");
+  EXPECT_NE(rc, 0) << err;
+  EXPECT_NE(rc, 124) << "the job hung until the time bound: " << err;
+  EXPECT_LT(std::stoi(read_file(dir_ + "/took")), 60) << err;
+  EXPECT_TRUE(has(err, "rank 1")) << err;
+  EXPECT_EQ(read_file(dir_ + "/m"), before);
+}
+
+TEST_F(Distributed, ARankStuckPastSyncTimeoutEndsTheJob) {
+  // Rank 1 reads a pipe that never delivers (a stalled read): alive, so mpirun would wait for ever; rank 0 gives up
+  // after --sync_timeout and ends the job, naming itself and the cause, the previous model file intact.
+  ASSERT_EQ(run_in(dir_, "-d train.vw -f m --quiet"), 0);
+  const std::string before = read_file(dir_ + "/m");
+  const std::string script = "cd '" + dir_ + "' && cp train.vw part-0.vw && mkfifo part-1.vw && "
+                             "{ sleep 60 > part-1.vw & writer=$!; " + mpirun(2) +
+                             "-d 'part-{rank}.vw' -f m --sync_timeout 2 2> stuck.err; echo $? > rc; "
+                             "kill $writer 2>/dev/null; wait; }";
+  ASSERT_EQ(std::system(script.c_str()), 0);
+  const std::string err = read_file(dir_ + "/stuck.err");
+  EXPECT_EQ(std::stoi(read_file(dir_ + "/rc")), 1) << err;  // not 124: timeout's bound was not reached
+  EXPECT_TRUE(has(err, "lepus: error: rank 0: the other ranks have not joined a synchronisation for 2 s")) << err;
+  EXPECT_EQ(read_file(dir_ + "/m"), before);
+}
+
 TEST_F(Distributed, LearnersWithoutASoundMergeRefuse) {
   EXPECT_EQ(run_in(dir_, "--distributed -d train.vw --learner aioli --loss_function logistic 2> e"), 1);
   EXPECT_TRUE(has(read_file(dir_ + "/e"), "no sound merge")) << read_file(dir_ + "/e");
@@ -137,6 +178,8 @@ TEST_F(Distributed, LearnersWithoutASoundMergeRefuse) {
   EXPECT_TRUE(has(read_file(dir_ + "/e"), "not combined across ranks yet"));
   EXPECT_EQ(run_in(dir_, "-d train.vw --sync_every 10 2> e"), 1);
   EXPECT_TRUE(has(read_file(dir_ + "/e"), "add --distributed")) << read_file(dir_ + "/e");
+  EXPECT_EQ(run_in(dir_, "--distributed -d train.vw --sync_timeout -1 2> e"), 1);
+  EXPECT_TRUE(has(read_file(dir_ + "/e"), "--sync_timeout must be")) << read_file(dir_ + "/e");
 }
 
 }  // namespace
