@@ -131,6 +131,7 @@ struct LearnerTraits {
   std::string passes_with;  // when `passes` is false: an option that, given, allows more passes (kons: --budget)
   // --distributed: how the ranks' states are combined (one line for the help and errors); "" : the learner refuses.
   std::string merge;
+  std::string merge_matrix;  // the --matrix mode the merge needs ("": any)
 };
 
 struct LearnerRow {

@@ -966,6 +966,11 @@ Config parse_command_line(int argc, const char* const argv[]) {
     if (row->traits.merge.empty())
       throw ConfigError("--learner " + row->name + " has no sound merge of its state across ranks, so no "
                         "--distributed (sgd has: VW's weighted average)");
+    if (!row->traits.merge_matrix.empty() && c.learner_options.has("matrix") &&
+        c.learner_options.text("matrix") != row->traits.merge_matrix)
+      throw ConfigError("--learner " + row->name + " combines its state across ranks with --matrix " +
+                        row->traits.merge_matrix + " only; add --matrix " + row->traits.merge_matrix +
+                        " to a --distributed run");
     if (c.multiclass) throw ConfigError("--distributed does not combine --oaa/--csoaa models yet");
     // Outputs that would be per rank (or per example) are not combined yet: refused, never written half.
     for (const char* n : {"predictions", "raw_predictions", "audit", "invert_hash", "audit_regressor", "progress_log",

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "lepus/errors.h"
 
@@ -20,6 +21,8 @@ class Collective {
   virtual void sum(float* v, size_t n) = 0;
   // In place: v[i] becomes the largest v[i] over every rank. Collective, as sum().
   virtual void max(double* v, size_t n) = 0;
+  // Every rank's vector, in rank order (their lengths may differ). Collective, as sum().
+  virtual std::vector<std::vector<double>> gather(const std::vector<double>& mine) = 0;
   // Ends every rank of the job at once (a rank that cannot go on must not leave the others waiting in a sum).
   [[noreturn]] virtual void abort(int code) = 0;
 };

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <ostream>
 
+#include "dist/collective.h"
+#include "learners/common/merge.h"
 #include "lepus/errors.h"
 
 namespace lepus {
@@ -146,6 +148,74 @@ Prediction ScinolSketchLearner::learn(const Example& x) {
   }
   last_ = Last{q.new_direction, et, yhat, g, q.lev};
   return clip_.of(common::to_float(yhat, caps_));
+}
+
+// --distributed: the ranks' mean state, h -> mean h, S~ -> mean S~, Γ -> mean Γ. The mean S~ = Σ_r (B_rᵀB_r + Δ_r I) / N
+// is kept as one Frequent Directions sketch: every rank's rows times 1/sqrt(N), concatenated and shrunk (sketches
+// are mergeable: Ghashami, Liberty, Phillips, Woodruff, "Frequent Directions: Simple and Deterministic Matrix
+// Sketching", SIAM J. Comput. 2016, Section 2.2), with Δ the ranks' mean Δ plus the merge's own shrinkage, so the
+// merged S~ is at least the ranks' mean and exceeds it by at most that shrinkage. The bet's exponent takes
+// c = hᵀS~^†h, jointly convex in (h, S~) (the matrix-fractional function), so the merged c is at most the ranks'
+// mean c: the merge never bets bolder than the ranks do on average (summing h instead grows it with the number of
+// ranks; see scinol-coord's merge). A feature first seen at different |x| on different ranks takes the largest as
+// its scale d_i, each rank's h and rows converted to it first (x~ = x / d).
+void ScinolSketchLearner::merge(Collective& ranks) {
+  if (ranks.size() == 1) return;
+  const size_t n = size_t{1} << bits_;
+  const double k = ranks.size();
+  std::vector<double> d(n, 0.0);
+  scales_.for_each_nonzero([&](uint64_t i, double v) { d[i] = v; });
+  ranks.max(d.data(), n);
+  auto factor = [&](uint64_t slot) {
+    const double mine = scales_[slot];
+    return mine > 0.0 ? mine / d[slot] : 1.0;
+  };
+  std::vector<double> h(n, 0.0);
+  h_.for_each_nonzero([&](uint64_t i, double v) { h[i] = v * factor(i) / k; });
+  ranks.sum(h.data(), n);
+  // This rank's Δ, Γ and rows of B in the common scales: {Δ, Γ, then per row its length and (slot, value) pairs}.
+  std::vector<double> mine = {sketch_.shrinkage(), gamma_};
+  std::vector<Coord> row;
+  for (uint32_t j = 0; j < sketch_.rows(); ++j) {
+    sketch_.row(j, row);
+    mine.push_back(static_cast<double>(row.size()));
+    for (const Coord& c : row) {
+      mine.push_back(static_cast<double>(c.slot));
+      mine.push_back(c.x * factor(c.slot));
+    }
+  }
+  FrequentDirections merged(rank_, kSketchCap);
+  double delta = 0.0, gamma = 0.0;
+  for (const std::vector<double>& r : ranks.gather(mine)) {  // every rank the same rows in the same order
+    delta += r[0] / k;
+    gamma += r[1] / k;
+    for (size_t at = 2; at < r.size();) {
+      const size_t length = static_cast<size_t>(r[at++]);
+      row.clear();
+      for (size_t e = 0; e < length; ++e, at += 2) row.push_back({static_cast<uint64_t>(r[at]), r[at + 1]});
+      merged.append(row, 1.0 / std::sqrt(k));
+    }
+  }
+  merged.add_shrinkage(delta);
+  TrackedVector::Entries scales, hs;
+  double hh = 0.0;
+  for (uint64_t i = 0; i < n; ++i) {
+    if (d[i] > 0.0) scales.nonzero.emplace_back(i, d[i]);
+    if (h[i] != 0.0) hs.nonzero.emplace_back(i, h[i]);
+    hh += h[i] * h[i];
+  }
+  scales_.assign(scales);
+  h_.assign(hs);
+  hh_ = hh;
+  gamma_ = gamma;
+  sketch_ = std::move(merged);
+  q_.setZero();
+  if (sketch_.rows() > 0) {
+    Eigen::VectorXd bh;
+    sketch_.multiply_all([&](uint64_t slot) { return h[slot]; }, bh);
+    q_.head(sketch_.rows()) = bh.head(sketch_.rows());
+  }
+  common::merge_range(ranks, clip_);
 }
 
 std::vector<std::string> ScinolSketchLearner::describe() const {

@@ -268,6 +268,16 @@ void FrequentDirections::scale(double f) {
   shrinkage_ *= f;
 }
 
+void FrequentDirections::row(uint32_t j, std::vector<Coord>& out) const {
+  Eigen::VectorXd unit = Eigen::VectorXd::Zero(rows_);
+  unit(j) = 1.0;
+  std::vector<double> values;
+  multiply_transpose(unit, values);
+  out.clear();
+  for (uint32_t pos = 0; pos < values.size(); ++pos)
+    if (values[pos] != 0.0) out.push_back({index_.slot(pos), values[pos]});
+}
+
 void FrequentDirections::clear() {
   rows_ = 0;
   orthogonal_ = 0;

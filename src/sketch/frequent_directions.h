@@ -93,6 +93,10 @@ class FrequentDirections {
   double value(uint32_t row, uint32_t position) const;
   // B <- sqrt(f) B (so BᵀB, G and Δ scale by f), f > 0: O(rows · (m + k)).
   void scale(double f);
+  // Row j < rows() of B over the slots it is nonzero at (slot order of the columns): O(m · (m + k + columns)).
+  void row(uint32_t j, std::vector<Coord>& out) const;
+  // Δ += ridge, ridge >= 0: BᵀB + Δ I gains ridge I (a merge of sketches carries the ranks' shrinkage).
+  void add_shrinkage(double ridge) { shrinkage_ += ridge; }
   void clear();
 
   uint32_t rank() const { return rank_; }

@@ -130,6 +130,29 @@ TEST_F(Distributed, ARankThatCannotReadItsShardEndsTheJob) {
   EXPECT_EQ(read_file(dir_ + "/m"), before);  // the model file as it was
 }
 
+// scinol-full --matrix sketch: the ranks' mean state, their Frequent Directions sketches concatenated and shrunk.
+// heart_scale's 200 first lines, one half a rank ({rank} shards), three passes: 0.431 against 0.390 for one process.
+TEST_F(Distributed, ScinolFullMergesItsSketches) {
+  const std::string heart = std::string(LEPUS_TEST_DATA) + "/heart_scale.vw";
+  ASSERT_EQ(std::system(("cd '" + dir_ + "' && head -200 " + heart + " > h.vw && tail -70 " + heart +
+                         " > ht.vw && awk 'NR % 2 == 1' h.vw > h-0.vw && awk 'NR % 2 == 0' h.vw > h-1.vw")
+                            .c_str()),
+            0);
+  const std::string base = "--learner scinol-full --matrix sketch --loss_function logistic --passes 3 --holdout_off ";
+  ASSERT_EQ(run_in(dir_, "-d h.vw " + base + "-f single.model --quiet"), 0);
+  ASSERT_EQ(mpi(2, "-d 'h-{rank}.vw' " + base + "--sync_every 20 -f np2.model 2> np2.err"), 0)
+      << read_file(dir_ + "/np2.err");
+  auto loss = [&](const std::string& model) {
+    EXPECT_EQ(run_in(dir_, "-t -i " + model + " -d ht.vw 2> t.err"), 0);
+    return summary_value(read_file(dir_ + "/t.err"), "average loss");
+  };
+  const double single = loss("single.model"), merged = loss("np2.model");
+  EXPECT_LT(merged, single * 1.15) << "single " << single << ", two ranks " << merged;
+  // --matrix full keeps S's pseudo-inverse, which has no merge: refused before any work.
+  EXPECT_EQ(run_in(dir_, "--distributed -d h.vw --learner scinol-full 2> e"), 1);
+  EXPECT_TRUE(has(read_file(dir_ + "/e"), "with --matrix sketch only")) << read_file(dir_ + "/e");
+}
+
 TEST_F(Distributed, ARankKilledMidPassEndsTheJob) {
   // Rank 1 reads a pipe that never delivers and is killed (SIGKILL) while rank 0, its shard learned, waits for it in
   // the pass-end synchronisation: the job must end, naming the rank, well before the time bound, and the model

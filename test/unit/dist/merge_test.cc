@@ -6,6 +6,7 @@
 #include <cmath>
 #include <mutex>
 #include <set>
+#include <sstream>
 #include <thread>
 
 #include "../learners/labeled_example.h"
@@ -15,6 +16,7 @@
 #include "learners/gd.h"
 #include "learners/scinol.h"
 #include "learners/scinol2.h"
+#include "learners/scinol_sketch.h"
 #include "losses/losses.h"
 
 namespace lepus {
@@ -37,10 +39,23 @@ class ThreadGroup {
     for (size_t i = 0; i < n; ++i) v[i] = static_cast<T>(total_[i]);
     sync_.arrive_and_wait();
   }
+  std::vector<std::vector<double>> gather(int rank, const std::vector<double>& mine) {
+    if (rank == 0) all_.assign(k_, {});
+    sync_.arrive_and_wait();
+    {
+      std::lock_guard<std::mutex> lock(m_);
+      all_[rank] = mine;
+    }
+    sync_.arrive_and_wait();
+    std::vector<std::vector<double>> out = all_;
+    sync_.arrive_and_wait();
+    return out;
+  }
   int size() const { return k_; }
 
  private:
   int k_;
+  std::vector<std::vector<double>> all_;
   std::barrier<> sync_;
   std::mutex m_;
   std::vector<double> total_;
@@ -54,6 +69,7 @@ class ThreadRank final : public Collective {
   void sum(double* v, size_t n) override { g_.reduce(r_, v, n, false); }
   void sum(float* v, size_t n) override { g_.reduce(r_, v, n, false); }
   void max(double* v, size_t n) override { g_.reduce(r_, v, n, true); }
+  std::vector<std::vector<double>> gather(const std::vector<double>& mine) override { return g_.gather(r_, mine); }
   [[noreturn]] void abort(int) override { std::abort(); }
 
  private:
@@ -114,7 +130,7 @@ TEST(Merge, OneRankChangesNothingAndOtherLearnersRefuse) {
   // A learner without a merge of its own refuses (the command line says so before any learner exists).
   EXPECT_THROW(Bare().merge(r0), ConfigError);
   // The registry declares a merge exactly for the learners that have one.
-  const std::set<std::string> merged = {"sgd", "scinol-coord", "scinol2", "scinol1", "ftprl-diag"};
+  const std::set<std::string> merged = {"sgd", "scinol-coord", "scinol2", "scinol1", "ftprl-diag", "scinol-full"};
   for (const auto& row : learner_registry())
     EXPECT_EQ(row.traits.merge.empty(), merged.count(row.name) == 0) << row.name << ": a merge declared or not";
 }
@@ -218,6 +234,61 @@ TEST(Merge, ScaleFreeLearnersMergeToOneModelNeverBolderThanTheBoldestRank) {
     EXPECT_NEAR(l[0]->slots()[1].u, u, 1e-12);
     for (int r = 1; r < 3; ++r) EXPECT_EQ(l[r]->weight(1), l[0]->weight(1));
   }
+}
+
+TEST(Merge, ScinolFullSketchesMergeAsFrequentDirections) {
+  // Three ranks, a rank-2 sketch (shrinks happen), features 1..6 of values +-1 (the same first |x| on every
+  // rank, so the ranks' coordinates agree) plus feature 7 first seen at 1 + r on rank r.
+  LogisticLoss loss(-1.0f, 1.0f);
+  const int k = 3;
+  std::vector<std::unique_ptr<ScinolSketchLearner>> l;
+  for (int r = 0; r < k; ++r) l.push_back(std::make_unique<ScinolSketchLearner>(ScinolFullOptions{}, 2, loss, 4));
+  for (int r = 0; r < k; ++r)
+    for (int i = 0; i < 12 + 3 * r; ++i) {
+      const uint64_t a = 1 + (i + r) % 6, b = 1 + (i * 5 + 2 * r) % 6;
+      const float y = (i * r) % 3 ? 1.0f : -1.0f;
+      auto x = a == b ? testing::example({{a, 1.0}}, 1.0f)
+                      : testing::example({{a, (i + r) % 2 ? 1.0 : -1.0}, {b, i % 3 ? 1.0 : -1.0}}, y);
+      l[r]->learn(x);
+    }
+  for (int r = 0; r < k; ++r) l[r]->learn(testing::example({{7, 1.0 + r}}, 1.0f));
+  // Probe directions over features 1..6, and each rank's S~ there: ||B z||^2 + Δ ||z||^2.
+  const std::vector<std::vector<Coord>> probes = {
+      {{1, 1.0}}, {{2, 1.0}, {3, -1.0}}, {{1, 0.3}, {4, 0.7}, {6, -0.2}}, {{5, 1.0}, {6, 1.0}}};
+  auto energy = [](const ScinolSketchLearner& x, const std::vector<Coord>& z) {
+    Eigen::VectorXd p;
+    double zz = 0.0;
+    for (const Coord& c : z) zz += c.x * c.x;
+    if (x.sketch().rows() == 0) return x.shrinkage() * zz;
+    x.sketch().multiply(z, p);
+    return p.head(x.sketch().rows()).squaredNorm() + x.shrinkage() * zz;
+  };
+  std::vector<double> mean(probes.size(), 0.0);
+  double mean_delta = 0.0, mean_gamma = 0.0;
+  for (int r = 0; r < k; ++r) {
+    ASSERT_GT(l[r]->shrinkage(), 0.0) << "rank " << r << " never shrank";
+    for (size_t j = 0; j < probes.size(); ++j) mean[j] += energy(*l[r], probes[j]) / k;
+    mean_delta += l[r]->shrinkage() / k;
+    mean_gamma += l[r]->gamma() / k;
+  }
+  on_ranks(k, [&](int r, Collective& c) { l[r]->merge(c); });
+  const double ridge = l[0]->shrinkage() - mean_delta;  // the merge's own shrinkage
+  EXPECT_GE(ridge, 0.0);
+  EXPECT_NEAR(l[0]->gamma(), mean_gamma, 1e-12);
+  for (size_t j = 0; j < probes.size(); ++j) {
+    double zz = 0.0;
+    for (const Coord& c : probes[j]) zz += c.x * c.x;
+    const double merged = energy(*l[0], probes[j]);
+    // Frequent Directions: the ranks' mean S~ <= the merged S~ <= the mean plus the merge's shrinkage.
+    EXPECT_GE(merged, mean[j] * (1 - 1e-9)) << "probe " << j;
+    EXPECT_LE(merged, mean[j] + ridge * zz + 1e-9) << "probe " << j;
+  }
+  // One model on every rank; feature 7 took the largest first |x| (3) as its scale.
+  const Example probe = testing::example({{1, 1.0}, {4, -0.5}, {7, 2.0}}, 1.0f);
+  for (int r = 1; r < k; ++r) EXPECT_EQ(l[r]->predict(probe).raw, l[0]->predict(probe).raw);
+  std::ostringstream readable;
+  l[0]->write_readable(readable);
+  EXPECT_NE(readable.str().find("\n7:"), std::string::npos) << readable.str();
 }
 
 }  // namespace
