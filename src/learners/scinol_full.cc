@@ -314,8 +314,8 @@ LearnerRow scinol_full_row() {
   row.traits.matrix_modes = {"full", "sketch"};
   row.traits.matrix_nearest = {{"diag", "--learner scinol-coord (scinol-full's diagonal form)"}};
   row.traits.merge =
-      "the ranks' mean h, Gamma and S (their Frequent Directions sketches concatenated and shrunk): never bolder "
-      "than the ranks on average; an approximation of one learner over all the data, exact with one rank";
+      "the ranks' mean h and S (their Frequent Directions sketches concatenated and shrunk), betting with the "
+      "ranks' mean confidence; an approximation of one learner over all the data, exact with one rank";
   row.traits.merge_matrix = "sketch";
   return row;
 }
