@@ -172,6 +172,14 @@ LearnerRow ftprl_diag_row() {
       common::weighted_average_traits()};
 }
 
+// ftprl-const's and ftprl-scale's merge (--distributed): one step size for every feature, so no per-feature weight.
+static LearnerTraits mean_point_traits() {
+  LearnerTraits t;
+  t.merge = "the ranks' mean point u and mean sum of squared gradients G (VW's plain average), then projected as "
+            "ever; an approximation of one learner over all the data, exact with one rank";
+  return t;
+}
+
 LearnerRow ftprl_const_row() {
   return LearnerRow{"ftprl-const",
                     "no learning rate, one adaptive step size for all features, weights in a ball or box: for "
@@ -187,7 +195,8 @@ LearnerRow ftprl_const_row() {
                       if (o.set == FtprlOptions::Set::kBox)
                         return std::make_unique<FtprlConstBoxLearner>(o, c.loss, c.bits, c.test_only);
                       return std::make_unique<FtprlConstBallLearner>(o, c.loss, c.bits, c.test_only);
-                    }};
+                    },
+                    mean_point_traits()};
 }
 
 LearnerRow ftprl_scale_row() {
@@ -202,7 +211,8 @@ LearnerRow ftprl_scale_row() {
       [](const LearnerContext& c) {
         return std::make_unique<FtprlScaleLearner>(FtprlOptions::from(c.options), c.loss, c.bits,
                                                    c.test_only);
-      }};
+      },
+      mean_point_traits()};
 }
 
 }  // namespace lepus

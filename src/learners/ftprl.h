@@ -156,6 +156,7 @@ class FtprlConstBoxLearner final : public FtprlBase {
   std::string_view name() const override { return "ftprl-const"; }
   std::vector<std::string> describe() const override;
   void write_readable(std::ostream& out) const override;
+  void merge(Collective& ranks) override;
 
   const ZeroedTable<Slot>& slots() const { return slots_; }
   double weight(uint64_t slot) const;
@@ -195,6 +196,7 @@ class FtprlBallLearner final : public FtprlBase {
   std::string_view name() const override { return kScaled ? "ftprl-scale" : "ftprl-const"; }
   std::vector<std::string> describe() const override;
   void write_readable(std::ostream& out) const override;
+  void merge(Collective& ranks) override;
 
   const ZeroedTable<Slot>& slots() const { return slots_; }
   double weight(uint64_t slot) const;      // w_i (original coordinates)

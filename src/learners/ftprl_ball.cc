@@ -21,6 +21,7 @@
 #include <cmath>
 #include <ostream>
 
+#include "learners/common/merge.h"
 #include "learners/ftprl.h"
 #include "learners/ftprl_internal.h"
 #include "lepus/errors.h"
@@ -140,6 +141,33 @@ void FtprlBallLearner<kScaled>::apply_round(const Example& x, const SparseVector
   ++updates_;
   if (sigma_ < kMinSigma) renormalize();
   if (norm2_ < 0.0 || updates_ % recompute_every_ == 0) recompute_norm();
+}
+
+// --distributed: the ranks' mean point u^ and mean G^, one learner's worth as VW's plain average is (ftprl-scale:
+// the slots' a_i, the same wherever set, from any rank that set it); N = ||u^||^2 recomputed.
+template <bool kScaled>
+void FtprlBallLearner<kScaled>::merge(Collective& ranks) {
+  if (ranks.size() == 1) return;
+  const size_t n = mask_ + 1;
+  const double k = ranks.size();
+  std::vector<double> mean(n + 1, 0.0);
+  for (size_t i = 0; i < n; ++i) mean[i] = hat_u(i) / k;
+  mean[n] = g_sum_ / k;
+  ranks.sum(mean.data(), n + 1);
+  if constexpr (kScaled) {
+    std::vector<double> a(n);
+    for (size_t i = 0; i < n; ++i) a[i] = slots_[i].a;
+    ranks.max(a.data(), n);
+    for (size_t i = 0; i < n; ++i)
+      if (a[i] != slots_[i].a) slots_[i].a = a[i];
+  }
+  g_sum_ = mean[n];
+  abar_ = std::sqrt(g_sum_) / radius_;
+  sigma_ = 1.0;
+  for (size_t i = 0; i < n; ++i)
+    if (mean[i] != slots_[i].v) slots_[i].v = mean[i];
+  recompute_norm();
+  common::merge_range(ranks, clip_);
 }
 
 template <bool kScaled>

@@ -16,6 +16,7 @@
 #include <cmath>
 #include <ostream>
 
+#include "learners/common/merge.h"
 #include "learners/ftprl.h"
 #include "learners/ftprl_internal.h"
 #include "lepus/errors.h"
@@ -41,6 +42,23 @@ double FtprlConstBoxLearner::u(uint64_t slot) const {
 }
 
 double FtprlConstBoxLearner::score(const Example& x) const { return clipped_score(slots_, x); }
+
+// --distributed: the ranks' mean point u (every slot caught up first) and mean G, one learner's worth as VW's plain
+// average is; every slot then restarts its lazy form at the merged abar.
+void FtprlConstBoxLearner::merge(Collective& ranks) {
+  if (ranks.size() == 1) return;
+  const size_t n = mask_ + 1;
+  const double k = ranks.size();
+  std::vector<double> mean(n + 1, 0.0);
+  for (size_t i = 0; i < n; ++i) mean[i] = u(i) / k;
+  mean[n] = g_sum_ / k;
+  ranks.sum(mean.data(), n + 1);
+  g_sum_ = mean[n];
+  abar_ = std::sqrt(g_sum_) / half_diameter_;
+  for (size_t i = 0; i < n; ++i)
+    if (mean[i] != 0.0 || slots_[i].abar != 0.0) slots_[i] = Slot{mean[i], mean[i] != 0.0 ? abar_ : 0.0};
+  common::merge_range(ranks, clip_);
+}
 
 void FtprlConstBoxLearner::apply_round(const Example&, const SparseVector& v, double dloss) {
   const double sum_x2 = v.norm2();

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <ostream>
 
+#include "dist/collective.h"
 #include "learners/common/plumbing.h"
 #include "lepus/errors.h"
 
@@ -110,6 +111,23 @@ void NlmsLearner::write_readable(std::ostream& out) const {
   });
 }
 
+// --distributed: the ranks' mean w (VW's plain average); the default ε's ||x||^2 sum and count averaged alike, so
+// their ratio is the average over every rank's examples.
+void NlmsLearner::merge(Collective& ranks) {
+  if (ranks.size() == 1) return;
+  const size_t n = size_t{1} << bits_;
+  const double k = ranks.size();
+  std::vector<double> mean(n + 2);
+  for (size_t i = 0; i < n; ++i) mean[i] = w_[i] / k;
+  mean[n] = norm2_sum_ / k;
+  mean[n + 1] = learned_ / k;
+  ranks.sum(mean.data(), n + 2);
+  for (size_t i = 0; i < n; ++i)
+    if (mean[i] != w_[i]) w_[i] = mean[i];
+  norm2_sum_ = mean[n];
+  learned_ = mean[n + 1];
+}
+
 LearnerRow nlms_row() {
   using Kind = OptionSpec::Kind;
   LearnerRow row{
@@ -126,6 +144,8 @@ LearnerRow nlms_row() {
       },
       [](const LearnerContext& c) { return std::make_unique<NlmsLearner>(NlmsOptions::from(c.options), c.bits); }};
   row.traits.losses = {"squared"};
+  row.traits.merge = "the ranks' mean weights (VW's plain average) and the average squared norm over every rank's "
+                     "examples; an approximation of one learner over all the data, exact with one rank";
   return row;
 }
 

@@ -40,6 +40,7 @@ class NlmsLearner final : public Learner {
   void save(ModelWriter& out) const override;
   void load(ModelReader& in) override;
   std::string_view name() const override { return "nlms"; }
+  void merge(Collective& ranks) override;
   std::vector<std::string> describe() const override;
   void write_readable(std::ostream& out) const override;
   uint64_t safeguard_count() const override { return safeguards_; }

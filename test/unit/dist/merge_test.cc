@@ -14,6 +14,7 @@
 #include "learners/common/merge.h"
 #include "learners/ftprl.h"
 #include "learners/gd.h"
+#include "learners/nlms.h"
 #include "learners/scinol.h"
 #include "learners/scinol2.h"
 #include "learners/scinol_sketch.h"
@@ -130,7 +131,8 @@ TEST(Merge, OneRankChangesNothingAndOtherLearnersRefuse) {
   // A learner without a merge of its own refuses (the command line says so before any learner exists).
   EXPECT_THROW(Bare().merge(r0), ConfigError);
   // The registry declares a merge exactly for the learners that have one.
-  const std::set<std::string> merged = {"sgd", "scinol-coord", "scinol2", "scinol1", "ftprl-diag", "scinol-full"};
+  const std::set<std::string> merged = {"sgd", "scinol-coord", "scinol2", "scinol1", "ftprl-diag", "scinol-full", "ftprl-const", "ftprl-scale",
+                                         "nlms"};
   for (const auto& row : learner_registry())
     EXPECT_EQ(row.traits.merge.empty(), merged.count(row.name) == 0) << row.name << ": a merge declared or not";
 }
@@ -293,6 +295,80 @@ TEST(Merge, ScinolFullSketchesMergeAsFrequentDirections) {
   std::ostringstream readable;
   l[0]->write_readable(readable);
   EXPECT_NE(readable.str().find("\n7:"), std::string::npos) << readable.str();
+}
+
+TEST(Merge, FtprlConstAndScaleTakeTheMeanPoint) {
+  LogisticLoss loss(-1.0f, 1.0f);
+  auto teach = [](Learner& l, int r) {
+    for (int i = 0; i < 10 + 4 * r; ++i)
+      l.learn(testing::example({{1, 1.0 + r}, {static_cast<uint64_t>(2 + r), 0.5}}, (i + r) % 3 ? 1.0f : -1.0f));
+  };
+  const int k = 3;
+  auto options = [](const char* set) {
+    OptionValues v;
+    v.set("ftprl_radius", "1", true);
+    v.set("ftprl_set", set, true);
+    v.set("ftprl_scale", "*:2", true);
+    return FtprlOptions::from(v);
+  };
+  const FtprlOptions box = options("box");
+  {
+    std::vector<std::unique_ptr<FtprlConstBoxLearner>> l;
+    for (int r = 0; r < k; ++r) l.push_back(std::make_unique<FtprlConstBoxLearner>(box, loss, 4, false));
+    std::vector<double> u(16, 0.0);
+    double g = 0.0;
+    for (int r = 0; r < k; ++r) {
+      teach(*l[r], r);
+      for (uint64_t i = 0; i < 16; ++i) u[i] += l[r]->u(i) / k;
+      g += l[r]->grad_sum() / k;
+    }
+    on_ranks(k, [&](int r, Collective& c) { l[r]->merge(c); });
+    EXPECT_DOUBLE_EQ(l[0]->grad_sum(), g);
+    for (int r = 0; r < k; ++r)
+      for (uint64_t i = 0; i < 16; ++i) EXPECT_NEAR(l[r]->u(i), u[i], 1e-12) << "rank " << r << ", slot " << i;
+  }
+  const FtprlOptions ball = options("ball");  // ftprl-const's ball, and ftprl-scale
+  {
+    std::vector<std::unique_ptr<FtprlConstBallLearner>> l;
+    for (int r = 0; r < k; ++r) l.push_back(std::make_unique<FtprlConstBallLearner>(ball, loss, 4, false));
+    std::vector<double> u(16, 0.0);
+    for (int r = 0; r < k; ++r) {
+      teach(*l[r], r);
+      for (uint64_t i = 0; i < 16; ++i) u[i] += l[r]->hat_u(i) / k;
+    }
+    on_ranks(k, [&](int r, Collective& c) { l[r]->merge(c); });
+    double norm2 = 0.0;
+    for (uint64_t i = 0; i < 16; ++i) {
+      EXPECT_NEAR(l[0]->hat_u(i), u[i], 1e-12) << "slot " << i;
+      norm2 += u[i] * u[i];
+    }
+    EXPECT_NEAR(l[0]->norm2(), norm2, 1e-12);
+    for (int r = 1; r < k; ++r) EXPECT_EQ(l[r]->weight(1), l[0]->weight(1));
+  }
+  {
+    std::vector<std::unique_ptr<FtprlScaleLearner>> l;
+    for (int r = 0; r < k; ++r) l.push_back(std::make_unique<FtprlScaleLearner>(ball, loss, 4, false));
+    for (int r = 0; r < k; ++r) teach(*l[r], r);
+    on_ranks(k, [&](int r, Collective& c) { l[r]->merge(c); });
+    for (int r = 0; r < k; ++r)
+      for (int q = 0; q < k; ++q) EXPECT_EQ(l[r]->weight(2 + q), l[0]->weight(2 + q)) << "rank " << r;
+    EXPECT_NE(l[0]->weight(4), 0.0);  // learned on rank 2 alone, kept (a third of its point)
+  }
+}
+
+TEST(Merge, NlmsTakesTheMeanWeightsAndTheAverageNormOverEveryRank) {
+  const int k = 2;
+  std::vector<std::unique_ptr<NlmsLearner>> l;
+  for (int r = 0; r < k; ++r) l.push_back(std::make_unique<NlmsLearner>(NlmsOptions{}, 4));
+  // Rank 0: 3 examples of ||x||^2 = 1; rank 1: 1 example of ||x||^2 = 9.
+  for (int i = 0; i < 3; ++i) l[0]->learn(testing::example({{1, 1.0}}, 2.0f));
+  l[1]->learn(testing::example({{1, 3.0}}, -1.0f));
+  const double w = (l[0]->weight(1) + l[1]->weight(1)) / 2;
+  on_ranks(k, [&](int r, Collective& c) { l[r]->merge(c); });
+  for (int r = 0; r < k; ++r) {
+    EXPECT_DOUBLE_EQ(l[r]->weight(1), w);
+    EXPECT_DOUBLE_EQ(l[r]->epsilon(), 1e-6 * (3 * 1.0 + 9.0) / 4);  // the average over all 4 examples
+  }
 }
 
 }  // namespace
