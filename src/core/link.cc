@@ -1,5 +1,6 @@
 #include "core/link.h"
 
+#include <cfloat>
 #include <cmath>
 
 #include "lepus/errors.h"
@@ -30,6 +31,18 @@ float apply_link(Link link, float p) {
     case Link::kPoisson: return std::exp(p);
     default: return p;
   }
+}
+
+float finite_or_replaced(float v, uint64_t& replaced) {
+  if (std::isfinite(v)) [[likely]] return v;
+  ++replaced;
+  return std::isnan(v) ? 0.0f : std::copysign(FLT_MAX, v);
+}
+
+float shown_prediction(Link link, bool binary, float value, uint64_t& replaced) {
+  value = finite_or_replaced(value, replaced);
+  if (binary) return value > 0.0f ? 1.0f : -1.0f;
+  return finite_or_replaced(apply_link(link, value), replaced);
 }
 
 }  // namespace lepus

@@ -612,17 +612,12 @@ void Driver::finish(const Example& ex, const Example& work, bool holdout, RunSta
   Prediction p = (opt_.test_only || holdout) ? learner_.predict(work) : learner_.learn(work);
   // -p and -r never hold NaN or infinity: a learner's non-finite output and a link that overflows (poisson's
   // exp) are replaced (NaN by 0, infinity by +-FLT_MAX) and counted in the summary.
-  auto finite = [this](float v) {
-    if (std::isfinite(v)) [[likely]] return v;
-    ++replaced_outputs_;
-    return std::isnan(v) ? 0.0f : std::copysign(FLT_MAX, v);
-  };
+  auto finite = [this](float v) { return finite_or_replaced(v, replaced_outputs_); };
   p.raw = finite(p.raw);
   p.value = finite(p.value);
   if (audit_) audit_->after(p.value, ex.tag);
   const float scored = p.scored ? finite(*p.scored) : p.value;  // the prediction the loss is reported at
-  float shown = finite(apply_link(opt_.link, p.value));
-  if (opt_.binary) shown = p.value > 0.0f ? 1.0f : -1.0f;
+  const float shown = shown_prediction(opt_.link, opt_.binary, p.value, replaced_outputs_);
   float l = 0.0f;
   if (ex.labeled) {
     l = loss_.loss(scored, ex.label, learner_.label_range()) * ex.weight;

@@ -270,10 +270,8 @@ class Connection : public Drainable, public std::enable_shared_from_this<Connect
     if (!klass.empty()) {
       text = klass;
     } else {
-      float shown = apply_link(s_.opt.link, p.value);
-      if (!std::isfinite(shown)) shown = std::isnan(shown) ? 0.0f : std::copysign(FLT_MAX, shown);
-      if (s_.opt.binary) shown = p.value > 0.0f ? 1.0f : -1.0f;
-      text = format_prediction(shown);
+      uint64_t replaced = 0;  // the daemon keeps no summary to count them in
+      text = format_prediction(shown_prediction(s_.opt.link, s_.opt.binary, p.value, replaced));
     }
     if (!ex.tag.empty()) text += " " + ex.tag;
     return text + "\n";
