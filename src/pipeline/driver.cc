@@ -181,9 +181,11 @@ bool is_regular_file(const std::string& path) {
 }  // namespace
 
 // A -p / -r destination; "/dev/stdout" writes to our stdout stream (no truncation of a redirected file).
-class PredictionFile {
+// A text file a run writes (-p, -r, --progress_log); "/dev/stdout" or "-" is standard output. Every write, flush
+// and close is checked: a full disk is an IoError naming the file, never a silently short file.
+class OutputFile {
  public:
-  explicit PredictionFile(const std::string& path) {
+  explicit OutputFile(const std::string& path) : path_(path) {
     if (path.empty()) return;
     if (path == "/dev/stdout" || path == "-") {
       f_ = stdout;
@@ -192,26 +194,23 @@ class PredictionFile {
       if (!f_) throw IoError(path + ": cannot open for writing: " + std::strerror(errno));
       owned_ = true;
     }
-    path_ = path;
   }
-  ~PredictionFile() {
-    if (owned_) std::fclose(f_);
+  ~OutputFile() {
+    if (owned_ && f_) std::fclose(f_);
   }
   bool active() const { return f_ != nullptr; }
-  void write(float v, const std::string& tag) {  // formatting is skipped when there is no file (most training runs)
-    if (f_) write_text(format_prediction(v), tag);
-  }
-  void write_text(std::string s, const std::string& tag) {
-    if (!f_) return;
-    if (!tag.empty()) {
-      s += ' ';
-      s += tag;
-    }
-    s += '\n';
-    if (std::fwrite(s.data(), 1, s.size(), f_) != s.size()) throw IoError(path_ + ": write failed");
+  void write(const std::string& s) {
+    if (std::fwrite(s.data(), 1, s.size(), f_) != s.size())
+      throw IoError(path_ + ": write failed: " + std::strerror(errno));
   }
   void flush() {
-    if (f_ && std::fflush(f_) != 0) throw IoError(path_ + ": write failed");
+    if (f_ && std::fflush(f_) != 0) throw IoError(path_ + ": write failed: " + std::strerror(errno));
+  }
+  void close() {
+    if (!f_) return;
+    const int failed = owned_ ? std::fclose(f_) : std::fflush(f_);
+    f_ = nullptr;
+    if (failed != 0) throw IoError(path_ + ": write failed");
   }
 
  private:
@@ -220,18 +219,34 @@ class PredictionFile {
   std::string path_;
 };
 
+// -p and -r: one line per example, the value and the tag.
+class PredictionFile {
+ public:
+  explicit PredictionFile(const std::string& path) : out_(path) {}
+  bool active() const { return out_.active(); }
+  void write(float v, const std::string& tag) {  // formatting is skipped when there is no file (most training runs)
+    if (out_.active()) write_text(format_prediction(v), tag);
+  }
+  void write_text(std::string s, const std::string& tag) {
+    if (!out_.active()) return;
+    if (!tag.empty()) {
+      s += ' ';
+      s += tag;
+    }
+    s += '\n';
+    out_.write(s);
+  }
+  void flush() { out_.flush(); }
+
+ private:
+  OutputFile out_;
+};
+
 // --progress_log: the table's figures at the LogGrid's example counts and at the end of the run. Each row is
 // flushed as it is written, so the file can be followed (or plotted) while a long run goes on.
 class ProgressLog {
  public:
-  explicit ProgressLog(const std::string& path) : path_(path) {
-    f_ = std::fopen(path.c_str(), "w");
-    if (!f_) throw IoError(path + ": cannot open for writing: " + std::strerror(errno));
-    write(progress_log_header());
-  }
-  ~ProgressLog() {
-    if (f_) std::fclose(f_);
-  }
+  explicit ProgressLog(const std::string& path) : out_(path) { write(progress_log_header()); }
   // After every example the table counts: `row` holds its entries, `now` the losses the table reports.
   void example(ProgressRow row, const LossSum& now) {
     latest_ = std::move(row);
@@ -242,9 +257,7 @@ class ProgressLog {
   void finish(const LossSum& now) {
     latest_now_ = now;
     if (latest_.example_counter > 0 && !(written_ == latest_.example_counter && written_now_ == now)) write_latest();
-    const int closed = std::fclose(f_);
-    f_ = nullptr;
-    if (closed != 0) throw IoError(path_ + ": write failed");
+    out_.close();
   }
 
  private:
@@ -257,11 +270,10 @@ class ProgressLog {
     written_now_ = latest_now_;
   }
   void write(const std::string& s) {
-    if (std::fwrite(s.data(), 1, s.size(), f_) != s.size() || std::fflush(f_) != 0)
-      throw IoError(path_ + ": write failed: " + std::strerror(errno));
+    out_.write(s);
+    out_.flush();
   }
-  std::FILE* f_ = nullptr;
-  std::string path_;
+  OutputFile out_;
   LogGrid grid_;
   ProgressRow latest_;  // the last example's entries
   LossSum latest_now_;
