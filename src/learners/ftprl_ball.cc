@@ -149,11 +149,10 @@ template <bool kScaled>
 void FtprlBallLearner<kScaled>::merge(Collective& ranks) {
   if (ranks.size() == 1) return;
   const size_t n = mask_ + 1;
-  const double k = ranks.size();
-  std::vector<double> mean(n + 1, 0.0);
-  for (size_t i = 0; i < n; ++i) mean[i] = hat_u(i) / k;
-  mean[n] = g_sum_ / k;
-  ranks.sum(mean.data(), n + 1);
+  std::vector<double> mean(n + 1);
+  for (size_t i = 0; i < n; ++i) mean[i] = hat_u(i);
+  mean[n] = g_sum_;
+  common::mean(ranks, mean);
   if constexpr (kScaled) {
     std::vector<double> a(n);
     for (size_t i = 0; i < n; ++i) a[i] = slots_[i].a;

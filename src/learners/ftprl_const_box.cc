@@ -48,11 +48,10 @@ double FtprlConstBoxLearner::score(const Example& x) const { return clipped_scor
 void FtprlConstBoxLearner::merge(Collective& ranks) {
   if (ranks.size() == 1) return;
   const size_t n = mask_ + 1;
-  const double k = ranks.size();
-  std::vector<double> mean(n + 1, 0.0);
-  for (size_t i = 0; i < n; ++i) mean[i] = u(i) / k;
-  mean[n] = g_sum_ / k;
-  ranks.sum(mean.data(), n + 1);
+  std::vector<double> mean(n + 1);
+  for (size_t i = 0; i < n; ++i) mean[i] = u(i);
+  mean[n] = g_sum_;
+  common::mean(ranks, mean);
   g_sum_ = mean[n];
   abar_ = std::sqrt(g_sum_) / half_diameter_;
   for (size_t i = 0; i < n; ++i)

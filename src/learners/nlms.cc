@@ -4,7 +4,7 @@
 #include <cmath>
 #include <ostream>
 
-#include "dist/collective.h"
+#include "learners/common/merge.h"
 #include "learners/common/plumbing.h"
 #include "lepus/errors.h"
 
@@ -116,12 +116,11 @@ void NlmsLearner::write_readable(std::ostream& out) const {
 void NlmsLearner::merge(Collective& ranks) {
   if (ranks.size() == 1) return;
   const size_t n = size_t{1} << bits_;
-  const double k = ranks.size();
   std::vector<double> mean(n + 2);
-  for (size_t i = 0; i < n; ++i) mean[i] = w_[i] / k;
-  mean[n] = norm2_sum_ / k;
-  mean[n + 1] = learned_ / k;
-  ranks.sum(mean.data(), n + 2);
+  for (size_t i = 0; i < n; ++i) mean[i] = w_[i];
+  mean[n] = norm2_sum_;
+  mean[n + 1] = learned_;
+  common::mean(ranks, mean);
   for (size_t i = 0; i < n; ++i)
     if (mean[i] != w_[i]) w_[i] = mean[i];
   norm2_sum_ = mean[n];

@@ -160,11 +160,13 @@ TEST_F(Distributed, ARankKilledMidPassEndsTheJob) {
   ASSERT_EQ(run_in(dir_, "-d train.vw -f m --quiet"), 0);
   const std::string before = read_file(dir_ + "/m");
   const std::string script =
-      "cd '" + dir_ + "' && cp train.vw part-0.vw && mkfifo part-1.vw && "
-      "{ sleep 60 > part-1.vw & writer=$!; "
-      "start=$(date +%s); " + mpirun(2) + "-d 'part-{rank}.vw' -f m 2> kill.err & job=$!; "
+      "cd '" + dir_ + "' && cp train.vw doomed-0.vw && mkfifo doomed-1.vw && "
+      "{ sleep 60 > doomed-1.vw & writer=$!; "
+      "start=$(date +%s); " + mpirun(2) + "-d 'doomed-{rank}.vw' -f m 2> kill.err & job=$!; "
       "for i in $(seq 300); do "
-      "  for p in $(pgrep -f 'distributed -d part-'); do "
+      // Rank 1 of this test's job only: its data name, its working directory (tests run side by side).
+      "  for p in $(pgrep -f 'distributed -d doomed-'); do "
+      "    [ \"$(readlink /proc/$p/cwd)\" = \"$(pwd -P)\" ] || continue; "
       "    if tr '\\0' '\\n' < /proc/$p/environ 2>/dev/null | grep -qx OMPI_COMM_WORLD_RANK=1; then kill -9 $p; k=1; fi; "
       "  done; [ -n \"$k\" ] && break; sleep 0.1; "
       "done; wait $job; echo $? > rc; echo $(( $(date +%s) - start )) > took; kill $writer 2>/dev/null; wait; }";

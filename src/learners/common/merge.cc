@@ -17,6 +17,11 @@ void average_rounds(Collective& ranks, double& t) {
   t = std::round(t / ranks.size());
 }
 
+void mean(Collective& ranks, std::vector<double>& v) {
+  ranks.sum(v.data(), v.size());
+  for (double& x : v) x /= ranks.size();
+}
+
 void merge_range(Collective& ranks, LabelClip& clip) {
   const LabelRange r = clip.range();
   double ends[2] = {-static_cast<double>(r.lo), static_cast<double>(r.hi)};

@@ -59,6 +59,9 @@ void average_rounds(Collective& ranks, double& t);
 // a learner sets it where it sets the counters (construction, load).
 void sum_increments(Collective& ranks, std::span<double* const> now, std::span<double> at_merge);
 
+// In place: v becomes the ranks' mean of v (every rank the same length). VW's plain average (accumulate_avg).
+void mean(Collective& ranks, std::vector<double>& v);
+
 // The clipping range widened by every rank's labels (VW's range is the labels seen; the ranks saw different ones).
 void merge_range(Collective& ranks, LabelClip& clip);
 
