@@ -210,10 +210,13 @@ int run(int argc, const char* const argv[]) {
     for (size_t i = 0; i < c.driver.data.size(); ++i) pre << (i ? " " : "") << c.driver.data[i];
     pre << "\n";
     pre << "num sources = " << std::max<size_t>(1, c.driver.data.size()) << "\n";
-    if (g_ranks)
+    if (g_ranks) {
       pre << "distributed: " << g_ranks->size() << " ranks, "
           << (c.driver.stripe_blocks ? "sharing the blocks of the data" : "each its own data files (rank 0's shown)")
-          << ", models combined at the end of each pass\n";
+          << ", models combined at the end of each pass";
+      if (c.driver.sync_every > 0) pre << " and every " << c.driver.sync_every << " examples a rank reads";
+      pre << "\nmerge = " << find_learner(c.learner)->traits.merge << "\n";
+    }
     pre << "Num weight bits = " << c.bits << "\n";
     for (const auto& l : learner_lines)
       if (l.rfind("using ", 0) != 0) pre << l << "\n";

@@ -73,6 +73,7 @@ TEST_F(Distributed, SyncEveryMixesThePassAndTheTableCountsEveryRank) {
   ASSERT_EQ(mpi(2, "-d train.vw --loss_function logistic --sync_every 50 -f np2.model 2> np2.err"), 0)
       << read_file(dir_ + "/np2.err");
   const std::string err = read_file(dir_ + "/np2.err");
+  EXPECT_TRUE(has(err, "models combined at the end of each pass and every 50 examples a rank reads")) << err;
   // Rows come at synchronisations, over both ranks' examples: about 100 at the first, 800 in all by the end.
   const auto rows = table_rows(err);
   ASSERT_GE(rows.size(), 3u) << err;
@@ -104,6 +105,7 @@ TEST_F(Distributed, TwoRanksTrainAModelAsGood) {
   ASSERT_EQ(mpi(2, "-d train.vw --loss_function logistic -f np2.model 2> np2.err"), 0) << read_file(dir_ + "/np2.err");
   const std::string err = read_file(dir_ + "/np2.err");
   EXPECT_TRUE(has(err, "distributed: 2 ranks, sharing the blocks of the data")) << err;
+  EXPECT_TRUE(has(err, "merge = VW's allreduce")) << err;
   EXPECT_EQ(summary_value(err, "number of examples"), 800.0) << err;  // every rank's examples, counted once
   // sgd's merge (VW's weighted average) approximates one learner over all the data: 10% worse test loss here, with
   // 400 examples a rank and one merge (0.437 against 0.397); on a9a's 32,561 it is within 0.1% (README).
