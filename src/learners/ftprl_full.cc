@@ -256,6 +256,9 @@ LearnerRow ftprl_full_row() {
                  }};
   row.traits.matrix_modes = {"full", "sketch"};
   row.traits.matrix_nearest = {{"diag", "--learner ftprl-diag (FTPRL-Diag, a box) or ftprl-const (the ball)"}};
+  row.traits.merge = "the ranks' mean point w and mean second moment (their Frequent Directions sketches "
+                     "concatenated and shrunk); an approximation of one learner over all the data, exact with one rank";
+  row.traits.merge_matrix = "sketch";
   return row;
 }
 

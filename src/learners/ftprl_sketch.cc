@@ -5,6 +5,8 @@
 #include <cmath>
 #include <ostream>
 
+#include "dist/collective.h"
+#include "learners/common/merge.h"
 #include "lepus/errors.h"
 
 namespace lepus {
@@ -266,6 +268,70 @@ void FtprlSketchLearner::step(const SparseVector& v, double dloss, const Dots& d
     omega_ *= R / norm;
     c_ *= R / norm;
   }
+}
+
+// --distributed: one learner's worth, as ftprl-const's merge: the ranks' mean point w (inside the ball, which is
+// convex), the ranks' mean M~ = Σ_r (B_rᵀB_r + Δ_r I) / N kept as one Frequent Directions sketch (every rank's rows
+// times 1/sqrt(N), concatenated and shrunk, Δ the ranks' mean plus the merge's own shrinkage; see scinol-full's
+// merge), and the ranks' mean multiplier μ. The next update's y_t = (Q + μ I) w − g follows from them, as it always
+// does (y has no storage of its own). w is written whole into v (ω = α = 1, c = e = 0), over the merged sketch's
+// columns, and G's eigendecomposition is recomputed at the next update.
+void FtprlSketchLearner::merge(Collective& ranks) {
+  if (ranks.size() == 1) return;
+  const size_t n = size_t{1} << bits_;
+  std::vector<double> w(n + 1, 0.0);
+  for (uint32_t p = 0; p < sketch_.columns(); ++p) {
+    const uint64_t slot = sketch_.index().slot(p);
+    w[slot & (n - 1)] = weight(slot);
+  }
+  w[n] = mu_;
+  common::mean(ranks, w);
+  // This rank's Δ and rows of B: {Δ, then per row its length and (slot, value) pairs}.
+  std::vector<double> mine = {sketch_.shrinkage()};
+  std::vector<Coord> row;
+  for (uint32_t j = 0; j < sketch_.rows(); ++j) {
+    sketch_.row(j, row);
+    mine.push_back(static_cast<double>(row.size()));
+    for (const Coord& c : row) {
+      mine.push_back(static_cast<double>(c.slot));
+      mine.push_back(c.x);
+    }
+  }
+  const double k = ranks.size();
+  FrequentDirections merged(rank_, kSketchCap);
+  double delta = 0.0;
+  for (const std::vector<double>& r : ranks.gather(mine)) {  // every rank the same rows in the same order
+    delta += r[0] / k;
+    for (size_t at = 1; at < r.size();) {
+      const size_t length = static_cast<size_t>(r[at++]);
+      row.clear();
+      for (size_t e = 0; e < length; ++e, at += 2) row.push_back({static_cast<uint64_t>(r[at]), r[at + 1]});
+      merged.append(row, 1.0 / std::sqrt(k));
+    }
+  }
+  merged.add_shrinkage(delta);
+  for (size_t i = 0; i < n; ++i)
+    if (w[i] != 0.0) merged.hold(i);
+  sketch_ = std::move(merged);
+  v_.assign(sketch_.columns(), 0.0);
+  uu_ = 0.0;
+  for (uint32_t p = 0; p < sketch_.columns(); ++p) {
+    v_[p] = w[sketch_.index().slot(p) & (n - 1)];
+    uu_ += v_[p] * v_[p];
+  }
+  alpha_ = 1.0;
+  e_.setZero(std::max<Eigen::Index>(2 * Eigen::Index{rank_}, 2 * sketch_.width()));
+  omega_ = 1.0;
+  c_.setZero();
+  bu_.setZero();
+  if (sketch_.rows() > 0) {
+    Eigen::VectorXd bw;
+    sketch_.multiply_all([&](uint64_t slot) { return w[slot & (n - 1)]; }, bw);
+    bu_.head(sketch_.rows()) = bw.head(sketch_.rows());
+  }
+  mu_ = w[n];
+  eig_current_ = false;
+  common::merge_range(ranks, clip_);
 }
 
 double FtprlSketchLearner::weight_norm() const {

@@ -54,6 +54,7 @@ class FtprlSketchLearner final : public Learner {
   void save(ModelWriter& out) const override;
   void load(ModelReader& in) override;
   std::string_view name() const override { return "ftprl-full"; }
+  void merge(Collective& ranks) override;
   LabelRange label_range() const override { return clip_.range(); }
   std::vector<std::string> describe() const override;
   void write_readable(std::ostream& out) const override;

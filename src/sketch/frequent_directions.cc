@@ -278,6 +278,19 @@ void FrequentDirections::row(uint32_t j, std::vector<Coord>& out) const {
     if (values[pos] != 0.0) out.push_back({index_.slot(pos), values[pos]});
 }
 
+uint32_t FrequentDirections::hold(uint64_t slot) {
+  const uint32_t found = index_.find(slot);
+  if (found != CompactIndex::kNone) return found;
+  if (columns() + 1 > cap_)
+    throw ConfigError("sketch: holding slot " + std::to_string(slot) + " would take the distinct features past the "
+                      "cap of " + std::to_string(cap_));
+  const uint32_t p = index_.insert(slot);
+  base_.resize(base_.size() + rank_, 0.0);
+  raw_.emplace_back();
+  ++version_;
+  return p;
+}
+
 void FrequentDirections::clear() {
   rows_ = 0;
   orthogonal_ = 0;

@@ -97,6 +97,9 @@ class FrequentDirections {
   void row(uint32_t j, std::vector<Coord>& out) const;
   // Δ += ridge, ridge >= 0: BᵀB + Δ I gains ridge I (a merge of sketches carries the ranks' shrinkage).
   void add_shrinkage(double ridge) { shrinkage_ += ridge; }
+  // The slot's column position, a new all-zero column if the slot had none (a learner's vectors over the columns
+  // may need a slot no row carries); ConfigError past the cap.
+  uint32_t hold(uint64_t slot);
   void clear();
 
   uint32_t rank() const { return rank_; }

@@ -132,9 +132,10 @@ TEST_F(Distributed, ARankThatCannotReadItsShardEndsTheJob) {
   EXPECT_EQ(read_file(dir_ + "/m"), before);  // the model file as it was
 }
 
-// scinol-full --matrix sketch: the ranks' mean state, their Frequent Directions sketches concatenated and shrunk.
+// scinol-full and ftprl-full --matrix sketch: the ranks' mean state, their Frequent Directions sketches concatenated
+// and shrunk.
 // heart_scale's 200 first lines, one half a rank ({rank} shards), three passes: 0.431 against 0.390 for one process.
-TEST_F(Distributed, ScinolFullMergesItsSketches) {
+TEST_F(Distributed, FullMatrixLearnersMergeTheirSketches) {
   const std::string heart = std::string(LEPUS_TEST_DATA) + "/heart_scale.vw";
   ASSERT_EQ(std::system(("cd '" + dir_ + "' && head -200 " + heart + " > h.vw && tail -70 " + heart +
                          " > ht.vw && awk 'NR % 2 == 1' h.vw > h-0.vw && awk 'NR % 2 == 0' h.vw > h-1.vw")
@@ -150,6 +151,13 @@ TEST_F(Distributed, ScinolFullMergesItsSketches) {
   };
   const double single = loss("single.model"), merged = loss("np2.model");
   EXPECT_LT(merged, single * 1.15) << "single " << single << ", two ranks " << merged;
+  // ftprl-full --matrix sketch: the mean point and the merged sketch (0.4157 against 0.4150 here).
+  const std::string ftprl = "--learner ftprl-full --matrix sketch --loss_function logistic --passes 3 --holdout_off ";
+  ASSERT_EQ(run_in(dir_, "-d h.vw " + ftprl + "-f single_f.model --quiet"), 0);
+  ASSERT_EQ(mpi(2, "-d 'h-{rank}.vw' " + ftprl + "--sync_every 20 -f np2_f.model 2> np2_f.err"), 0)
+      << read_file(dir_ + "/np2_f.err");
+  const double single_f = loss("single_f.model"), merged_f = loss("np2_f.model");
+  EXPECT_LT(merged_f, single_f * 1.15) << "single " << single_f << ", two ranks " << merged_f;
   // --matrix full keeps S's pseudo-inverse, which has no merge: refused before any work.
   EXPECT_EQ(run_in(dir_, "--distributed -d h.vw --learner scinol-full 2> e"), 1);
   EXPECT_TRUE(has(read_file(dir_ + "/e"), "with --matrix sketch only")) << read_file(dir_ + "/e");

@@ -13,6 +13,7 @@
 #include "dist/collective.h"
 #include "learners/common/merge.h"
 #include "learners/ftprl.h"
+#include "learners/ftprl_sketch.h"
 #include "learners/gd.h"
 #include "learners/nlms.h"
 #include "learners/scinol.h"
@@ -132,7 +133,7 @@ TEST(Merge, OneRankChangesNothingAndOtherLearnersRefuse) {
   EXPECT_THROW(Bare().merge(r0), ConfigError);
   // The registry declares a merge exactly for the learners that have one.
   const std::set<std::string> merged = {"sgd", "scinol-coord", "scinol2", "scinol1", "ftprl-diag", "scinol-full", "ftprl-const", "ftprl-scale",
-                                         "nlms"};
+                                         "nlms",        "ftprl-full"};
   for (const auto& row : learner_registry())
     EXPECT_EQ(row.traits.merge.empty(), merged.count(row.name) == 0) << row.name << ": a merge declared or not";
 }
@@ -369,6 +370,51 @@ TEST(Merge, NlmsTakesTheMeanWeightsAndTheAverageNormOverEveryRank) {
     EXPECT_DOUBLE_EQ(l[r]->weight(1), w);
     EXPECT_DOUBLE_EQ(l[r]->epsilon(), 1e-6 * (3 * 1.0 + 9.0) / 4);  // the average over all 4 examples
   }
+}
+
+TEST(Merge, FtprlFullSketchTakesTheMeanPointAndMergesItsSketch) {
+  LogisticLoss loss(-1.0f, 1.0f);
+  const int k = 3;
+  FtprlFullOptions o;
+  o.radius = 2.0;
+  std::vector<std::unique_ptr<FtprlSketchLearner>> l;
+  for (int r = 0; r < k; ++r) l.push_back(std::make_unique<FtprlSketchLearner>(o, 2, loss, 4));
+  for (int r = 0; r < k; ++r)
+    for (int i = 0; i < 12 + 3 * r; ++i) {
+      const uint64_t a = 1 + (i + r) % 6, b = 1 + (i * 5 + 2 * r) % 6;
+      const float y = (i * r) % 3 ? 1.0f : -1.0f;
+      l[r]->learn(a == b ? testing::example({{a, 1.0}}, y)
+                         : testing::example({{a, (i + r) % 2 ? 1.0 : -1.0}, {b, 0.5 + r}}, y));
+    }
+  std::vector<double> w(16, 0.0), energy(6, 0.0);
+  double mean_delta = 0.0;
+  auto moment = [](const FtprlSketchLearner& x, uint64_t slot) {  // e_slotᵀ M~ e_slot
+    const std::vector<Coord> z = {{slot, 1.0}};
+    Eigen::VectorXd p;
+    if (x.sketch().rows() == 0) return x.sketch().shrinkage();
+    x.sketch().multiply(z, p);
+    return p.head(x.sketch().rows()).squaredNorm() + x.sketch().shrinkage();
+  };
+  for (int r = 0; r < k; ++r) {
+    ASSERT_GT(l[r]->sketch().shrinkage(), 0.0) << "rank " << r << " never shrank";
+    for (uint64_t i = 0; i < 16; ++i) w[i] += l[r]->weight(i) / k;
+    for (uint64_t i = 1; i <= 6; ++i) energy[i - 1] += moment(*l[r], i) / k;
+    mean_delta += l[r]->sketch().shrinkage() / k;
+  }
+  on_ranks(k, [&](int r, Collective& c) { l[r]->merge(c); });
+  const double ridge = l[0]->sketch().shrinkage() - mean_delta;
+  EXPECT_GE(ridge, 0.0);
+  for (uint64_t i = 0; i < 16; ++i)
+    for (int r = 0; r < k; ++r) EXPECT_NEAR(l[r]->weight(i), w[i], 1e-12) << "rank " << r << ", slot " << i;
+  for (uint64_t i = 1; i <= 6; ++i) {  // Frequent Directions: mean M~ <= merged <= mean + the merge's shrinkage
+    EXPECT_GE(moment(*l[0], i), energy[i - 1] * (1 - 1e-9)) << "slot " << i;
+    EXPECT_LE(moment(*l[0], i), energy[i - 1] + ridge + 1e-9) << "slot " << i;
+  }
+  EXPECT_LE(l[0]->weight_norm(), o.radius * (1 + 1e-12));
+  // Learning goes on from the merged state, and the ranks stay equal.
+  for (int r = 0; r < k; ++r) l[r]->learn(testing::example({{2, 1.0}, {5, -1.0}}, 1.0f));
+  for (int r = 1; r < k; ++r) EXPECT_EQ(l[r]->weight(2), l[0]->weight(2));
+  EXPECT_TRUE(std::isfinite(l[0]->weight(2)));
 }
 
 }  // namespace
