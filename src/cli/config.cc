@@ -497,7 +497,8 @@ Config parse_command_line(int argc, const char* const argv[]) {
                                          "learns its shard (a data name's {rank} is the rank's number; without it "
                                          "the ranks share the blocks of one stream), the models are combined at the "
                                          "end of every pass and rank 0 writes -f, the progress table (a row at a "
-                                         "combination, over every rank's examples) and the summary")
+                                         "combination, over every rank's examples) and the summary; -p, -r and "
+                                         "--cache_file take {rank} too, for a file per rank")
       ("sync_every", po::value<S>()->default_value("0"), "with --distributed, also combine the models every this "
                                                          "many examples a rank reads (0: only at the end of each "
                                                          "pass), so that one pass mixes what the ranks learn")
@@ -972,13 +973,25 @@ Config parse_command_line(int argc, const char* const argv[]) {
                         row->traits.merge_matrix + " only; add --matrix " + row->traits.merge_matrix +
                         " to a --distributed run");
     if (c.multiclass) throw ConfigError("--distributed does not combine --oaa/--csoaa models yet");
-    // Outputs that would be per rank (or per example) are not combined yet: refused, never written half.
-    for (const char* n : {"predictions", "raw_predictions", "audit", "invert_hash", "audit_regressor", "progress_log",
-                          "metrics", "metrics_json", "cache", "cache_file", "save_per_pass"})
-      if (flag(n) || given(n))
-        throw ConfigError(std::string("--") + n + " is not combined across ranks yet; leave it out of a "
-                          "--distributed run (train with -f, then use the model)");
     if (c.driver.data.empty()) throw ConfigError("--distributed reads data files (stdin is one process's)");
+    // -p, -r and --cache_file are per rank when their name has {rank} (each rank its own file, as with {rank} data);
+    // -c when every data name has {rank} (the cache is named after them). Other outputs would be per rank (or per
+    // example) and are not combined yet: refused, never written half.
+    const auto ranked = [](const std::string& name) { return name.find("{rank}") != std::string::npos; };
+    const bool data_ranked = std::all_of(c.driver.data.begin(), c.driver.data.end(), ranked);
+    for (const std::string n : {"predictions", "raw_predictions", "cache_file", "cache", "audit", "invert_hash",
+                                "audit_regressor", "progress_log", "metrics", "metrics_json", "save_per_pass"}) {
+      if (!(flag(n) || given(n))) continue;
+      const bool per_rank = n == "cache" ? data_ranked
+                                         : (n == "predictions" || n == "raw_predictions" || n == "cache_file") &&
+                                               ranked(text(n));
+      if (per_rank) continue;
+      std::string hint = "leave it out of a --distributed run (train with -f, then use the model)";
+      if (n == "cache") hint = "name each rank's cache with --cache_file NAME{rank}, or use {rank} data files";
+      if (n == "predictions" || n == "raw_predictions" || n == "cache_file")
+        hint = "put {rank} in its name for a file per rank (--" + n + " NAME{rank})";
+      throw ConfigError("--" + n + " is not combined across ranks; " + hint);
+    }
     c.driver.sync_every = to_number<uint64_t>("sync_every", text("sync_every"));
     c.sync_timeout = to_number<double>("sync_timeout", text("sync_timeout"));
     if (!(c.sync_timeout >= 0.0) || !std::isfinite(c.sync_timeout))

@@ -144,17 +144,20 @@ int serve(cli::Config& c, int argc, const char* const argv[]) {
 std::unique_ptr<Collective> g_ranks;
 
 // --distributed: joins the job; each data name's {rank} becomes this rank's number (else the ranks share the
-// blocks of one stream); only rank 0 prints and writes -f and --readable_model.
+// blocks of one stream), and so does that of -p, -r and --cache_file; only rank 0 prints and writes -f and
+// --readable_model.
 void join_ranks(cli::Config& c) {
   g_ranks = join_mpi(nullptr, nullptr, c.sync_timeout);
   const std::string rank = std::to_string(g_ranks->rank());
+  auto substitute = [&](std::string& name) {
+    bool found = false;
+    for (size_t at; (at = name.find("{rank}")) != std::string::npos; found = true) name.replace(at, 6, rank);
+    return found;
+  };
   bool own_files = false;
-  for (auto& d : c.driver.data) {
-    for (size_t at; (at = d.find("{rank}")) != std::string::npos;) {
-      d.replace(at, 6, rank);
-      own_files = true;
-    }
-  }
+  for (auto& d : c.driver.data) own_files |= substitute(d);
+  // Per-rank outputs (the command line allows them only with {rank} in their names).
+  for (std::string* name : {&c.driver.predictions, &c.driver.raw_predictions, &c.driver.cache_file}) substitute(*name);
   c.driver.ranks = g_ranks.get();
   c.driver.stripe_blocks = !own_files;
   if (g_ranks->rank() != 0) {

@@ -1,6 +1,7 @@
 // --distributed under mpirun (-np 1 and 2, loopback): one rank trains the single process's model to the bit, two
 // ranks train a combined model about as good (sgd, scinol2, ftprl-diag; --sync_every), {rank} shards, and a rank that cannot read its shard ends the job with
 // a message naming it (never a hang; the previous model file intact). Skipped cleanly without Open MPI.
+#include <algorithm>
 #include <cstdlib>
 #include <sstream>
 #include <vector>
@@ -163,6 +164,33 @@ TEST_F(Distributed, FullMatrixLearnersMergeTheirSketches) {
   EXPECT_TRUE(has(read_file(dir_ + "/e"), "with --matrix sketch only")) << read_file(dir_ + "/e");
 }
 
+// -p, -r and caches per rank: {rank} in their names (or, for -c, in the data names).
+TEST_F(Distributed, PerRankPredictionsAndCaches) {
+  ASSERT_EQ(std::system(("cd '" + dir_ + "' && head -300 train.vw > s-0.vw && tail -500 train.vw > s-1.vw").c_str()),
+            0);
+  const std::string base = "-d 's-{rank}.vw' --loss_function logistic --passes 2 --holdout_off ";
+  ASSERT_EQ(mpi(2, base + "-c -p 'p-{rank}.txt' -r 'r-{rank}.txt' -f a.model 2> a.err"), 0) << read_file(dir_ + "/a.err");
+  // Each rank predicted its own shard, every pass (as VW writes -p): 2 x 300 and 2 x 500 lines.
+  auto lines = [&](const std::string& f) {
+    const std::string t = read_file(dir_ + "/" + f);
+    return std::count(t.begin(), t.end(), '\n');
+  };
+  EXPECT_EQ(lines("p-0.txt"), 600);
+  EXPECT_EQ(lines("p-1.txt"), 1000);
+  EXPECT_EQ(lines("r-1.txt"), 1000);
+  EXPECT_TRUE(has(read_file(dir_ + "/a.err"), "creating cache_file = s-0.vw.cache")) << read_file(dir_ + "/a.err");
+  // The second run reads each rank's cache and trains the same model.
+  ASSERT_EQ(mpi(2, base + "-c -f b.model 2> b.err"), 0) << read_file(dir_ + "/b.err");
+  EXPECT_TRUE(has(read_file(dir_ + "/b.err"), "using cache_file = s-0.vw.cache")) << read_file(dir_ + "/b.err");
+  EXPECT_EQ(read_file(dir_ + "/b.model"), read_file(dir_ + "/a.model"));
+  // The ranks sharing one file's blocks, each with its own --cache_file: the same again.
+  ASSERT_EQ(mpi(2, "-d train.vw --loss_function logistic --passes 2 --cache_file 'c-{rank}' -f c.model 2> c.err"), 0)
+      << read_file(dir_ + "/c.err");
+  ASSERT_EQ(mpi(2, "-d train.vw --loss_function logistic --passes 2 --cache_file 'c-{rank}' -f d.model 2> d.err"), 0);
+  EXPECT_TRUE(has(read_file(dir_ + "/d.err"), "using cache_file = c-0")) << read_file(dir_ + "/d.err");
+  EXPECT_EQ(read_file(dir_ + "/d.model"), read_file(dir_ + "/c.model"));
+}
+
 TEST_F(Distributed, ARankKilledMidPassEndsTheJob) {
   // Rank 1 reads a pipe that never delivers and is killed (SIGKILL) while rank 0, its shard learned, waits for it in
   // the pass-end synchronisation: the job must end, naming the rank, well before the time bound, and the model
@@ -210,7 +238,11 @@ TEST_F(Distributed, LearnersWithoutASoundMergeRefuse) {
   EXPECT_EQ(run_in(dir_, "--distributed -d train.vw --learner aioli --loss_function logistic 2> e"), 1);
   EXPECT_TRUE(has(read_file(dir_ + "/e"), "no sound merge")) << read_file(dir_ + "/e");
   EXPECT_EQ(run_in(dir_, "--distributed -d train.vw -p preds 2> e"), 1);
-  EXPECT_TRUE(has(read_file(dir_ + "/e"), "not combined across ranks yet"));
+  EXPECT_TRUE(has(read_file(dir_ + "/e"), "put {rank} in its name for a file per rank")) << read_file(dir_ + "/e");
+  EXPECT_EQ(run_in(dir_, "--distributed -d train.vw -c 2> e"), 1);  // every rank's cache would be train.vw.cache
+  EXPECT_TRUE(has(read_file(dir_ + "/e"), "--cache_file NAME{rank}")) << read_file(dir_ + "/e");
+  EXPECT_EQ(run_in(dir_, "--distributed -d train.vw --audit 2> e"), 1);
+  EXPECT_TRUE(has(read_file(dir_ + "/e"), "not combined across ranks")) << read_file(dir_ + "/e");
   EXPECT_EQ(run_in(dir_, "-d train.vw --sync_every 10 2> e"), 1);
   EXPECT_TRUE(has(read_file(dir_ + "/e"), "add --distributed")) << read_file(dir_ + "/e");
   EXPECT_EQ(run_in(dir_, "--distributed -d train.vw --sync_timeout -1 2> e"), 1);
