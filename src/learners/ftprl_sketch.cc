@@ -271,9 +271,8 @@ void FtprlSketchLearner::step(const SparseVector& v, double dloss, const Dots& d
 }
 
 // --distributed: one learner's worth, as ftprl-const's merge: the ranks' mean point w (inside the ball, which is
-// convex), the ranks' mean M~ = Σ_r (B_rᵀB_r + Δ_r I) / N kept as one Frequent Directions sketch (every rank's rows
-// times 1/sqrt(N), concatenated and shrunk, Δ the ranks' mean plus the merge's own shrinkage; see scinol-full's
-// merge), and the ranks' mean multiplier μ. The next update's y_t = (Q + μ I) w − g follows from them, as it always
+// convex), the ranks' mean M~ = Σ_r (B_rᵀB_r + Δ_r I) / N as one sketch (common::merge_sketches), and the ranks'
+// mean multiplier μ. The next update's y_t = (Q + μ I) w − g follows from them, as it always
 // does (y has no storage of its own). w is written whole into v (ω = α = 1, c = e = 0), over the merged sketch's
 // columns, and G's eigendecomposition is recomputed at the next update.
 void FtprlSketchLearner::merge(Collective& ranks) {
@@ -286,30 +285,8 @@ void FtprlSketchLearner::merge(Collective& ranks) {
   }
   w[n] = mu_;
   common::mean(ranks, w);
-  // This rank's Δ and rows of B: {Δ, then per row its length and (slot, value) pairs}.
-  std::vector<double> mine = {sketch_.shrinkage()};
-  std::vector<Coord> row;
-  for (uint32_t j = 0; j < sketch_.rows(); ++j) {
-    sketch_.row(j, row);
-    mine.push_back(static_cast<double>(row.size()));
-    for (const Coord& c : row) {
-      mine.push_back(static_cast<double>(c.slot));
-      mine.push_back(c.x);
-    }
-  }
-  const double k = ranks.size();
-  FrequentDirections merged(rank_, kSketchCap);
-  double delta = 0.0;
-  for (const std::vector<double>& r : ranks.gather(mine)) {  // every rank the same rows in the same order
-    delta += r[0] / k;
-    for (size_t at = 1; at < r.size();) {
-      const size_t length = static_cast<size_t>(r[at++]);
-      row.clear();
-      for (size_t e = 0; e < length; ++e, at += 2) row.push_back({static_cast<uint64_t>(r[at]), r[at + 1]});
-      merged.append(row, 1.0 / std::sqrt(k));
-    }
-  }
-  merged.add_shrinkage(delta);
+  FrequentDirections merged =
+      common::merge_sketches(ranks, sketch_, rank_, kSketchCap, [](uint64_t) { return 1.0; }, {});
   for (size_t i = 0; i < n; ++i)
     if (w[i] != 0.0) merged.hold(i);
   sketch_ = std::move(merged);

@@ -150,11 +150,8 @@ Prediction ScinolSketchLearner::learn(const Example& x) {
   return clip_.of(common::to_float(yhat, caps_));
 }
 
-// --distributed: the ranks' mean state, h -> mean h, S~ -> mean S~, and the ranks' mean log-wealth. The mean S~ = Σ_r (B_rᵀB_r + Δ_r I) / N
-// is kept as one Frequent Directions sketch: every rank's rows times 1/sqrt(N), concatenated and shrunk (sketches
-// are mergeable: Ghashami, Liberty, Phillips, Woodruff, "Frequent Directions: Simple and Deterministic Matrix
-// Sketching", SIAM J. Comput. 2016, Section 2.2), with Δ the ranks' mean Δ plus the merge's own shrinkage, so the
-// merged S~ is at least the ranks' mean and exceeds it by at most that shrinkage. The bet's exponent is
+// --distributed: the ranks' mean state: h -> mean h, S~ -> mean S~ (common::merge_sketches: at least the ranks'
+// mean, by at most the merge's own shrinkage more), and the ranks' mean log-wealth. The bet's exponent is
 // (c − Γ) / (2α), c = hᵀS~^†h: Γ is set so that the merged c − Γ is the ranks' mean c_r − Γ_r (Γ >= 0), the
 // confidence the ranks bet with on average. c is jointly convex in (h, S~) (the matrix-fractional function), so
 // the merged c is at most the ranks' mean and Γ at most theirs; keeping the mean Γ instead was measured: on rcv1
@@ -175,31 +172,10 @@ void ScinolSketchLearner::merge(Collective& ranks) {
   std::vector<double> h(n, 0.0);
   h_.for_each_nonzero([&](uint64_t i, double v) { h[i] = v * factor(i) / k; });
   ranks.sum(h.data(), n);
-  // This rank's Δ, log-wealth c − Γ and rows of B in the common scales: {Δ, c − Γ, then per row its length and
-  // (slot, value) pairs}.
-  std::vector<double> mine = {sketch_.shrinkage(), prepare({}, false).c - gamma_};
-  std::vector<Coord> row;
-  for (uint32_t j = 0; j < sketch_.rows(); ++j) {
-    sketch_.row(j, row);
-    mine.push_back(static_cast<double>(row.size()));
-    for (const Coord& c : row) {
-      mine.push_back(static_cast<double>(c.slot));
-      mine.push_back(c.x * factor(c.slot));
-    }
-  }
-  FrequentDirections merged(rank_, kSketchCap);
-  double delta = 0.0, wealth = 0.0;
-  for (const std::vector<double>& r : ranks.gather(mine)) {  // every rank the same rows in the same order
-    delta += r[0] / k;
-    wealth += r[1] / k;
-    for (size_t at = 2; at < r.size();) {
-      const size_t length = static_cast<size_t>(r[at++]);
-      row.clear();
-      for (size_t e = 0; e < length; ++e, at += 2) row.push_back({static_cast<uint64_t>(r[at]), r[at + 1]});
-      merged.append(row, 1.0 / std::sqrt(k));
-    }
-  }
-  merged.add_shrinkage(delta);
+  // The sketches in the common scales, and the log-wealth c − Γ's mean.
+  double wealth = prepare({}, false).c - gamma_;
+  FrequentDirections merged =
+      common::merge_sketches(ranks, sketch_, rank_, kSketchCap, factor, std::span<double>(&wealth, 1));
   TrackedVector::Entries scales, hs;
   double hh = 0.0;
   for (uint64_t i = 0; i < n; ++i) {

@@ -2,11 +2,13 @@
 // Every function is collective: each rank calls it with the same sizes, in the same order.
 #pragma once
 #include <cstddef>
+#include <functional>
 #include <span>
 #include <vector>
 
 #include "dist/collective.h"
 #include "learners/common/plumbing.h"
+#include "sketch/frequent_directions.h"
 
 namespace lepus::common {
 
@@ -61,6 +63,15 @@ void sum_increments(Collective& ranks, std::span<double* const> now, std::span<d
 
 // In place: v becomes the ranks' mean of v (every rank the same length). VW's plain average (accumulate_avg).
 void mean(Collective& ranks, std::vector<double>& v);
+
+// The ranks' mean second moment (1/N) Σ_r (B_rᵀB_r + Δ_r I) as one Frequent Directions sketch of rank `rank` and
+// column cap `cap`: every rank's rows, each column first multiplied by factor(slot), times 1/sqrt(N), appended in
+// rank order (the same sketch on every rank) and so shrunk as they come; Δ is the ranks' mean plus the merge's own
+// shrinkage. Sketches merge this way (Ghashami, Liberty, Phillips, Woodruff, "Frequent Directions: Simple and
+// Deterministic Matrix Sketching", SIAM J. Comput. 2016, Section 2.2). `means` travel in the same exchange and come
+// back as the ranks' mean.
+FrequentDirections merge_sketches(Collective& ranks, const FrequentDirections& mine, uint32_t rank, uint64_t cap,
+                                  const std::function<double(uint64_t)>& factor, std::span<double> means);
 
 // The clipping range widened by every rank's labels (VW's range is the labels seen; the ranks saw different ones).
 void merge_range(Collective& ranks, LabelClip& clip);
