@@ -10,7 +10,6 @@
 #endif
 
 namespace lepus {
-namespace {
 
 // The number of '\n' in p[0, n). Every byte of the input passes through here on the reader's serial stage:
 // std::count widens each byte to a 64-bit sum (about a byte a cycle); this sums 16 bytes at a time in 8-bit
@@ -36,8 +35,6 @@ size_t count_newlines(const char* p, size_t n) {
   for (size_t i = 0; i < n; ++i) total += p[i] == '\n';
   return total;
 }
-
-}  // namespace
 
 BlockReader::BlockReader(std::unique_ptr<InputSource> source, size_t block_size, size_t max_line_bytes,
                          bool lenient_damage)

@@ -10,6 +10,9 @@
 
 namespace lepus {
 
+// The number of '\n' in p[0, n), 16 bytes at a time.
+size_t count_newlines(const char* p, size_t n);
+
 inline constexpr size_t kDefaultMaxLineBytes = size_t{256} << 20;  // 256 MiB
 
 class BlockReader {

@@ -520,15 +520,22 @@ Driver::RankSums Driver::sync(const RunStats& st, const PassState& ps, bool ende
     ProgressRow row = last_row_;
     row.example_counter = static_cast<uint64_t>(r.examples);
     row.example_weight = weight_seen;
-    const LossSum now = ps.holdout_mode ? LossSum{r.holdout_loss_total, r.holdout_weight_total}
-                                        : LossSum{r.sum_loss, r.weighted_labeled};
-    set_losses(row, now, ps.holdout_mode ? table_last_holdout_ : table_last_);
-    *log_ << progress_row(row);
-    table_last_ = {r.sum_loss, r.weighted_labeled};
-    if (ps.holdout_mode) table_last_holdout_ = now;
-    next_row_ = opt_.progress_additive ? weight_seen + opt_.progress : weight_seen * opt_.progress;
+    const LossSum progressive{r.sum_loss, r.weighted_labeled};
+    table_row_out(row, ps.holdout_mode ? LossSum{r.holdout_loss_total, r.holdout_weight_total} : progressive,
+                  progressive, ps.holdout_mode);
   }
   return r;
+}
+
+// Prints a table row: it reports `now` and, since the last row, what `now` added; `progressive` is the progressive
+// sum the next row's since-last starts from (VW's holdout since-last sums restart only at holdout rows). The next
+// row is due at the example weight times -P (plus -P, with additive progress).
+void Driver::table_row_out(ProgressRow& row, const LossSum& now, const LossSum& progressive, bool holdout_mode) {
+  set_losses(row, now, holdout_mode ? table_last_holdout_ : table_last_);
+  *log_ << progress_row(row);
+  table_last_ = progressive;
+  if (holdout_mode) table_last_holdout_ = now;
+  next_row_ = opt_.progress_additive ? row.example_weight + opt_.progress : row.example_weight * opt_.progress;
 }
 
 void Driver::flush_warmup(RunStats& st, PassState& ps) {
@@ -705,13 +712,7 @@ void Driver::finish(const Example& ex, const Example& work, bool holdout, RunSta
     return;
   }
   const LossSum now = reported_losses(st, ps.holdout_mode);
-  if (table_row) {
-    set_losses(row, now, ps.holdout_mode ? table_last_holdout_ : table_last_);
-    *log_ << progress_row(row);
-    table_last_ = {st.sum_loss, st.weighted_labeled};
-    if (ps.holdout_mode) table_last_holdout_ = now;  // VW's holdout since-last sums restart only at holdout rows
-    next_row_ = opt_.progress_additive ? weight_seen + opt_.progress : weight_seen * opt_.progress;
-  }
+  if (table_row) table_row_out(row, now, {st.sum_loss, st.weighted_labeled}, ps.holdout_mode);
   if (progress_log_) progress_log_->example(std::move(row), now);
 }
 
@@ -741,11 +742,9 @@ void Driver::run_pass(BlockSource& source, bool records, RunStats& st, PassState
   const uint64_t ranks = opt_.ranks ? static_cast<uint64_t>(opt_.ranks->size()) : 1;
   const uint64_t rank = opt_.ranks ? static_cast<uint64_t>(opt_.ranks->rank()) : 0;
   uint64_t block_index = 0;
-  auto lines_in = [](const ByteBuffer& bytes) -> uint64_t {
-    const char* p = bytes.data();
+  auto lines_in = [](const ByteBuffer& bytes) -> uint64_t {  // the block's lines, the last one perhaps unended
     const size_t n = bytes.size();
-    if (n == 0) return 0;
-    return static_cast<uint64_t>(std::count(p, p + n, '\n')) + (p[n - 1] != '\n');
+    return n == 0 ? 0 : count_newlines(bytes.data(), n) + (bytes.data()[n - 1] != '\n');
   };
   // The examples are learned on one thread of their own, fed in order (learns_apart()).
   const bool own_thread = threads > 1 && learns_apart();

@@ -162,6 +162,7 @@ class Driver {
   // the learner merges, and rank 0's table gets a row when one is due. `ended`: this rank's pass has ended.
   RankSums sync(const RunStats& st, const PassState& ps, bool ended);
   bool shared_table() const;  // more than one rank: the table's rows come at synchronisations
+  void table_row_out(ProgressRow& row, const LossSum& now, const LossSum& progressive, bool holdout_mode);
 
   DriverOptions opt_;
   Learner& learner_;
