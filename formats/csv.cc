@@ -186,7 +186,7 @@ void set_malformed(Example& ex) {
 // Appends the word features of one text cell.
 // names (names kept only): each word's name in the namespace ns.
 void add_words(std::string_view text, uint32_t ns_hash, HashMode mode, Scratch& s,
-               std::vector<Feature>& features, std::vector<FeatureName>* names, const std::string& ns) {
+               FeatureVector& features, std::vector<FeatureName>* names, const std::string& ns) {
   const char* p = text.data();
   const char* const end = p + text.size();
   while (p < end) {
@@ -387,7 +387,7 @@ void parse_csv_line(std::string_view line, const ParseOptions& options, Example&
   const bool drop_csv = options.drop_group[schema.group];
   Scratch& s = scratch();
   s.text_cells.clear();
-  std::vector<Feature>& features = ex.features;
+  FeatureVector& features = ex.features;
   std::vector<FeatureName>* const names = options.keep_names ? &ex.names : nullptr;
 
   std::string_view label_cell;

@@ -6,12 +6,17 @@
 #include <string>
 #include <vector>
 
+#include "lepus/default_init_allocator.h"
+
 namespace lepus {
 
 struct Feature {
   uint64_t index;  // unmasked parse or interaction index; a learner masks it to its 2^b slots
   float value;
 };
+
+// An example's features; resize() leaves new ones unwritten (interaction generation writes them in place).
+using FeatureVector = std::vector<Feature, DefaultInitAllocator<Feature>>;
 
 // A contiguous run of linear features that share a feature group (the namespace's first byte).
 struct FeatureGroup {
@@ -52,7 +57,7 @@ struct Example {
   float initial = 0.0f;   // base prediction added to the score
   std::string tag;
 
-  std::vector<Feature> features;      // linear (grouped), then interactions
+  FeatureVector features;             // linear (grouped), then interactions
   std::vector<FeatureGroup> groups;   // ranges of the linear features, in group order
   uint32_t num_linear = 0;            // features[0, num_linear) are linear
   uint32_t num_reported = 0;          // VW's "current features": parsed + generated (incl. --ignore_linear ones)

@@ -90,14 +90,10 @@ class FeatureSpace {
   std::array<int, 256> group_of_{};  // byte -> index into ex.groups (+1), 0 = absent; reset after use
   bool any_ignore_linear_ = false;
   bool any_ngram_ = false;
-  std::vector<Feature> ngram_out_;     // add_ngrams' rebuilt feature list (swapped with the example's)
+  FeatureVector ngram_out_;            // add_ngrams' rebuilt feature list (swapped with the example's)
   std::vector<FeatureGroup> ngram_groups_;
   std::vector<size_t> gram_mask_;
   uint64_t clamped_ = 0;
-  // Interaction features are generated into this block, then appended to the example a block at a time
-  // (generate()): the inner loop stores through a pointer, without push_back's capacity test and size update.
-  static constexpr size_t kBlock = 2048;  // 32 KiB: stays in L1
-  std::unique_ptr<Feature[]> block_ = std::make_unique_for_overwrite<Feature[]>(kBlock);
   // Wildcards: the interaction list per set of namespaces present (sorted bytes), and the one in use.
   std::unordered_map<std::string, std::vector<std::string>> by_present_;
   const std::vector<std::string>* list_ = &explicit_;

@@ -1,27 +1,11 @@
 // A growable byte buffer whose resize does not zero the new bytes: blocks are read straight into it, so the
 // zero-fill a std::vector<char> does on every resize would be wasted work on the reader's serial path.
 #pragma once
-#include <memory>
 #include <vector>
 
-namespace lepus {
+#include "lepus/default_init_allocator.h"
 
-template <typename T>
-struct DefaultInitAllocator : std::allocator<T> {
-  template <typename U>
-  struct rebind {
-    using other = DefaultInitAllocator<U>;
-  };
-  using std::allocator<T>::allocator;
-  template <typename U>
-  void construct(U* p) noexcept {
-    ::new (static_cast<void*>(p)) U;  // default-initialise: no zeroing
-  }
-  template <typename U, typename... Args>
-  void construct(U* p, Args&&... args) {
-    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
-  }
-};
+namespace lepus {
 
 using ByteBuffer = std::vector<char, DefaultInitAllocator<char>>;
 

@@ -170,7 +170,7 @@ TEST(FeatureSpace, LargeInteractionsMatchNestedLoopsBitForBit) {
 
     // The reference: the linear features, the constant, then each interaction in nested loops (a run of equal
     // terms takes j >= i unless --permutations).
-    std::vector<Feature> want(parsed.features);
+    FeatureVector want(parsed.features);
     want.push_back(Feature{kConstantIndex, 1.0f});
     auto clamp = [](float p) { return std::isinf(p) ? std::copysign(FLT_MAX, p) : p; };
     auto range = [&](unsigned char ns) {
