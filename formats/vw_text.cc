@@ -347,23 +347,50 @@ class FeatureSectionParser {
 
   // A run of features from p_ (a feature's start): true, with p_ at the end of the last one handled, if at least
   // the first was; false otherwise.
+  //
+  // Features are written through out_ into room made at the example's end (FeatureVector's resize leaves it
+  // unwritten), kRoom at a time, instead of a push_back each (its capacity test and size update); the room not
+  // used is given back before the general path, which appends, runs.
   bool fast_run() {
+    FeatureVector& fs = ex_.features;
+    const size_t used = fs.size();
+    fs.resize(used + kRoom);
+    out_ = fs.data() + used;
+    out_end_ = out_ + kRoom;
     const char* p = p_;
     const char* done = nullptr;
     for (;;) {
-      const char* stop = end_ - p >= 32 ? window_feature(p) : byte_feature(p);
+      if (out_ == out_end_) [[unlikely]] {  // more room
+        const size_t n = static_cast<size_t>(out_ - fs.data());
+        fs.resize(n + kRoom);
+        out_ = fs.data() + n;
+        out_end_ = out_ + kRoom;
+      }
+      if (end_ - p >= 32) {
+        if (const char* stop = window_feature(p)) {  // it ends a feature only at a space or TAB in its window
+          done = stop;
+          p = stop + 1;
+          continue;
+        }
+      }
+      const char* stop = byte_feature(p);
       if (stop == nullptr) break;
       done = stop;
       if (stop == end_ || (*stop != ' ' && *stop != '\t')) break;
       p = stop + 1;  // past the separator, as list_features steps
     }
+    fs.resize(static_cast<size_t>(out_ - fs.data()));
     if (done == nullptr) return false;
     p_ = done;
     return true;
   }
 
+  static constexpr size_t kRoom = 256;  // features written between checks of the room left
+  Feature* out_ = nullptr;              // fast_run's room: the next feature's place, and the room's end
+  Feature* out_end_ = nullptr;
+
   void push(uint64_t name_value, float value) {
-    ex_.features.push_back(Feature{static_cast<uint32_t>(static_cast<uint32_t>(name_value) + nshash_), value});
+    *out_++ = Feature{static_cast<uint32_t>(static_cast<uint32_t>(name_value) + nshash_), value};
   }
 
   // Any fast-shaped feature, byte by byte (the last ones of a line, and what window_feature leaves).
@@ -396,45 +423,54 @@ class FeatureSectionParser {
   // operations as possible: the mantissa less its last digit is exact (at most 2^24 - 48), so VW's accumulator
   // is that integer, and the last digit is one f32 step `acc * 10 + digit`, exact too when the mantissa is
   // small (and always for an integer, below 10^7). Whether the value is 0 or finite is known from the integers,
-  // so no branch waits for the float. Anything else goes to byte_feature.
+  // so no branch waits for the float. Anything else returns nullptr having written nothing (and fast_run gives
+  // the feature to byte_feature).
   const char* window_feature(const char* const base) {
     using digits8::load;
     using digits8::value_of_first;
     const uint64_t other = ~static_cast<uint64_t>(digit_mask32(base));  // non-digits; bits 32 and up set
     const int k = std::countr_zero(other);                                // the name's digits
-    if (k == 0 || k > 8 || base[k] != ':') return byte_feature(base);
+    if (k == 0 || k > 8 || base[k] != ':') return nullptr;
     int pos = k + 1;
     const bool negative = base[pos] == '-';
     pos += negative;
     const int k1 = std::countr_zero(other >> pos);  // integer digits; pos <= 10
     int num_dec = 0;
-    uint64_t all;  // the mantissa's digits
+    uint64_t all;   // the mantissa's digits
+    uint64_t name;  // the name's value
     if (k1 <= 1 && base[pos + k1] == '.') {  // "d.ddd", ".ddd"
       const int frac = pos + k1 + 1;  // <= 12
       num_dec = std::countr_zero(other >> frac);
-      if (num_dec > 7) return byte_feature(base);
+      if (num_dec > 7) return nullptr;
       const uint64_t word = load(base + frac - 1);  // the point, then the decimals
-      all = k1 == 1 ? value_of_first((word & ~uint64_t{0xFF}) | static_cast<unsigned char>(base[pos]), num_dec + 1)
-                    : value_of_first(word >> 8, num_dec);
+      if (k1 == 1) {  // both runs at once
+        digits8::values_of_first2(load(base), k,
+                                  (word & ~uint64_t{0xFF}) | static_cast<unsigned char>(base[pos]), num_dec + 1,
+                                  name, all);
+      } else {
+        all = value_of_first(word >> 8, num_dec);
+        name = value_of_first(load(base), k);
+      }
       pos = frac + num_dec;
     } else {
-      if (k1 > 7) return byte_feature(base);
+      if (k1 > 7) return nullptr;
       all = value_of_first(load(base + pos), k1);  // pos + 8 <= 18
       pos += k1;
       if (base[pos] == '.') {  // pos <= 17
         const int frac = pos + 1;
         num_dec = std::countr_zero(other >> frac);
-        if (num_dec > 7) return byte_feature(base);
+        if (num_dec > 7) return nullptr;
         static constexpr uint64_t kScale[8] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000};
         all = all * kScale[num_dec] + value_of_first(load(base + frac), num_dec);  // frac + 8 <= 26
         pos = frac + num_dec;
       }
+      name = value_of_first(load(base), k);
     }
-    if (k1 + num_dec == 0) return byte_feature(base);  // no digit: VW's odd zeros
+    if (k1 + num_dec == 0) return nullptr;  // no digit: VW's odd zeros
     const uint64_t head = all / 10;
     const auto last = static_cast<uint32_t>(all - head * 10);
     // With decimals the last digit is one; an integer here has at most 7 digits, so every step is exact.
-    if (head > float_detail::kExactAccumulator) return byte_feature(base);
+    if (head > float_detail::kExactAccumulator) return nullptr;
     int exponent = 0;
     if ((base[pos] | 0x20) == 'e') {  // pos <= 25; only 'e' and 'E' map to 'e'
       ++pos;
@@ -444,7 +480,7 @@ class FeatureSectionParser {
       if (exp_digits == 2) {  // the common case ("e-02"), without a loop
         exponent = (base[pos] - '0') * 10 + (base[pos + 1] - '0');
       } else {
-        if (exp_digits > 6) return byte_feature(base);  // read_vw_float saturates longer ones
+        if (exp_digits > 6) return nullptr;  // read_vw_float saturates longer ones
         for (int i = 0; i < exp_digits; ++i) exponent = exponent * 10 + (base[pos + i] - '0');
       }
       pos += exp_digits;
@@ -452,11 +488,11 @@ class FeatureSectionParser {
     }
     // The number must end at a separator inside the window: one that reaches the window's end may go on past
     // it, and one ending in anything else (strtof's cases, '|', '\r', '\n') is not of this shape.
-    if (pos >= 32 || (base[pos] != ' ' && base[pos] != '\t')) return byte_feature(base);
+    if (pos >= 32 || (base[pos] != ' ' && base[pos] != '\t')) return nullptr;
     const int true_e = exponent - num_dec;
     // |mantissa| < 2^24 * 10, so up to 10^30 the value is finite, and from 10^-37 (VW's table's last
     // non-zero power) it is 0 only when the mantissa is.
-    if (true_e > 30 || true_e < -37) return byte_feature(base);
+    if (true_e > 30 || true_e < -37) return nullptr;
     const float scaled = static_cast<float>(head) * 10.0f;  // VW's f32 step; separate statements: no FMA
     const float acc = scaled + static_cast<float>(last);
     const float magnitude = acc * float_detail::kPow10[static_cast<size_t>(true_e + 128)];
@@ -468,7 +504,7 @@ class FeatureSectionParser {
       if (!std::isfinite(value)) return nullptr;  // the general path warns
       zero = value == 0.0f;
     }
-    if (!zero) push(value_of_first(load(base), k), value);
+    if (!zero) push(name, value);
     return base + pos;
   }
 

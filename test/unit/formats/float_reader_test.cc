@@ -383,5 +383,29 @@ TEST(FloatReaderFast, NeverReadsPastTheEnd) {
   }
 }
 
+// The paired SSE2 digit conversion gives what two scalar ones give, for every pair of lengths, whatever bytes
+// follow the digits (a borrow from a byte below '0' must not reach the digits).
+TEST(Digits8, ValuesOfFirst2IsTwoValueOfFirst) {
+  std::mt19937_64 rng(17);
+  for (int round = 0; round < 20000; ++round) {
+    for (int ka = 1; ka <= 8; ++ka) {
+      const int kb = 1 + round % 8;
+      char a[8], b[8];
+      for (int i = 0; i < 8; ++i) {
+        a[i] = i < ka ? static_cast<char>('0' + rng() % 10) : static_cast<char>(rng() % 256);
+        b[i] = i < kb ? static_cast<char>('0' + rng() % 10) : static_cast<char>(rng() % 256);
+      }
+      uint64_t va = 0, vb = 0;
+      digits8::values_of_first2(digits8::load(a), ka, digits8::load(b), kb, va, vb);
+      ASSERT_EQ(va, digits8::value_of_first(digits8::load(a), ka)) << ka;
+      ASSERT_EQ(vb, digits8::value_of_first(digits8::load(b), kb)) << kb;
+    }
+  }
+  uint64_t va = 0, vb = 0;  // the largest values
+  digits8::values_of_first2(digits8::load("99999999"), 8, digits8::load("12345678"), 8, va, vb);
+  EXPECT_EQ(va, 99999999u);
+  EXPECT_EQ(vb, 12345678u);
+}
+
 }  // namespace
 }  // namespace lepus
