@@ -40,5 +40,28 @@ TEST(BlockReader, CountsLinesExactly) {
   std::filesystem::remove_all(dir);
 }
 
+// count_newlines against std::count at every length up to a few vectors past 255 64-byte steps (where its 8-bit
+// lanes are emptied) and at every offset, over text dense and sparse in newlines.
+TEST(BlockReader, CountNewlinesIsStdCount) {
+  std::string text(255 * 64 * 2 + 300, 'x');
+  uint32_t x = 11;
+  for (char& c : text) {
+    x = x * 1664525u + 1013904223u;
+    if ((x >> 24) % 3 == 0) c = '\n';
+  }
+  std::string dense(255 * 64 + 200, '\n');
+  for (const std::string* t : {&text, &dense}) {
+    for (size_t offset = 0; offset < 20; ++offset) {
+      for (size_t n : {size_t{0}, size_t{1}, size_t{15}, size_t{16}, size_t{47}, size_t{63}, size_t{64}, size_t{65},
+                       size_t{127}, size_t{255 * 64}, size_t{255 * 64 + 17}, size_t{255 * 64 + 64 * 3 + 5},
+                       t->size() - offset}) {
+        if (offset + n > t->size()) continue;
+        const char* p = t->data() + offset;
+        ASSERT_EQ(count_newlines(p, n), static_cast<size_t>(std::count(p, p + n, '\n'))) << offset << " " << n;
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace lepus
