@@ -348,24 +348,16 @@ class FeatureSectionParser {
   // A run of features from p_ (a feature's start): true, with p_ at the end of the last one handled, if at least
   // the first was; false otherwise.
   //
-  // Features are written through out_ into room made at the example's end (FeatureVector's resize leaves it
-  // unwritten), kRoom at a time, instead of a push_back each (its capacity test and size update); the room not
-  // used is given back before the general path, which appends, runs.
+  // Features are written through out_ into room made at the example's end when the first one is written
+  // (FeatureVector's resize leaves it unwritten), instead of a push_back each (its capacity test and size
+  // update); the room not used is given back before the general path, which appends, runs.
   bool fast_run() {
     FeatureVector& fs = ex_.features;
-    const size_t used = fs.size();
-    fs.resize(used + kRoom);
-    out_ = fs.data() + used;
-    out_end_ = out_ + kRoom;
+    out_ = out_end_ = fs.data() + fs.size();
+    room_bound_ = static_cast<size_t>(end_ - p_) / 2 + 1;  // features the section can hold (two bytes each at least)
     const char* p = p_;
     const char* done = nullptr;
     for (;;) {
-      if (out_ == out_end_) [[unlikely]] {  // more room
-        const size_t n = static_cast<size_t>(out_ - fs.data());
-        fs.resize(n + kRoom);
-        out_ = fs.data() + n;
-        out_end_ = out_ + kRoom;
-      }
       if (end_ - p >= 32) {
         if (const char* stop = window_feature(p)) {  // it ends a feature only at a space or TAB in its window
           done = stop;
@@ -385,11 +377,26 @@ class FeatureSectionParser {
     return true;
   }
 
-  static constexpr size_t kRoom = 256;  // features written between checks of the room left
-  Feature* out_ = nullptr;              // fast_run's room: the next feature's place, and the room's end
+  // Room for kRoom more features at most, for no more than the section can hold, and within the example's
+  // capacity while it has some: the capacity (which every example of a batch keeps) grows as push_back would grow
+  // it, only once it is full.
+  void make_room() {
+    FeatureVector& fs = ex_.features;
+    const size_t n = static_cast<size_t>(out_ - fs.data());
+    size_t room = std::min(kRoom, room_bound_);
+    if (fs.capacity() > n) room = std::min(room, fs.capacity() - n);
+    fs.resize(n + room);
+    out_ = fs.data() + n;
+    out_end_ = out_ + room;
+  }
+
+  static constexpr size_t kRoom = 64;  // the most room made at once
+  Feature* out_ = nullptr;             // fast_run's room: the next feature's place, and the room's end
   Feature* out_end_ = nullptr;
+  size_t room_bound_ = 0;
 
   void push(uint64_t name_value, float value) {
+    if (out_ == out_end_) [[unlikely]] make_room();
     *out_++ = Feature{static_cast<uint32_t>(static_cast<uint32_t>(name_value) + nshash_), value};
   }
 
