@@ -6,12 +6,12 @@
 #include <bit>
 #include <cstdint>
 #include <cstring>
+#include <limits>
+#include <string_view>
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
-#include <limits>
-#include <string_view>
 
 namespace lepus {
 

@@ -1,6 +1,6 @@
 // std::allocator, except that an element made with no arguments is default-initialised (left unwritten for a
 // trivial type) rather than zeroed, so a vector's resize() costs nothing for a writer that fills the new elements
-// right after: the reader's byte blocks (read straight into) and an example's interaction features.
+// right after: the reader's byte blocks (read straight into) and an example's features.
 #pragma once
 #include <memory>
 #include <new>

@@ -15,7 +15,8 @@ struct Feature {
   float value;
 };
 
-// An example's features; resize() leaves new ones unwritten (interaction generation writes them in place).
+// An example's features; resize() leaves new ones unwritten (the VW text parser and interaction generation write
+// them in place).
 using FeatureVector = std::vector<Feature, DefaultInitAllocator<Feature>>;
 
 // A contiguous run of linear features that share a feature group (the namespace's first byte).
