@@ -266,8 +266,8 @@ void FeatureSpace::generate(Example& ex, const unsigned char* terms, size_t n) {
   // The example grows by the whole interaction at once (geometric growth), so no reallocation happens below and fs
   // (the linear features it is made from) stays valid. FeatureVector's resize leaves the new features unwritten, and
   // they are written once, in place, through a pointer: push_back per feature (a capacity test and a store of the
-  // vector's end each) took a third more time on rcv1 -q ff, and a zeroing resize or a staging block copied into the
-  // example cost about 7% more.
+  // vector's end each) took a third more time on rcv1 -q ff, and the staging block that was copied into the example
+  // before was 6.8% of that run's samples.
   const size_t start = ex.features.size();
   const size_t need = start + static_cast<size_t>(count);
   if (need > ex.features.capacity()) ex.features.reserve(std::max(need, 2 * ex.features.capacity()));
