@@ -49,8 +49,7 @@ bool BlockReader::next(ByteBuffer& out) {
         const void* nl = memrchr(out.data(), '\n', out.size());
         out.resize(nl ? static_cast<size_t>(static_cast<const char*>(nl) - out.data()) + 1 : 0);
       }
-      lines_ += count_newlines(out.data(), out.size());
-      if (!out.empty() && out.back() != '\n') ++lines_;
+      lines_ += count_lines(out.data(), out.size());
       return !out.empty();
     }
     const size_t old = out.size();

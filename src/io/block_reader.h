@@ -2,6 +2,8 @@
 // the next block. Never waits for a full block: whatever one read() delivers that completes a line is a
 // block, so a pipe that writes one line gets that line back at once.
 #pragma once
+#include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <vector>
 
@@ -12,6 +14,10 @@ namespace lepus {
 
 // The number of '\n' in p[0, n), 16 bytes at a time.
 size_t count_newlines(const char* p, size_t n);
+// The lines of a block: its newlines, and one more when its last line is not ended (the input's last line).
+inline uint64_t count_lines(const char* p, size_t n) {
+  return n == 0 ? 0 : count_newlines(p, n) + (p[n - 1] != '\n');
+}
 
 inline constexpr size_t kDefaultMaxLineBytes = size_t{256} << 20;  // 256 MiB
 

@@ -742,10 +742,6 @@ void Driver::run_pass(BlockSource& source, bool records, RunStats& st, PassState
   const uint64_t ranks = opt_.ranks ? static_cast<uint64_t>(opt_.ranks->size()) : 1;
   const uint64_t rank = opt_.ranks ? static_cast<uint64_t>(opt_.ranks->rank()) : 0;
   uint64_t block_index = 0;
-  auto lines_in = [](const ByteBuffer& bytes) -> uint64_t {  // the block's lines, the last one perhaps unended
-    const size_t n = bytes.size();
-    return n == 0 ? 0 : count_newlines(bytes.data(), n) + (bytes.data()[n - 1] != '\n');
-  };
   // The examples are learned on one thread of their own, fed in order (learns_apart()).
   const bool own_thread = threads > 1 && learns_apart();
   std::mutex ready_mutex;
@@ -799,7 +795,7 @@ void Driver::run_pass(BlockSource& source, bool records, RunStats& st, PassState
                                          // --distributed over one stream: rank r of N learns blocks r, r + N,
                                          // ...; the others' lines still count, so line numbers stay the file's.
                                          while (more && striped && block_index++ % ranks != rank) {
-                                           b->lines_before += lines_in(b->bytes);
+                                           b->lines_before += count_lines(b->bytes.data(), b->bytes.size());
                                            more = source.next(b->bytes);
                                          }
                                          if (!more) {
