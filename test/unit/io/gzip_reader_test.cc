@@ -291,20 +291,19 @@ TEST_F(GzipReaderTest, BgzfBlocksAreInflatedByMoreThanOneWorker) {
   const std::string path = write("big.bgz", file);
   const size_t blocks = bgzf_blocks(file).size();
   for (GzipBackend backend : backends()) {
+    // Each worker's first job waits until the other has taken one too: whichever is scheduled first (under
+    // load, worker 1 could otherwise take every job before worker 0 runs), both end up with a job.
     std::mutex m;
     std::condition_variable cv;
-    bool second_worker_started = false;
+    bool started[2] = {false, false};
     GzipReaderOptions o;
     o.backend = backend;
     o.workers = 2;
     o.on_job = [&](int worker) {
       std::unique_lock<std::mutex> lock(m);
-      if (worker == 1) {
-        second_worker_started = true;
-        cv.notify_all();
-      } else {
-        cv.wait_for(lock, 60s, [&] { return second_worker_started; });
-      }
+      started[worker] = true;
+      cv.notify_all();
+      cv.wait_for(lock, 60s, [&] { return started[0] && started[1]; });
     };
     auto s = open_input(path, o);
     const Outcome out = read_all(*s, 100000);
