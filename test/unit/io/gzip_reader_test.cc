@@ -265,8 +265,6 @@ TEST_F(GzipReaderTest, SameBytesForEveryLayoutOfMembers) {
   EXPECT_TRUE(read_file(path, GzipBackend::kZlib, 2, 7).bytes == small);
 }
 
-// BGZF blocks are cut out of the input and inflated by more than one worker: worker 0 holds its first job
-// until worker 1 has taken one (a serial reader would never get there and fail the counts).
 // Whether the inflate thread streams the whole file (the pipeline then parses on one thread less): a plain gzip
 // member first, or no workers; not for BGZF, nor for a file that is not gzip.
 TEST_F(GzipReaderTest, KnowsWhenOneThreadInflatesTheWholeFile) {
@@ -285,6 +283,47 @@ TEST_F(GzipReaderTest, KnowsWhenOneThreadInflatesTheWholeFile) {
   EXPECT_TRUE(read_all(*s, 4096).bytes == text);
 }
 
+// A regular file that the inflate thread inflates alone is read ahead on a thread of its own, in buffers of
+// 256 KiB taken whole; bytes left over when a buffer runs out (here a member header whose file name spans the
+// first full buffer's end) are joined to the next buffer. The same bytes come out; BGZF is not read ahead.
+TEST_F(GzipReaderTest, ReadsAheadWhenItInflatesARegularFileAlone) {
+  const std::string text = lines(60000);
+  // The reader's first read returns the 16 bytes it peeked at; the next ones 256 KiB each.
+  const size_t boundary = 16 + (size_t{1} << 18);
+  size_t n = 1000;
+  std::string first = member(lines(n, 3), false);
+  while (first.size() < boundary - 60000) first = member(lines(n += 1000, 3), false);
+  ASSERT_LT(first.size(), boundary - 100);
+  std::string second = member(text, false);
+  // The second member with FNAME: a zero-ended name across the boundary, within the reader's 64 KiB header cap.
+  second[3] = static_cast<char>(second[3] | 0x08);
+  const size_t name = boundary + 50 - (first.size() + 10);
+  ASSERT_LT(name + 11, size_t{1} << 16);
+  second.insert(10, std::string(name, 'n') + '\0');
+  const struct Case {
+    std::string name, file, content;
+  } cases[] = {
+      {"one_member", member(text, false), text},
+      {"header_across_buffers", first + second, lines(n, 3) + text},
+  };
+  for (const Case& c : cases) {
+    const std::string path = write(c.name + ".gz", c.file);
+    for (GzipBackend backend : backends()) {
+      SCOPED_TRACE(c.name + " backend " + std::to_string(static_cast<int>(backend)));
+      GzipReaderStats stats;
+      const Outcome o = read_file(path, backend, 2, 4093, &stats);
+      EXPECT_EQ(o.error, "");
+      EXPECT_TRUE(o.bytes == c.content) << o.bytes.size() << " bytes, expected " << c.content.size();
+      EXPECT_GE(stats.read_ahead, (c.file.size() - 16) / (size_t{1} << 18) + 1);
+    }
+  }
+  GzipReaderStats stats;
+  EXPECT_TRUE(read_file(write("blocks.gz", bgzf(text)), GzipBackend::kZlib, 2, 4093, &stats).bytes == text);
+  EXPECT_EQ(stats.read_ahead, 0u);
+}
+
+// BGZF blocks are cut out of the input and inflated by more than one worker: worker 0 holds its first job
+// until worker 1 has taken one (a serial reader would never get there and fail the counts).
 TEST_F(GzipReaderTest, BgzfBlocksAreInflatedByMoreThanOneWorker) {
   const std::string text = lines(100000);  // ~3.4 MB: 52 blocks, ~14 jobs
   const std::string file = bgzf(text);
