@@ -351,7 +351,9 @@ class FeatureSectionParser {
   // Features are written through out_ into room made at the example's end when the first one is written
   // (FeatureVector's resize leaves it unwritten), instead of a push_back each (its capacity test and size
   // update); the room not used is given back before the general path, which appends, runs.
-  bool fast_run() {
+  bool fast_run() { return ns_weight_ == 1.0f ? fast_run_as<false>() : fast_run_as<true>(); }
+  template <bool kWeighted>  // the namespace's weight is not 1 (known once per run, not tested per feature)
+  bool fast_run_as() {
     FeatureVector& fs = ex_.features;
     out_ = out_end_ = fs.data() + fs.size();
     room_bound_ = static_cast<size_t>(end_ - p_) / 2 + 1;  // features the section can hold (two bytes each at least)
@@ -359,7 +361,8 @@ class FeatureSectionParser {
     const char* done = nullptr;
     for (;;) {
       if (end_ - p >= 32) {
-        if (const char* stop = window_feature(p)) {  // it ends a feature only at a space or TAB in its window
+        // window_feature ends a feature only at a space or TAB in its window
+        if (const char* stop = window_feature<kWeighted>(p)) {
           done = stop;
           p = stop + 1;
           continue;
@@ -432,34 +435,35 @@ class FeatureSectionParser {
   // small (and always for an integer, below 10^7). Whether the value is 0 or finite is known from the integers,
   // so no branch waits for the float. Anything else returns nullptr having written nothing (and fast_run gives
   // the feature to byte_feature).
+  template <bool kWeighted>
   const char* window_feature(const char* const base) {
     using digits8::load;
     using digits8::value_of_first;
     const uint64_t other = ~static_cast<uint64_t>(digit_mask32(base));  // non-digits; bits 32 and up set
     const int k = std::countr_zero(other);                                // the name's digits
     if (k == 0 || k > 8 || base[k] != ':') return nullptr;
+    // Where the next part starts is a chain from one feature to the next (the next feature starts where this one
+    // ends), so the common cases below are branches, predicted, rather than positions computed from loaded bytes.
     int pos = k + 1;
+    // A non-digit after the colon is a sign, known from the mask without waiting for a load; anything else than
+    // '-' there (".5") is declined to byte_feature, by a branch off that chain.
+    const auto sign = static_cast<int>((other >> pos) & 1);
     const bool negative = base[pos] == '-';
-    pos += negative;
+    if (sign != static_cast<int>(negative)) [[unlikely]] return nullptr;
+    pos += sign;
     const int k1 = std::countr_zero(other >> pos);  // integer digits; pos <= 10
     int num_dec = 0;
     uint64_t all;   // the mantissa's digits
     uint64_t name;  // the name's value
-    if (k1 <= 1 && base[pos + k1] == '.') {  // "d.ddd", ".ddd"
-      const int frac = pos + k1 + 1;  // <= 12
+    if (k1 == 1 && base[pos + 1] == '.') {  // "d.ddd": both runs at once
+      const int frac = pos + 2;  // <= 12
       num_dec = std::countr_zero(other >> frac);
       if (num_dec > 7) return nullptr;
       const uint64_t word = load(base + frac - 1);  // the point, then the decimals
-      if (k1 == 1) {  // both runs at once
-        digits8::values_of_first2(load(base), k,
-                                  (word & ~uint64_t{0xFF}) | static_cast<unsigned char>(base[pos]), num_dec + 1,
-                                  name, all);
-      } else {
-        all = value_of_first(word >> 8, num_dec);
-        name = value_of_first(load(base), k);
-      }
+      digits8::values_of_first2(load(base), k, (word & ~uint64_t{0xFF}) | static_cast<unsigned char>(base[pos]),
+                                num_dec + 1, name, all);
       pos = frac + num_dec;
-    } else {
+    } else {  // "ddd", "dd.ddd", "-.ddd"
       if (k1 > 7) return nullptr;
       all = value_of_first(load(base + pos), k1);  // pos + 8 <= 18
       pos += k1;
@@ -479,7 +483,12 @@ class FeatureSectionParser {
     // With decimals the last digit is one; an integer here has at most 7 digits, so every step is exact.
     if (head > float_detail::kExactAccumulator) return nullptr;
     int exponent = 0;
-    if ((base[pos] | 0x20) == 'e') {  // pos <= 25; only 'e' and 'E' map to 'e'
+    uint32_t e4;  // pos <= 25: four bytes of the window
+    std::memcpy(&e4, base + pos, 4);
+    if ((e4 & 0xFFDF) == 0x2D45 && ((other >> (pos + 2)) & 7) == 4) {  // "e-dd" or "E-dd", then a non-digit
+      exponent = -static_cast<int>(((e4 >> 16) & 0xF) * 10 + ((e4 >> 24) & 0xF));
+      pos += 4;
+    } else if ((base[pos] | 0x20) == 'e') {  // only 'e' and 'E' map to 'e'
       ++pos;
       const bool exp_negative = base[pos] == '-';
       pos += exp_negative;
@@ -506,7 +515,7 @@ class FeatureSectionParser {
     const float x = negative ? -magnitude : magnitude;  // = sign * magnitude: magnitude is never a NaN
     bool zero = all == 0;
     float value = x;
-    if (ns_weight_ != 1.0f) {  // 1 * x == x
+    if constexpr (kWeighted) {  // else 1 * x == x
       value = ns_weight_ * x;
       if (!std::isfinite(value)) return nullptr;  // the general path warns
       zero = value == 0.0f;
