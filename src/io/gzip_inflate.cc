@@ -85,6 +85,22 @@ class IsalInflater final : public MemberInflater {
     isal_inflate_reset(&st_);  // keeps next_in / avail_in
     st_.crc_flag = ISAL_GZIP;
   }
+  // One call of igzip's one-shot inflater, straight into out: the streaming one decodes a member's start into
+  // its own buffer and copies it out (BGZF rcv1x200: the copy was 2.2% of all CPU).
+  bool inflate_whole(const uint8_t* in, size_t n, uint8_t* out, size_t size) override {
+    if (n > kMaxCall || size > kMaxCall) return false;
+    st_.next_in = const_cast<uint8_t*>(in);
+    st_.avail_in = static_cast<uint32_t>(n);
+    st_.next_out = out;
+    st_.avail_out = static_cast<uint32_t>(size);
+    st_.crc_flag = ISAL_GZIP;  // the header read, then CRC32 and ISIZE checked against the trailer
+    const int rc = isal_inflate_stateless(&st_);
+    // The member must fill out exactly and end exactly at n (igzip hands back any bytes past the trailer).
+    const bool ok = rc == ISAL_DECOMP_OK && st_.avail_out == 0 && st_.avail_in == 0 && n >= 8 &&
+                    load_le32(in + n - 4) == static_cast<uint32_t>(size);
+    restart();
+    return ok;
+  }
 
  private:
   inflate_state st_;

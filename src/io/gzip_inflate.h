@@ -38,7 +38,7 @@ class MemberInflater {
   // Inflates in[0, n) as exactly one whole gzip member whose content is exactly out[0, size): true when
   // the member ends at byte n, inflates to `size` bytes, and its CRC32 and ISIZE match. Anything else
   // (damage, a member that ends early or runs on, another size) is false; out's content is then undefined.
-  bool inflate_whole(const uint8_t* in, size_t n, uint8_t* out, size_t size);
+  virtual bool inflate_whole(const uint8_t* in, size_t n, uint8_t* out, size_t size);
 };
 
 // What a gzip member header at p[0, n) says about BGZF.
