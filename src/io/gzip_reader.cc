@@ -506,13 +506,16 @@ std::shared_ptr<GzipReader::Chunk> GzipReader::new_chunk(size_t capacity, bool j
   auto c = std::make_shared<Chunk>();
   {
     const std::lock_guard<std::mutex> lock(m_);
+    // The buffer spare the longest first: it has most likely left the cache of the core that read it, so filling
+    // it does not have to take its lines back from that core (rows b and e of utl/bench, two runs of 15 interleaved
+    // pairs each: 2-5% less time than reusing the newest).
     if (!spare_.empty()) {
-      c->out = std::move(spare_.back());
-      spare_.pop_back();
+      c->out = std::move(spare_.front());
+      spare_.pop_front();
     }
     if (job && !spare_.empty()) {
-      c->in = std::move(spare_.back());
-      spare_.pop_back();
+      c->in = std::move(spare_.front());
+      spare_.pop_front();
     }
   }
   c->out.resize(capacity);

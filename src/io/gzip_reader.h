@@ -115,7 +115,7 @@ class GzipReader final : public InputSource {
   size_t in_flight_ = 0;                      // jobs queued or being inflated
   bool failed_ = false;                       // a job was refused and not yet redone
   bool stop_ = false;
-  std::vector<ByteBuffer> spare_;             // buffers to reuse
+  std::deque<ByteBuffer> spare_;              // buffers to reuse, the longest spare first
   GzipReaderStats stats_;
 
   // The reader's side (the thread that calls read()).
