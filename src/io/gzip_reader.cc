@@ -470,8 +470,10 @@ bool GzipReader::fill() {
   size_t got = 0;
   if (ahead_) {  // bytes left over (a member's end, a header): the next buffer goes after them
     got = ahead_->take(ahead_spare_);
-    std::memcpy(in_.data() + end_, ahead_spare_.data(), got);
-    if (got > 0) count_read_ahead();
+    if (got > 0) {  // at the end the spare may hold no buffer at all (data() null: memcpy must not see it)
+      std::memcpy(in_.data() + end_, ahead_spare_.data(), got);
+      count_read_ahead();
+    }
   } else {
     got = fd_->read(in_.data() + end_, kReadSize);
   }
