@@ -12,7 +12,7 @@
 namespace lepus {
 namespace {
 
-constexpr uint32_t kStateVersion = 2;  // 2: b kept by the matrix
+constexpr uint32_t kStateVersion = 3;  // 2: b kept by the matrix; 3: the feature scales
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
 }  // namespace
@@ -27,6 +27,7 @@ AioliOptions AioliOptions::from(const OptionValues& v) {
   o.rank = common::rank_of(v);
   o.max_dense = common::max_dense_of(v);
   o.o2b = v.has("aioli_o2b") && v.text("aioli_o2b") == "1";
+  o.scale = !v.has("aioli_scale") || v.text("aioli_scale") == "feature";
   return o;
 }
 
@@ -86,7 +87,25 @@ AioliLearner::AioliLearner(const AioliOptions& options, const Loss& loss, int bi
       a_(make_matrix(aioli_matrix(options, bits))),
       test_only_(test_only),
       seed_(random_seed),
-      builder_(bits) {}
+      builder_(bits),
+      scale_(options.scale ? bits : 0) {}
+
+const SparseVector& AioliLearner::input(const Example& x, bool learn) const {
+  const SparseVector& v = builder_.build(x);
+  if (!opt_.scale) return v;
+  scaled_.assign(v.begin(), v.end());
+  for (Coord& c : scaled_) {
+    const double a = std::fabs(c.x), s = scale_[c.slot];
+    if (a > s) {
+      if (learn) const_cast<TrackedVector&>(scale_).set(c.slot, a);
+      c.x = c.x > 0.0 ? 1.0 : -1.0;
+    } else {
+      c.x /= s;
+    }
+  }
+  scaled_view_ = SparseVector{scaled_.data(), scaled_.size(), v.dropped};
+  return scaled_view_;
+}
 
 namespace {
 // A uniform draw in [0, 1) from (seed, t) alone (splitmix64), so a resumed run draws what an uninterrupted one
@@ -133,12 +152,12 @@ AioliLearner::Round AioliLearner::evaluate_with(const Matrix& a, const SparseVec
   return r;
 }
 
-AioliLearner::Round AioliLearner::evaluate(const Example& x) const { return evaluate(builder_.build(x), x.initial); }
+AioliLearner::Round AioliLearner::evaluate(const Example& x) const { return evaluate(input(x, false), x.initial); }
 
 Prediction AioliLearner::output(double yhat) const { return clip_.of(common::to_float(yhat, safeguards_)); }
 
 double AioliLearner::predict_o2b(const Example& x) const {
-  const SparseVector& v = builder_.build(x);
+  const SparseVector& v = input(x, false);
   return snap_a_ ? evaluate_with(*snap_a_, v, x.initial).yhat : evaluate(v, x.initial).yhat;
 }
 
@@ -149,7 +168,7 @@ Prediction AioliLearner::predict(const Example& x) const {
 
 Prediction AioliLearner::learn(const Example& x) {
   clip_.see(x);
-  const SparseVector& v = builder_.build(x);
+  const SparseVector& v = input(x, common::teaches(x));  // s grows exactly when learn_round updates A
   safeguards_ += v.dropped;
   if (test_only_ && opt_.o2b) return output(predict_o2b(x));
   return learn_round(v, x.initial, common::teaches(x), x.label > 0.0f ? 1.0 : -1.0, static_cast<double>(x.weight),
@@ -185,6 +204,7 @@ Prediction AioliLearner::learn_round(const SparseVector& v, double initial, bool
 std::vector<std::string> AioliLearner::describe() const {
   return {"aioli B = " + common::number(opt_.radius), "aioli lambda = " + common::number(opt_.ridge()),
           opt_.r ? "aioli R = " + common::number(*opt_.r) : std::string("aioli R = largest ||x|| so far"),
+          std::string("aioli scale = ") + (opt_.scale ? "each feature by its largest |value| so far" : "none"),
           "matrix = " + std::string(matrix_kind_name(opt_.matrix)) +
               (opt_.matrix == MatrixKind::kSketch || opt_.matrix == MatrixKind::kAuto
                    ? ", rank " + std::to_string(opt_.rank) : std::string()) +
@@ -196,6 +216,7 @@ void AioliLearner::write_readable(std::ostream& out) const {
   out << "aioli_B " << opt_.radius << "\n";
   out << "aioli_lambda " << opt_.ridge() << "\n";
   out << "R " << r() << "\n";
+  out << "aioli_scale " << (opt_.scale ? "feature" : "none") << "\n";
   out << "matrix " << matrix_kind_name(opt_.matrix) << "\n";
   clip_.write_readable(out);
   // Per slot: the surrogate minimiser's weight (A^-1 b)_i is not kept; b_i is the state.
@@ -219,11 +240,14 @@ void AioliLearner::save(ModelWriter& out) const {
   out.put_u64(rounds_);
   out.put_u64(snap_round_);
   if (snap_a_) snap_a_->save(out);
+  out.put_u8(opt_.scale ? 1 : 0);
+  if (opt_.scale) scale_.save(out);
 }
 
 void AioliLearner::load(ModelReader& in) {
   auto bad = [&](const std::string& what) { return ModelFormatError(in.source() + ": aioli state: " + what); };
-  if (in.get_u32("aioli state version") != kStateVersion) throw bad("unknown state version");
+  const uint32_t version = in.get_u32("aioli state version");
+  if (version != kStateVersion && version != 2) throw bad("unknown state version");
   AioliOptions o = opt_;
   o.radius = in.get_f64("aioli B");
   o.lambda = in.get_f64("aioli lambda");
@@ -252,6 +276,21 @@ void AioliLearner::load(ModelReader& in) {
     snap_a = make_matrix(aioli_matrix(o, bits_));
     snap_a->load(in);
   }
+  o.scale = false;  // version 2: no feature scales
+  TrackedVector scale;
+  if (version >= 3) {
+    const uint8_t flag = in.get_u8("aioli scale flag");
+    if (flag > 1) throw bad("bad feature-scale flag");
+    o.scale = flag == 1;
+  }
+  if (o.scale) {
+    scale = TrackedVector(bits_);
+    const TrackedVector::Entries e = scale.read(in);
+    for (const auto& [slot, value] : e.nonzero)
+      if (!(value > 0.0)) throw bad("a feature scale not positive");
+    scale.assign(e);
+  }
+  scale_ = std::move(scale);
   seed_ = seed;
   rounds_ = rounds;
   snap_round_ = snap_round;
@@ -279,6 +318,10 @@ LearnerRow aioli_row() {
           common::matrix_option({"auto", "full", "diag", "sketch"}),
           common::rank_option(),
           common::max_dense_option(),
+          {"aioli_scale", "", Kind::kText, "feature",
+           "feature: each feature divided by the largest |value| it has had so far (saved in the model), so raw, "
+           "unscaled data learns as well as scaled; none: the features as given (the published algorithm)",
+           {}, {"feature", "none"}},
           {"aioli_o2b", "", Kind::kFlag, "",
            "online to batch: keep the state of a round drawn at random (seeded by --random_seed, saved in the "
            "model) and let -t runs predict with it; for i.i.d. data this has the paper's excess-risk guarantee"},

@@ -61,6 +61,33 @@ OptionValues defaults_of(const LearnerRow& row) {
   return v;
 }
 
+// A member named "learner[:option=value...]" (a flag as ":option"): its registry row's name.
+std::string row_name(const std::string& member) { return member.substr(0, member.find(':')); }
+
+// The member's options: its row's defaults, then the ones its name gives (ConfigError for an option the row
+// does not have, or a value outside its range or choices).
+OptionValues options_of(const LearnerRow& row, const std::string& member) {
+  OptionValues v = defaults_of(row);
+  size_t at = member.find(':');
+  while (at != std::string::npos) {
+    const size_t next = member.find(':', at + 1);
+    const std::string item = member.substr(at + 1, next == std::string::npos ? std::string::npos : next - at - 1);
+    const size_t eq = item.find('=');
+    const std::string name = item.substr(0, eq);
+    const auto spec = std::find_if(row.options.begin(), row.options.end(), [&](const auto& o) { return o.name == name; });
+    if (spec == row.options.end())
+      throw ConfigError("--mix: learner '" + row.name + "' has no option '" + name + "' (in '" + member + "')");
+    const bool flag = spec->kind == OptionSpec::Kind::kFlag;
+    if (flag != (eq == std::string::npos))
+      throw ConfigError("--mix: '" + item + "' in '" + member + "': " +
+                        (flag ? "a flag takes no value" : "write option=value"));
+    v.set(name, flag ? "1" : item.substr(eq + 1), true);
+    at = next;
+  }
+  check_option_values(row.options, v);
+  return v;
+}
+
 MixLearner::Rule rule_of(const Loss& loss) {
   if (loss.name() == "logistic") return MixLearner::Rule::kLog;
   if (loss.name() == "squared") return MixLearner::Rule::kSquare;
@@ -81,25 +108,25 @@ MixLearner::MixLearner(const std::string& members, double share, const LearnerCo
   names_ = split(members);
   if (default_list)
     std::erase_if(names_, [&](const std::string& n) {
-      const LearnerRow* row = find_learner(n);
+      const LearnerRow* row = find_learner(row_name(n));
       return row != nullptr && !row->accepts_loss(std::string(c.loss.name()));
     });
   if (names_.empty()) throw ConfigError("--mix names no learner");
   member_options_.reserve(names_.size());
   for (const auto& n : names_) {
-    const LearnerRow* row = find_learner(n);
-    if (row == nullptr) throw ConfigError("--mix: unknown learner '" + n + "'");
-    if (n == "mix") throw ConfigError("--mix: a mixture cannot contain a mixture");
+    const LearnerRow* row = find_learner(row_name(n));
+    if (row == nullptr) throw ConfigError("--mix: unknown learner '" + row_name(n) + "'");
+    if (row->name == "mix") throw ConfigError("--mix: a mixture cannot contain a mixture");
     if (!row->accepts_loss(std::string(c.loss.name())))
       throw ConfigError("--mix: learner '" + n + "' does not accept the " + std::string(c.loss.name()) + " loss");
     // The mixture's traits are static: a member that cannot run several passes, or looks at examples before
     // predicting, would need traits the mix row does not declare.
     if (!row->traits.passes || row->traits.warmup_examples > 0)
       throw ConfigError("--mix: learner '" + n + "' cannot be a member");
-    member_options_.push_back(defaults_of(*row));
+    member_options_.push_back(options_of(*row, n));
   }
   for (size_t k = 0; k < names_.size(); ++k) {
-    const LearnerRow* row = find_learner(names_[k]);
+    const LearnerRow* row = find_learner(row_name(names_[k]));
     members_.push_back(row->make(LearnerContext{member_options_[k], c.loss, c.bits, c.test_only, c.random_seed}));
   }
   const size_t n = names_.size();
@@ -487,7 +514,7 @@ void MixLearner::load_state(ModelReader& in, bool predict_only) {
   for (size_t k = 0; k < n; ++k) {
     const std::string got = in.get_string("mix member name");
     if (got != names_[k]) throw bad("member " + std::to_string(k) + " is '" + got + "', expected '" + names_[k] + "'");
-    const LearnerRow* row = find_learner(names_[k]);
+    const LearnerRow* row = find_learner(row_name(names_[k]));
     fresh.push_back(row->make(LearnerContext{member_options_[k], loss_, bits_, test_only_, seed_}));
     if (!retired[k].empty()) continue;  // a fresh member stands in; it is never asked again
     if (predict_only)
@@ -514,9 +541,9 @@ LearnerRow mix_row() {
   traits.needs_invariant_norm = [](const OptionValues& o) {
     const std::string list = o.has("mix") ? o.text("mix") : MixLearner::kDefaultMembers;
     for (const auto& n : split(list)) {
-      const LearnerRow* row = find_learner(n);
-      if (row != nullptr && n != "mix" && row->traits.needs_invariant_norm &&
-          row->traits.needs_invariant_norm(defaults_of(*row)))
+      const LearnerRow* row = find_learner(row_name(n));
+      if (row != nullptr && row->name != "mix" && row->traits.needs_invariant_norm &&
+          row->traits.needs_invariant_norm(options_of(*row, n)))
         return true;
     }
     return false;
@@ -527,8 +554,9 @@ LearnerRow mix_row() {
       "of them on every stream (within ln K in log loss), for when you do not know which learner suits the data",
       {
           {"mix", "", Kind::kText, MixLearner::kDefaultMembers,
-           "the learners --learner mix runs, comma-separated, each with its own defaults (by default those of "
-           "this list that accept the loss: aioli is logistic only)",
+           "the learners --learner mix runs, comma-separated, each with its own defaults unless options follow "
+           "its name (aioli:matrix=diag, a flag as :name); by default those of this list that accept the loss "
+           "(aioli is logistic only)",
            {}, {}},
           {"mix_share", "", Kind::kNumber, "0",
            "Fixed Share rate: each round mixes this much of the uniform weights back in, to follow drift",

@@ -74,6 +74,11 @@ void TrackedVector::add(std::span<const Coord> x, double beta) {
   for (const Coord& c : x) v_[c.slot & mask_] += beta * c.x;
 }
 
+void TrackedVector::set(uint64_t slot, double value) {
+  if (!enabled()) throw std::logic_error("tracked vector: b is not kept by this matrix");
+  v_[slot & mask_] = value;
+}
+
 void TrackedVector::clear() { v_.clear(); }
 
 void TrackedVector::save(ModelWriter& out) const {

@@ -72,6 +72,7 @@ class TrackedVector {
   double operator[](uint64_t slot) const { return v_[slot & mask_]; }
   double dot(std::span<const Coord> x) const;  // xᵀb
   void add(std::span<const Coord> x, double beta);  // b += β x (std::logic_error when not kept)
+  void set(uint64_t slot, double value);            // b_slot = value (std::logic_error when not kept)
   void clear();
   void save(ModelWriter& out) const;
   // Loading in two steps, so a component can check all of its state before changing any: read checks the

@@ -7,6 +7,7 @@
 #include <cstdlib>
 
 #include "e2e_util.h"
+#include "raw_pixels.h"
 
 namespace lepus::e2e {
 namespace {
@@ -43,6 +44,15 @@ TEST(SecondOrder, EachLearnerLearnsAndItsModelPredictsAsTheRun) {
     EXPECT_EQ(read_file(d + "/a.p"), read_file(d + "/b.p"));  // predicting changes nothing
     EXPECT_LT(loss_of(d + "/t1"), constant_loss(d + "/log"));
   }
+}
+
+// Raw pixels 0-255 learn as the same pixels divided by 255 (each feature is divided by its largest |value| so
+// far): in every matrix mode. The published algorithm (--aioli_scale none) does not, on this data.
+TEST(SecondOrder, AioliLearnsRawPixelsAsScaledOnes) {
+  const PixelSets sets = write_pixel_sets("aioli_pixels");
+  for (const std::string m : {"auto", "full", "diag", "sketch"}) expect_raw_learns_as_scaled(sets, "--learner aioli --matrix " + m);
+  const PixelErrors none = pixel_test_errors(sets, "--learner aioli --aioli_scale none");
+  EXPECT_GT(std::fabs(none.raw - none.unit), 0.01) << "raw " << none.raw << ", divided by 255 " << none.unit;
 }
 
 // Training in two halves through a saved model equals one run: on either side of auto's switch to the sketch.

@@ -124,6 +124,7 @@ double aioli_loss(const std::vector<int>& ys, const Data& d, double lambda) {
   o.lambda = lambda;
   o.r = 1.0;
   o.matrix = MatrixKind::kFull;
+  o.scale = false;  // the paper's algorithm
   AioliLearner l(o, kLoss, 4);
   const Example pos = example(d.x1, 1.0f), neg = example(d.x2, -1.0f);
   double total = 0;

@@ -31,6 +31,7 @@ AioliOptions opts(double b, double lambda, double r, MatrixKind kind = MatrixKin
   o.r = r;
   o.matrix = kind;
   o.rank = rank;
+  o.scale = false;  // the paper's algorithm, which its oracles are of
   return o;
 }
 
@@ -285,11 +286,91 @@ TEST(Aioli, MillionRoundsStayFiniteAndSymmetric) {
 TEST(Aioli, OptionsAreChecked) {
   for (const auto& [name, value] : std::vector<std::pair<std::string, std::string>>{
            {"aioli_B", "0"}, {"aioli_lambda", "-1"}, {"aioli_R", "nan"}, {"matrix", "dense"}, {"rank", "0"},
-           {"rank", "2.5"}}) {
+           {"rank", "2.5"}, {"aioli_scale", "max"}}) {
     OptionValues v;
     v.set(name, value, true);
     EXPECT_THROW(AioliOptions::from(v), ConfigError) << name << " " << value;
   }
+}
+
+// --aioli_scale feature (the default) against the published algorithm: a stream in which the first example
+// already holds each coordinate's largest |x| is, scaled, exactly the published AIOLI on x / s; and the scaled
+// learner's predictions do not change when any column is multiplied by a constant (1e-3 ... 1e3), in every
+// matrix mode.
+std::vector<Example> scale_stream(const std::vector<double>& column_factor, int n, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> g(0.0, 1.0);
+  std::vector<Example> xs;
+  for (int t = 0; t < n; ++t) {
+    std::vector<std::pair<uint64_t, double>> f;
+    double score = 0.0;
+    for (uint64_t j = 0; j < column_factor.size(); ++j) {
+      if (t > 0 && rng() % 3 == 0) continue;  // sparse after the first
+      const double v = t == 0 ? 4.0 : std::clamp(g(rng), -4.0, 4.0);  // the first holds each |x|'s largest
+      score += (j % 2 ? 1.0 : -0.7) * v;
+      f.emplace_back(j, v * column_factor[j]);
+    }
+    xs.push_back(example(f, score + g(rng) > 0 ? 1 : -1));
+  }
+  return xs;
+}
+
+TEST(AioliScale, IsThePublishedAlgorithmOnScaledInputs) {
+  const std::vector<double> factor = {1.0, 250.0, 0.01, 3.0, 1e3};
+  const std::vector<Example> raw = scale_stream(factor, 300, 5);
+  AioliOptions scaled = opts(1, 1, 1);
+  scaled.scale = true;
+  scaled.r.reset();
+  AioliOptions published = opts(1, 1, 1);
+  published.r.reset();
+  AioliLearner a(scaled, kLoss, 6), b(published, kLoss, 6);
+  for (const Example& x : raw) {
+    Example u = x;  // x / s with s = 4 |factor|: what the scaled learner feeds its matrix
+    for (Feature& f : u.features) f.value = static_cast<float>(f.value / static_cast<double>(static_cast<float>(4.0 * factor[f.index])));
+    const double pa = a.learn(x).raw, pb = b.learn(u).raw;
+    ASSERT_NEAR(pa, pb, 1e-5 * std::max(1.0, std::fabs(pb)));
+  }
+}
+
+TEST(AioliScale, PredictionsUnchangedByRescalingAnyColumn) {
+  const std::vector<double> ones(6, 1.0), factor = {1e-3, 1.0, 255.0, 0.5, 1e3, 7.0};
+  for (MatrixKind kind : {MatrixKind::kFull, MatrixKind::kDiag, MatrixKind::kSketch, MatrixKind::kAuto}) {
+    AioliOptions o;  // every default: B = 1, lambda = 1, R the largest norm so far, scale feature
+    o.matrix = kind;
+    o.rank = 3;
+    AioliLearner a(o, kLoss, 6), b(o, kLoss, 6);
+    const std::vector<Example> xs = scale_stream(ones, 400, 11), ys = scale_stream(factor, 400, 11);
+    double worst = 0.0;
+    for (size_t t = 0; t < xs.size(); ++t) {
+      const double pa = a.learn(xs[t]).raw, pb = b.learn(ys[t]).raw;
+      worst = std::max(worst, std::fabs(pa - pb) / std::max(1.0, std::fabs(pa)));
+    }
+    EXPECT_LT(worst, 1e-5) << matrix_kind_name(kind);
+    AioliOptions none = o;  // the published algorithm is not invariant (the test can fail)
+    none.scale = false;
+    AioliLearner c(none, kLoss, 6), d(none, kLoss, 6);
+    double diff = 0.0;
+    for (size_t t = 0; t < xs.size(); ++t) diff = std::max(diff, std::fabs(c.learn(xs[t]).raw - d.learn(ys[t]).raw));
+    EXPECT_GT(diff, 0.1) << matrix_kind_name(kind);
+  }
+}
+
+// The scales are state: a run saved and resumed predicts as the uninterrupted one; a model saved without them
+// (state version 2, before scales existed) loads as the published algorithm.
+TEST(AioliScale, ScalesAreSavedAndResumed) {
+  const std::vector<Example> xs = scale_stream({1.0, 250.0, 0.01}, 200, 3);
+  AioliOptions o;
+  AioliLearner whole(o, kLoss, 6), first(o, kLoss, 6);
+  for (int t = 0; t < 100; ++t) {
+    whole.learn(xs[t]);
+    first.learn(xs[t]);
+  }
+  ModelWriter w;
+  first.save(w);
+  AioliLearner resumed(o, kLoss, 6);
+  ModelReader r(w.bytes().data(), w.bytes().size(), "mem");
+  resumed.load(r);
+  for (size_t t = 100; t < xs.size(); ++t) ASSERT_EQ(whole.learn(xs[t]).raw, resumed.learn(xs[t]).raw) << t;
 }
 
 }  // namespace
