@@ -29,6 +29,9 @@ class PixelRng {
     return z ^ (z >> 31);
   }
   double uniform() { return static_cast<double>(next() >> 11) * 0x1p-53; }
+
+ private:
+  uint64_t s_;
 };
 
 // Writes train.raw.vw, test.raw.vw, train.unit.vw and test.unit.vw into a fresh scratch directory.
@@ -43,14 +46,14 @@ inline PixelSets write_pixel_sets(const std::string& name, int train = 3000, int
       const bool positive = rng.uniform() < 0.4;  // vertical stroke; the larger class is horizontal
       if (std::string(part) == "test" && positive) ++test_positive;
       const int at = 1 + static_cast<int>(rng.next() % 6), thick = 1 + static_cast<int>(rng.next() % 2);
-      const double ink = 0.5 + 0.5 * rng.uniform();
+      const double ink = 0.2 + 0.8 * rng.uniform();  // faint strokes in heavy noise: not separable
       raw << (positive ? "1" : "-1") << " |p";
       unit << (positive ? "1" : "-1") << " |p";
       for (int r = 0; r < 8; ++r)
         for (int c = 0; c < 8; ++c) {
           const int along = positive ? c : r;
           double v = (along >= at && along < at + thick) ? ink : 0.0;
-          v += 0.35 * (rng.uniform() - 0.5);  // noise, strokes blur
+          v += 1.2 * (rng.uniform() - 0.5);
           const int pixel = static_cast<int>(std::lround(255.0 * std::clamp(v, 0.0, 1.0)));
           if (pixel == 0) continue;  // zeros omitted, as in sparse image files
           raw << " " << (8 * r + c) << ":" << pixel;

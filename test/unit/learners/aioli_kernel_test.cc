@@ -138,6 +138,7 @@ TEST(AioliKernel, LinearKernelIsPrimalAioli) {
   po.radius = 2.0;
   po.lambda = 0.5;
   po.matrix = MatrixKind::kFull;
+  po.scale = false;  // aioli-kernel feeds its kernel features as they are: the published algorithm
   AioliLearner p(po, kLoss, 6);
   const std::vector<Example> data = sparse_stream(80, 21);
   double worst = 0.0;
@@ -164,6 +165,7 @@ TEST(AioliKernel, PolynomialKernelIsPrimalAioliOnItsFeatureMap) {
   AioliOptions po;
   po.radius = 1.0;
   po.matrix = MatrixKind::kFull;
+  po.scale = false;  // aioli-kernel feeds its kernel features as they are: the published algorithm
   AioliLearner p(po, kLoss, 4);
   std::mt19937_64 rng(5);
   std::normal_distribution<double> g(0.0, 1.0);

@@ -350,7 +350,8 @@ TEST(AioliScale, PredictionsUnchangedByRescalingAnyColumn) {
     none.scale = false;
     AioliLearner c(none, kLoss, 6), d(none, kLoss, 6);
     double diff = 0.0;
-    for (size_t t = 0; t < xs.size(); ++t) diff = std::max(diff, std::fabs(c.learn(xs[t]).raw - d.learn(ys[t]).raw));
+    for (size_t t = 0; t < xs.size(); ++t)
+      diff = std::max(diff, std::fabs(static_cast<double>(c.learn(xs[t]).raw) - d.learn(ys[t]).raw));
     EXPECT_GT(diff, 0.1) << matrix_kind_name(kind);
   }
 }
