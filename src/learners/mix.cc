@@ -8,6 +8,10 @@
 #include <limits>
 #include <sstream>
 
+#include <exception>
+
+#include <tbb/parallel_for.h>
+
 #include "lepus/errors.h"
 
 namespace lepus {
@@ -84,7 +88,11 @@ OptionValues options_of(const LearnerRow& row, const std::string& member) {
     v.set(name, flag ? "1" : item.substr(eq + 1), true);
     at = next;
   }
-  check_option_values(row.options, v);
+  try {
+    check_option_values(row.options, v);
+  } catch (const ConfigError& e) {
+    throw ConfigError("--mix member '" + member + "': " + e.what());
+  }
   return v;
 }
 
@@ -296,18 +304,28 @@ Prediction MixLearner::learn(const Example& x) {
   const size_t n = size();
   bool any_scored = false;
   if (common::teaches(x) && !test_only_) ++rounds_;  // examples learned from (others change no state)
-  for (size_t k = 0; k < n; ++k) {
-    if (!active(k)) {
-      scratch_[k] = Prediction{};
-      continue;
-    }
+  // Each member's round is independent of the others' (the members never see the mixture), so they run in
+  // parallel; what they throw is handled afterwards in member order, exactly as one after the other would.
+  errors_.assign(n, nullptr);
+  tbb::parallel_for(size_t{0}, n, [&](size_t k) {
+    scratch_[k] = Prediction{};
+    if (!active(k)) return;
     try {
       scratch_[k] = members_[k]->learn(x);  // each member's one round
-    } catch (const ConfigError& e) {
-      if (active_count() == 1) throw;  // the last member: nothing left to predict with
-      retire(k, e.what());
-      scratch_[k] = Prediction{};
-      continue;
+    } catch (...) {
+      errors_[k] = std::current_exception();
+    }
+  });
+  for (size_t k = 0; k < n; ++k) {
+    if (errors_[k]) {
+      try {
+        std::rethrow_exception(errors_[k]);
+      } catch (const ConfigError& e) {
+        if (active_count() == 1) throw;  // the last member: nothing left to predict with
+        retire(k, e.what());
+        scratch_[k] = Prediction{};
+        continue;
+      }
     }
     any_scored = any_scored || scratch_[k].scored.has_value();
   }

@@ -42,6 +42,7 @@
 //   - Fixed Share: one share step per learning round (labelled, importance > 0), whatever the importance.
 #pragma once
 #include <cstdint>
+#include <exception>
 #include <memory>
 #include <string>
 #include <vector>
@@ -129,6 +130,7 @@ class MixLearner final : public Learner {
   double own_loss_ = 0.0;         // the mixture's own cumulative weighted loss (NaN: resumed from a MIX1 state)
   mutable uint64_t safeguards_ = 0;
   mutable std::vector<Prediction> scratch_;
+  std::vector<std::exception_ptr> errors_;  // per member, what its last round threw
 };
 
 LearnerRow mix_row();

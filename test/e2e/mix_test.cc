@@ -42,6 +42,43 @@ TEST(MixCli, Rcv1SmallWithinLnKOfTheBestMember) {
   EXPECT_LT(loss_of(d + "/t1"), mix);  // the final model on the data it learned
 }
 
+// The members learn in parallel (each example's rounds run on as many threads as --threads allows): the
+// progressive predictions, the summary's losses and the saved model are byte-identical for one thread and for
+// several, with the retirement path included (-q ff: scinol-full passes its dense cap on the first example).
+TEST(MixCli, SameResultsForAnyThreadCount) {
+  const std::string d = scratch_dir("mix_threads");
+  for (const std::string extra : {"", " -q ff --mix sgd,scinol-full,aioli:matrix=diag"}) {
+    SCOPED_TRACE(extra);
+    for (const std::string t : {"1", "2", "4"}) {
+      ASSERT_EQ(run_lepus(kRcv1 + " --loss_function logistic --learner mix --threads " + t + extra + " -f " + d +
+                          "/m" + t + " -p " + d + "/p" + t + " 2> " + d + "/log" + t),
+                0)
+          << read_file(d + "/log" + t);
+    }
+    for (const std::string t : {"2", "4"}) {
+      EXPECT_EQ(read_file(d + "/p1"), read_file(d + "/p" + t)) << t;
+      EXPECT_EQ(read_file(d + "/m1"), read_file(d + "/m" + t)) << t;
+      EXPECT_EQ(loss_of(d + "/log1"), loss_of(d + "/log" + t)) << t;
+    }
+    EXPECT_EQ(read_predictions(d + "/p1").size(), 1000u);
+  }
+}
+
+// Members take options after their name; an option the member does not have, or a bad value, is refused.
+TEST(MixCli, MembersTakeOptions) {
+  const std::string d = scratch_dir("mix_member_options");
+  ASSERT_EQ(run_lepus(kRcv1 + " --loss_function logistic --learner mix --mix sgd,aioli:matrix=diag:aioli_o2b 2> " +
+                      d + "/log"),
+            0)
+      << read_file(d + "/log");
+  EXPECT_TRUE(has(read_file(d + "/log"), "aioli:matrix=diag:aioli_o2b: matrix = diag")) << read_file(d + "/log");
+  for (const std::string bad : {"aioli:rank=0", "aioli:nosuch=1", "aioli:matrix", "aioli:aioli_o2b=1"}) {
+    EXPECT_EQ(run_lepus(kRcv1 + " --loss_function logistic --learner mix --mix sgd," + bad + " 2> " + d + "/e"), 1)
+        << bad;
+    EXPECT_TRUE(has(read_file(d + "/e"), "--mix")) << bad << ": " << read_file(d + "/e");
+  }
+}
+
 // With the squared loss the default members are those that accept it (aioli is logistic only): the run works
 // and the summary names four members.
 TEST(MixCli, DefaultMembersFollowTheLoss) {
