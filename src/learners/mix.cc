@@ -210,6 +210,25 @@ double MixLearner::regret_bound() const {
   return e > 0.0 ? ln_k / e : kInf;
 }
 
+void MixLearner::set_test_share(double alpha) {
+  if (!(alpha >= 0.0 && alpha <= 1.0)) throw ConfigError("--mix_test_share must be in [0, 1], got " + number(alpha));
+  test_share_ = alpha;
+}
+
+std::vector<double> MixLearner::test_log_weights() const {
+  std::vector<double> lw = log_weights();
+  if (!test_only_ || test_share_ == 0.0) return lw;
+  const double floor = std::log(test_share_ / static_cast<double>(active_count()));
+  const double keep = test_share_ < 1.0 ? std::log1p(-test_share_) : -kInf;
+  for (size_t k = 0; k < size(); ++k) {
+    if (!active(k)) continue;  // stays at weight 0
+    const double a = keep + lw[k];
+    const double hi = std::max(a, floor);
+    lw[k] = hi + std::log1p(std::exp(std::min(a, floor) - hi));
+  }
+  return lw;
+}
+
 std::vector<double> MixLearner::weights() const {
   std::vector<double> w = log_weights();
   for (double& v : w) v = std::exp(v);
@@ -292,7 +311,7 @@ Prediction MixLearner::predict(const Example& x) const {
     r[k] = input(p.scored.value_or(p.value));
     scored = scored || p.scored.has_value();
   }
-  const std::vector<double> lw = log_weights();
+  const std::vector<double> lw = test_log_weights();
   const double s = mix(v, lw);
   Prediction out = clip_.of(common::to_float(s, safeguards_));
   if (scored) out.scored = clip_.clip(common::to_float(mix(r, lw), safeguards_));
@@ -412,7 +431,8 @@ std::vector<std::string> MixLearner::describe() const {
   const char* rule = rule_ == Rule::kLog ? "bayes (log loss, eta 1)"
                      : rule_ == Rule::kSquare ? "aggregating algorithm (square loss)"
                                               : "adahedge";
-  std::vector<std::string> out{"mix = " + list, std::string("mix rule = ") + rule, "mix_share = " + number(share_)};
+  std::vector<std::string> out{"mix = " + list, std::string("mix rule = ") + rule, "mix_share = " + number(share_),
+                               "mix_test_share = " + number(test_share_)};
   for (size_t k = 0; k < size(); ++k)
     for (const auto& line : members_[k]->describe()) out.push_back(names_[k] + ": " + line);
   return out;
@@ -576,6 +596,10 @@ LearnerRow mix_row() {
            "its name (aioli:matrix=diag, a flag as :name); by default those of this list that accept the loss "
            "(aioli is logistic only)",
            {}, {}},
+          {"mix_test_share", "", Kind::kNumber, "0.5",
+           "online to batch: a -t run predicts with the weights (1 - a) w + a/K, hedging the final weights toward "
+           "uniform against a test set unlike the end of the training stream (0: the final weights)",
+           {0.0, 1.0, false, false}},
           {"mix_share", "", Kind::kNumber, "0",
            "Fixed Share rate: each round mixes this much of the uniform weights back in, to follow drift",
            {0.0, 1.0, false, true}, {}},
@@ -583,7 +607,9 @@ LearnerRow mix_row() {
       [](const LearnerContext& c) {
         const std::string members = c.options.has("mix") ? c.options.text("mix") : MixLearner::kDefaultMembers;
         const double share = c.options.has("mix_share") ? c.options.number("mix_share") : 0.0;
-        return std::make_unique<MixLearner>(members, share, c, !c.options.given("mix"));
+        auto mix = std::make_unique<MixLearner>(members, share, c, !c.options.given("mix"));
+        mix->set_test_share(c.options.has("mix_test_share") ? c.options.number("mix_test_share") : 0.5);
+        return mix;
       },
       std::move(traits)};
 }

@@ -78,6 +78,10 @@ class MixLearner final : public Learner {
   uint64_t safeguard_count() const override;
   std::vector<std::string> summary_lines() const override;
 
+  // --mix_test_share α: a -t run predicts with the weights (1 − α) w_k + α / K (one Fixed Share step toward the
+  // uniform prior), the online-to-batch conversion of the saved mixture; 0 (the class's default) keeps w_k.
+  void set_test_share(double alpha);
+  double test_share() const { return test_share_; }
   size_t size() const { return members_.size(); }
   const std::string& member_name(size_t k) const { return names_[k]; }
   const Learner& member(size_t k) const { return *members_[k]; }
@@ -99,6 +103,7 @@ class MixLearner final : public Learner {
     OptionValues options;
   };
   std::vector<double> log_weights() const;  // normalised
+  std::vector<double> test_log_weights() const;  // -t: log_weights() with --mix_test_share's step
   double eta() const;                       // the current rate (may be +inf for AdaHedge before any gap)
   bool active(size_t k) const { return retired_[k].empty(); }
   size_t active_count() const;
@@ -116,6 +121,7 @@ class MixLearner final : public Learner {
   bool test_only_;
   uint64_t seed_;
   double share_;
+  double test_share_ = 0.0;
   Rule rule_;
   std::vector<std::string> names_;
   std::vector<OptionValues> member_options_;  // each member's own defaults (outlive the members)

@@ -382,5 +382,39 @@ TEST(Mix, ModelOfOtherMembersIsRefused) {
   EXPECT_THROW(c->load(r2), ModelFormatError);
 }
 
+// --mix_test_share α: a -t mixture predicts P(+1) = Σ_k ((1 − α) w_k + α/K) σ(s_k) with the trained weights w_k
+// and members' scores s_k; training runs (and α = 0) keep w_k.
+TEST(Mix, TestShareHedgesTheFinalWeightsTowardUniform) {
+  const auto loss = loss_named("logistic");
+  std::vector<uint8_t> state;
+  auto trained_mix = trained(*loss, 21, 300, state);
+  const std::vector<double> w = trained_mix->weights();
+  ASSERT_GT(std::fabs(w[0] - w[1]), 0.05);  // the members differ, so the hedge shows
+  const std::vector<Example> queries = random_stream(22, 20);
+  for (double alpha : {0.0, 0.5, 1.0}) {
+    const OptionValues o = mix_options("sgd,scinol2", 0.0);
+    MixLearner t("sgd,scinol2", 0.0, LearnerContext{o, *loss, 10, true});
+    t.set_test_share(alpha);
+    ModelReader r(state.data(), state.size(), "mem");
+    t.load(r);
+    for (const Example& q : queries) {
+      double p = 0.0;
+      for (size_t k = 0; k < 2; ++k) {
+        const double s = t.member(k).predict(q).value;
+        p += ((1.0 - alpha) * w[k] + alpha / 2.0) / (1.0 + std::exp(-s));
+      }
+      const double want = std::log(p) - std::log1p(-p);
+      EXPECT_NEAR(t.predict(q).value, want, 1e-5 * std::max(1.0, std::fabs(want))) << alpha;
+      if (alpha == 0.0) EXPECT_EQ(t.predict(q).value, trained_mix->predict(q).value);
+    }
+  }
+  auto learning = make_mix("sgd,scinol2", 0.0, *loss, 10);  // not -t: the hedge is never applied
+  learning->set_test_share(1.0);
+  ModelReader r(state.data(), state.size(), "mem");
+  learning->load(r);
+  for (const Example& q : queries) EXPECT_EQ(learning->predict(q).value, trained_mix->predict(q).value);
+  EXPECT_THROW(learning->set_test_share(1.5), ConfigError);
+}
+
 }  // namespace
 }  // namespace lepus
