@@ -909,7 +909,8 @@ Config parse_command_line(int argc, const char* const argv[]) {
   c.driver.parse.keep_names = names;
   c.space.keep_names = names;
   c.quiet = flag("quiet");
-  c.daemon = flag("daemon");
+  // VW's rule: --port or --pid_file alone starts the daemon, as --daemon does.
+  c.daemon = flag("daemon") || given("port") || given("pid_file");
   if (c.daemon) {
     if (!c.driver.data.empty()) throw ConfigError("--daemon reads examples from its clients, not from data files");
     ServeOptions& so = c.serve;
@@ -934,8 +935,8 @@ Config parse_command_line(int argc, const char* const argv[]) {
     c.port_file = text("port_file");
     c.foreground = flag("foreground");
   } else {
-    for (const char* n : {"port_file", "pid_file", "foreground"})
-      if (flag(n) || given(n)) throw ConfigError(std::string("--") + n + " goes with --daemon");
+    for (const char* n : {"port_file", "foreground"})
+      if (flag(n) || given(n)) throw ConfigError(std::string("--") + n + " goes with --daemon (or --port)");
   }
   if (!list("progress").empty()) {
     const std::string p = text("progress");

@@ -2,6 +2,9 @@
 
 #include <cmath>
 #include <string>
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#endif
 
 #include "lepus/errors.h"
 #include "sketch/dense_io.h"
@@ -10,7 +13,48 @@ namespace lepus {
 namespace {
 constexpr uint64_t kMaxCap = 65536;  // 32 GiB of inverse at the cap
 constexpr size_t kMinCapacity = 16;
+
+// The two loops that are most of a full-matrix learner's time (aioli on a9a: 68% and 10%), written for AVX2 where
+// the CPU has it. Each element is formed by the same multiply and add (or subtract) as Eigen's SSE2 code, two
+// roundings, never fused: the results are bit for bit those of the portable path.
+#if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((target("avx2"))) void axpy_avx2(double* y, const double* x, double a, Eigen::Index n) {
+  const __m256d va = _mm256_set1_pd(a);
+  Eigen::Index i = 0;
+  for (; i + 4 <= n; i += 4)
+    _mm256_storeu_pd(y + i, _mm256_add_pd(_mm256_loadu_pd(y + i), _mm256_mul_pd(va, _mm256_loadu_pd(x + i))));
+  for (; i < n; ++i) y[i] += a * x[i];
+}
+
+__attribute__((target("avx2"))) void sub_outer_avx2(double* m, Eigen::Index ld, const double* u, Eigen::Index n) {
+  for (Eigen::Index j = 0; j < n; ++j) {
+    double* col = m + j * ld;
+    const __m256d vj = _mm256_set1_pd(u[j]);
+    Eigen::Index i = 0;
+    for (; i + 4 <= n; i += 4)
+      _mm256_storeu_pd(col + i, _mm256_sub_pd(_mm256_loadu_pd(col + i), _mm256_mul_pd(vj, _mm256_loadu_pd(u + i))));
+    for (; i < n; ++i) col[i] -= u[j] * u[i];
+  }
+}
+
+const bool kAvx2 = __builtin_cpu_supports("avx2") != 0;
+#else
+constexpr bool kAvx2 = false;
+void axpy_avx2(double*, const double*, double, Eigen::Index) {}
+void sub_outer_avx2(double*, Eigen::Index, const double*, Eigen::Index) {}
+#endif
 }  // namespace
+
+// u = C x over the held slots of x (seen_): n entries.
+void FullMatrix::times_inverse(Eigen::Index n) const {
+  u_.setZero(n);
+  for (const Seen& a : seen_) {
+    if (kAvx2)
+      axpy_avx2(u_.data(), inv_.col(a.position).data(), a.x, n);
+    else
+      u_.noalias() += a.x * inv_.col(a.position).head(n);
+  }
+}
 
 FullMatrix::FullMatrix(double lambda, uint64_t cap, int tracked_bits)
     : lambda_(lambda), cap_(cap), prior_(lambda), b_(tracked_bits) {
@@ -49,8 +93,7 @@ double FullMatrix::solve(std::span<const Coord> x, std::vector<Coord>& out) cons
   double outside;
   gather(x, outside);
   const Eigen::Index n = static_cast<Eigen::Index>(size());
-  u_.setZero(n);  // u = C x: nnz columns of C
-  for (const Seen& a : seen_) u_.noalias() += a.x * inv_.col(a.position).head(n);
+  times_inverse(n);  // u = C x: nnz columns of C
   double q = 0.0;
   for (const Seen& a : seen_) q += a.x * u_(a.position);
   out.clear();
@@ -69,8 +112,7 @@ Matrix::Products FullMatrix::products(std::span<const Coord> x) const {
   double outside;
   gather(x, outside);
   const Eigen::Index n = static_cast<Eigen::Index>(size());
-  u_.setZero(n);  // u = C x
-  for (const Seen& a : seen_) u_.noalias() += a.x * inv_.col(a.position).head(n);
+  times_inverse(n);  // u = C x
   Products p;
   for (const Seen& a : seen_) p.quad += a.x * u_(a.position);
   for (Eigen::Index i = 0; i < n; ++i) p.cross += u_(i) * b_[index_.slot(static_cast<uint32_t>(i))];
@@ -128,13 +170,15 @@ void FullMatrix::rank_one_update(std::span<const Coord> x, double weight) {
   double outside;
   gather(x, outside);
   const Eigen::Index n = static_cast<Eigen::Index>(size());
-  u_.setZero(n);
-  for (const Seen& a : seen_) u_.noalias() += a.x * inv_.col(a.position).head(n);
+  times_inverse(n);
   double q = 0.0;
   for (const Seen& a : seen_) q += a.x * u_(a.position);
   const double gamma = weight / scale_;  // Â += γ x xᵀ
   u_ *= std::sqrt(gamma / (1.0 + gamma * q));
-  inv_.topLeftCorner(n, n).noalias() -= u_ * u_.transpose();  // exactly symmetric: v_i v_j == v_j v_i
+  if (kAvx2)  // exactly symmetric: v_i v_j == v_j v_i
+    sub_outer_avx2(inv_.data(), inv_.outerStride(), u_.data(), n);
+  else
+    inv_.topLeftCorner(n, n).noalias() -= u_ * u_.transpose();
 }
 
 void FullMatrix::scale(double r) {

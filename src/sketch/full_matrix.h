@@ -58,6 +58,7 @@ class FullMatrix final : public Matrix {
 
  private:
   void gather(std::span<const Coord> x, double& outside) const;  // seen_ <- (position, value); outside: Σ x²
+  void times_inverse(Eigen::Index n) const;  // u_ <- C x over seen_ (n: the slots held)
   void reserve(size_t n);                                        // capacity for n positions
   void renormalize();
 
