@@ -24,8 +24,11 @@ using Clock = std::chrono::steady_clock;
 // A daemon started in dir with --foreground --port 0 (unless args name a port); stopped when destroyed.
 class Daemon {
  public:
-  Daemon(const std::string& dir, const std::string& args, bool foreground = true) : dir_(dir) {
-    const std::string cmd = "--daemon --pid_file pid --port_file port " +
+  // daemon_flag false: started as VW users often do, by --port and --pid_file alone (VW's rule: either implies
+  // --daemon).
+  Daemon(const std::string& dir, const std::string& args, bool foreground = true, bool daemon_flag = true)
+      : dir_(dir) {
+    const std::string cmd = std::string(daemon_flag ? "--daemon " : "") + "--pid_file pid --port_file port " +
                             std::string(foreground ? "--foreground " : "") +
                             (args.find("--port ") == std::string::npos ? "--port 0 " : "") + args + " 2> daemon.err";
     ::unlink((dir + "/pid").c_str());
@@ -168,6 +171,19 @@ TEST(DaemonCli, PredictOnlyAnswersAsMinusPToConcurrentClients) {
   ASSERT_TRUE(c.send("\n1 'first| 1:1\n"));
   EXPECT_TRUE(has(c.read_lines(1), " first\n"));
   EXPECT_TRUE(d.stop());
+}
+
+// `vw --port N -i model -t` starts VW's daemon: so does lepus (no --daemon), and answers as -p does.
+TEST(DaemonCli, PortAloneStartsTheDaemonAsInVw) {
+  const Served s = make_served("daemon_port");
+  Daemon d(s.dir, "-t -i m --port 0", true, false);
+  ASSERT_TRUE(d.up()) << d.err();
+  Client c(d.port());
+  ASSERT_TRUE(c.ok() && c.send(s.lines));
+  EXPECT_EQ(c.read_lines(s.count), s.ref);
+  EXPECT_TRUE(d.stop());
+  EXPECT_EQ(run_in(s.dir, "--pid_file p2 -d x.vw 2> err"), 1);  // --pid_file starts a daemon too: no data files
+  EXPECT_TRUE(has(read_file(s.dir + "/err"), "not from data files")) << read_file(s.dir + "/err");
 }
 
 TEST(DaemonCli, LearningDaemonLearnsInOrderSavesAndSavesOnSigterm) {
