@@ -273,8 +273,18 @@ size_t resolve_column(const std::string& ref, const std::vector<std::string>& na
   const auto [stop, error] = std::from_chars(ref.data(), end, index);
   const auto n = static_cast<long long>(names.size());
   if (ref.empty() || error != std::errc() || stop != end) {
+    // Header cells that all read as numbers are most likely the first data row: say how the row was read.
+    const bool numeric = !names.empty() && std::all_of(names.begin(), names.end(), [](const std::string& s) {
+      double v = 0.0;
+      const auto [p, e] = std::from_chars(s.data(), s.data() + s.size(), v);
+      return !s.empty() && e == std::errc() && p == s.data() + s.size();
+    });
     throw ConfigError("unknown CSV column '" + ref + "' (" + role_word(role) + "); the columns are " +
-                      list_names(names));
+                      list_names(names) +
+                      (numeric ? ". The first row was read as the header, but its cells are numbers: if the file "
+                                 "has no header row, add --csv_no_file_header (with --csv) or --no_header (with "
+                                 "--format csv)"
+                               : ""));
   }
   if (index < -n || index >= n) {
     throw ConfigError("CSV column index " + ref + " (" + role_word(role) +

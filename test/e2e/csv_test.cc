@@ -56,6 +56,19 @@ TEST(Csv, BadRowsWarnWithTheirLineOrStopUnderStrict) {
   // An unknown column is a configuration error naming it.
   EXPECT_EQ(run_lepus("--format csv -d " + d + "/t.csv --label_column nope 2> " + d + "/e3"), 1);
   EXPECT_NE(read_file(d + "/e3").find("nope"), std::string::npos);
+  EXPECT_EQ(read_file(d + "/e3").find("no header row"), std::string::npos);  // a real header: no hint
+}
+
+// A file without a header row read with --csv: the message says the first row was read as the header and names
+// the flag that reads it as data.
+TEST(Csv, HeaderlessFileNamesTheNoHeaderFlag) {
+  const std::string d = scratch_dir("csv_no_header");
+  std::ofstream(d + "/t.csv") << "3.6216,8.6661,-2.8073,0\n4.5459,8.1674,-2.4586,1\n";
+  EXPECT_EQ(run_lepus("--csv -d " + d + "/t.csv 2> " + d + "/e"), 1);
+  const std::string e = read_file(d + "/e");
+  EXPECT_TRUE(has(e, "first row was read as the header")) << e;
+  EXPECT_TRUE(has(e, "--csv_no_file_header")) << e;
+  EXPECT_EQ(lines_of(e).size(), 1u) << e;
 }
 
 TEST(Csv, ModelRestoresTheTableOptions) {
