@@ -150,6 +150,10 @@ std::string show(const std::string& name, const Entry& e) {
 
 template <typename T>
 T to_number(const std::string& name, const std::string& text) {
+  // The stream reads "-5" into an unsigned type as 2^64 - 5: a count or a size is never negative.
+  if constexpr (std::is_unsigned_v<T>)
+    if (text.find('-') != std::string::npos)
+      throw ConfigError("--" + name + " must be a whole number of at least 0, got '" + text + "'");
   std::istringstream in(text);
   T v{};
   in >> v;
@@ -633,6 +637,8 @@ Config parse_command_line(int argc, const char* const argv[]) {
   // Model files; an -i model's options are merged before anything else is read from the map.
   c.final_regressor = text("final_regressor");
   c.initial_regressor = text("initial_regressor");
+  for (const char* n : {"initial_regressor", "final_regressor", "readable_model"})
+    if (given(n) && text(n).empty()) throw ConfigError(std::string("--") + n + " needs a file name, got ''");
   c.readable_model = text("readable_model");
   if (!c.initial_regressor.empty()) {
     c.model = read_model_file(c.initial_regressor);
@@ -675,6 +681,9 @@ Config parse_command_line(int argc, const char* const argv[]) {
     }
   }
   check_option_values(row->options, c.learner_options);  // each option's declared range or choices
+  if (c.learner_options.has("power_t") && c.learner_options.number("power_t") > 1.0 && given("power_t"))
+    c.warnings.push_back("[warning] --power_t " + text("power_t") + " is above 1: the learning rate t^-power_t "
+                         "vanishes after the first few examples, so little is learned");
 
 
   // Input: -d or the bare words, never both; "-" alone is stdin.
@@ -763,8 +772,8 @@ Config parse_command_line(int argc, const char* const argv[]) {
   {
     std::string t = text("max_line_bytes");
     uint64_t unit = 1;
-    if (!t.empty() && (t.back() == 'K' || t.back() == 'M' || t.back() == 'G')) {
-      unit = t.back() == 'K' ? 1ull << 10 : t.back() == 'M' ? 1ull << 20 : 1ull << 30;
+    if (!t.empty() && (t.back() == 'K' || t.back() == 'M' || t.back() == 'G' || t.back() == 'T')) {
+      unit = t.back() == 'K' ? 1ull << 10 : t.back() == 'M' ? 1ull << 20 : t.back() == 'G' ? 1ull << 30 : 1ull << 40;
       t.pop_back();
     }
     const uint64_t n = to_number<uint64_t>("max_line_bytes", t);
@@ -1041,6 +1050,9 @@ Config parse_command_line(int argc, const char* const argv[]) {
   c.driver.holdout_off = flag("holdout_off");
   c.driver.holdout_period = to_number<uint64_t>("holdout_period", text("holdout_period"));
   if (c.driver.holdout_period < 1) throw ConfigError("--holdout_period must be at least 1");
+  if (c.driver.holdout_period == 1 && c.driver.passes > 1 && !c.driver.holdout_off && !given("holdout_after"))
+    throw ConfigError("--holdout_period 1 holds out every example, so nothing would be learned: give a period of at "
+                      "least 2, or --holdout_off");
   if (given("holdout_after")) {
     c.driver.holdout_after = to_number<uint64_t>("holdout_after", text("holdout_after"));
     if (c.driver.holdout_after < 1) throw ConfigError("--holdout_after must be at least 1");

@@ -644,7 +644,8 @@ void Driver::finish(const Example& ex, const Example& work, bool holdout, RunSta
       if (ex.label == 1.0f || ex.label == -1.0f) {
         l = ex.label == shown ? 0.0f : ex.weight;
       } else if (!binary_warned_ && log_) {
-        *log_ << "[error] --binary needs labels -1 or 1; label " << ex.label << " keeps the loss\n";
+        *log_ << "[warning] --binary expects labels -1 or 1 (as VW warns); label " << ex.label
+              << " is scored by the loss, not as right or wrong. Warned once.\n";
         binary_warned_ = true;
       }
     }

@@ -148,3 +148,44 @@ TEST(Cli, BinaryAndLinkOutputs) {
 
 }  // namespace
 }  // namespace lepus::e2e
+
+namespace lepus::e2e {
+namespace {
+
+// Numbers that would wrap or mean nothing are refused naming the value; values that are legal but learn nothing
+// get one warning (issue 43 item 4).
+TEST(Cli, OptionsThatCannotWrapOrMislead) {
+  const std::string d = scratch_dir("cli_ranges");
+  const std::string data = std::string(LEPUS_TEST_DATA) + "/vw/inputs/rcv1_small.vw.gz";
+  struct Refused {
+    std::string args, says;
+  };
+  for (const Refused& r : std::vector<Refused>{
+           {"--examples -5", "--examples must be a whole number of at least 0, got '-5'"},
+           {"--holdout_period -1 --passes 2 -c", "--holdout_period must be a whole number of at least 0, got '-1'"},
+           {"-l -1", "--learning_rate must be a number > 0, got '-1'"},
+           {"--decay_learning_rate -1", "--decay_learning_rate must be a number >= 0, got '-1'"},
+           {"--initial_t -3", "--initial_t must be a number >= 0, got '-3'"},
+           {"--holdout_period 1 --passes 3 -c", "--holdout_period 1 holds out every example"},
+           {"-i ''", "--initial_regressor needs a file name"},
+           {"-f ''", "--final_regressor needs a file name"}}) {
+    EXPECT_EQ(run_in(d, "-d " + data + " " + r.args + " --cache_file c 2> e"), 1) << r.args;
+    EXPECT_TRUE(has(read_file(d + "/e"), r.says)) << r.args << ": " << read_file(d + "/e");
+    EXPECT_FALSE(exists(d + "/c")) << r.args;  // refused before anything ran
+  }
+  // The message's own bound is accepted; beyond it is refused.
+  EXPECT_EQ(run_in(d, "-d " + data + " --max_line_bytes 1T --quiet 2> e"), 0) << read_file(d + "/e");
+  EXPECT_EQ(run_in(d, "-d " + data + " --max_line_bytes 2T --quiet 2> e"), 1);
+  EXPECT_TRUE(has(read_file(d + "/e"), "between 1 and 1T")) << read_file(d + "/e");
+  // Legal, but nothing would be learned: one warning line.
+  EXPECT_EQ(run_in(d, "-d " + data + " --power_t 1e308 2> e"), 0);
+  EXPECT_TRUE(has(read_file(d + "/e"), "[warning] --power_t 1e308 is above 1")) << read_file(d + "/e");
+  // --binary with 0/1 labels: VW warns and goes on; so does lepus (a warning, not an error, exit 0).
+  std::ofstream(d + "/01.vw") << "0 |a x:1\n1 |a y:1\n";
+  EXPECT_EQ(run_in(d, "-d 01.vw --binary 2> e"), 0);
+  EXPECT_TRUE(has(read_file(d + "/e"), "[warning] --binary expects labels -1 or 1")) << read_file(d + "/e");
+  EXPECT_FALSE(has(read_file(d + "/e"), "[error]")) << read_file(d + "/e");
+}
+
+}  // namespace
+}  // namespace lepus::e2e
