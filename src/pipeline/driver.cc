@@ -640,6 +640,10 @@ void Driver::finish(const Example& ex, const Example& work, bool holdout, RunSta
   float l = 0.0f;
   if (ex.labeled) {
     l = loss_.loss(scored, ex.label, learner_.label_range()) * ex.weight;
+    if (!std::isfinite(l)) {  // an extreme label (1e30, squared): counted at the float range's end, and said
+      l = FLT_MAX;
+      ++clamped_losses_;
+    }
     if (opt_.binary) {
       if (ex.label == 1.0f || ex.label == -1.0f) {
         l = ex.label == shown ? 0.0f : ex.weight;
@@ -971,6 +975,9 @@ std::string Driver::summary(const RunStats& st) const {
     out += "interaction values clamped to the float range = " + std::to_string(space_.clamped_values()) + "\n";
   if (replaced_outputs_ > 0)
     out += "non-finite predictions replaced = " + std::to_string(replaced_outputs_) + "\n";
+  if (clamped_losses_ > 0)
+    out += "example losses past the float range, each counted as 3.4e38 = " + std::to_string(clamped_losses_) +
+           "\n";
   for (const auto& line : learner_.summary_lines()) out += line + "\n";
   if (opt_.metrics) out += metrics_->summary_lines();
   return out;

@@ -202,6 +202,7 @@ class Driver {
   uint64_t seen_ = 0;  // examples consumed, for --examples
   std::unique_ptr<Metrics> metrics_;  // --metrics, --metrics_json
   std::unique_ptr<Auditor> audit_;    // --audit, --invert_hash, --audit_regressor
+  uint64_t clamped_losses_ = 0;   // example losses past the float range (extreme labels), counted at its largest
   uint64_t replaced_outputs_ = 0;  // NaN or infinite predictions (or linked predictions) replaced
   double class_log_loss_ = 0.0;    // --probabilities: sum of weight * -log p(true class), learned examples
   double holdout_class_log_loss_ = 0.0;  // the same over held-out examples
