@@ -53,6 +53,11 @@ const char* const kShaping[] = {"bit_precision", "hash", "hash_seed", "quadratic
 const std::set<std::string> kOverridable = {"loss_function", "quantile_tau", "link", "binary", "positive_label",
                                             "random_seed"};
 
+// VW's --rank K (with -q) is its low-rank matrix factorization; lepus's --rank is a sketch's rank.
+const char* const kVwRank =
+    "VW's --rank (its low-rank matrix factorization, with -q) is not in lepus; the rank of a second-order learner's "
+    "sketch is --sketch_rank (e.g. --learner aioli --matrix sketch --sketch_rank 20)";
+
 // Levenshtein distance with adjacent transpositions, for "did you mean".
 size_t edit_distance(const std::string& a, const std::string& b) {
   std::vector<std::vector<size_t>> d(a.size() + 1, std::vector<size_t>(b.size() + 1));
@@ -401,7 +406,10 @@ Config parse_command_line(int argc, const char* const argv[]) {
       ("learner", po::value<S>()->default_value("sgd"), "learning algorithm (`--learner help` says when to "
                                                         "choose each)")
       ("random_seed", po::value<S>()->default_value("0"), "seed of every random choice a learner makes (saved "
-                                                          "in the model)");
+                                                          "in the model)")
+      ("sketch_rank", po::value<S>(), "the rank of a second-order learner's sketch (--matrix sketch); --rank is "
+                                      "accepted too where the learner has a sketch (VW's --rank is another thing: "
+                                      "its matrix factorization)");
 
   po::options_description reductions("Multiclass and cost-sensitive learning (any --learner is the base)");
   reductions.add_options()
@@ -583,7 +591,9 @@ Config parse_command_line(int argc, const char* const argv[]) {
     std::ostringstream s;
     for (const VwOption& o : vw_options()) {
       s << "--" << o.name << (o.short_name[0] ? std::string(" (-") + o.short_name + ")" : std::string()) << "\t";
-      if (all.find_nothrow(o.name, false)) {
+      if (std::string(o.name) == "rank") {  // lepus's --rank is a sketch's rank: VW's is matrix factorization
+        s << "not in lepus: " << kVwRank << "\n";
+      } else if (all.find_nothrow(o.name, false)) {
         s << "implemented\n";
       } else {
         const VwAnswer a = vw_option_answer(o);
@@ -651,6 +661,19 @@ Config parse_command_line(int argc, const char* const argv[]) {
   if (!row) throw ConfigError("unknown --learner '" + c.learner + "' (see lepus --learner help)");
   std::set<std::string> own;
   for (const auto& spec : row->options) own.insert(spec.name);
+  if (given("sketch_rank")) {  // the name that does not shadow VW's --rank
+    if (!own.count("rank"))
+      throw ConfigError("--sketch_rank is the rank of a second-order learner's sketch; --learner " + row->name +
+                        " keeps none");
+    if (given("rank") && text("rank") != text("sketch_rank"))
+      throw ConfigError("--sketch_rank " + text("sketch_rank") + " and --rank " + text("rank") + " disagree");
+    Entry& e = m["rank"];
+    e.values = {text("sketch_rank")};
+    e.given = true;
+    e.defaulted = false;
+  }
+  if (given("rank") && !own.count("rank"))
+    throw ConfigError(std::string("--rank ") + text("rank") + ": " + kVwRank);
   for (const auto& other : learner_registry()) {
     for (const auto& spec : other.options) {
       if (!own.count(spec.name) && given(spec.name))

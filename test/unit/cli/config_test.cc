@@ -88,6 +88,26 @@ TEST(VwOptionTable, AnswersNameNoFalseEquivalent) {
   EXPECT_TRUE(contains(error_of({"-C", "1"}), "-C/--constant"));
 }
 
+// VW's --rank is its matrix factorization (issue 43 items 10 and 13): with a learner that has no sketch it is
+// answered as VW's, not as "an option of --learner aioli"; --vw_options lists it as not in lepus; the sketch's
+// rank is --sketch_rank, and --rank still where the learner has a sketch.
+TEST(VwOptionTable, VwsRankIsMatrixFactorization) {
+  const std::string e = error_of({"--rank", "10", "-q", "ff"});
+  EXPECT_TRUE(contains(e, "matrix factorization")) << e;
+  EXPECT_TRUE(contains(e, "--sketch_rank")) << e;
+  EXPECT_FALSE(contains(e, "an option of --learner")) << e;
+  EXPECT_TRUE(contains(parse({"--vw_options"}).help_text, "--rank\tnot in lepus: VW's --rank (its low-rank matrix"));
+  for (const std::vector<std::string>& a : {std::vector<std::string>{"--sketch_rank", "7"}, {"--rank", "7"},
+                                            {"--rank", "7", "--sketch_rank", "7"}}) {
+    std::vector<std::string> args = {"--learner", "aioli", "--matrix", "sketch"};
+    args.insert(args.end(), a.begin(), a.end());
+    const Config c = parse(args);
+    EXPECT_EQ(c.learner_options.text("rank"), "7");
+  }
+  EXPECT_TRUE(contains(error_of({"--sketch_rank", "7"}), "keeps none"));
+  EXPECT_TRUE(contains(error_of({"--learner", "aioli", "--rank", "4", "--sketch_rank", "5"}), "disagree"));
+}
+
 TEST(VwOptionTable, HarmlessKnobsAreAcceptedWithANote) {
   const Config c = parse({"--ring_size", "1024", "--example_queue_limit=64", "x.vw"});
   ASSERT_EQ(c.warnings.size(), 2u);
