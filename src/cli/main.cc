@@ -30,18 +30,18 @@ using namespace lepus;
 // of the first feature seen in that slot (VW's "name:slot:weight ..."), where one is known.
 void write_readable_model(const std::string& path, const cli::Config& c, const Learner& learner,
                           const std::unordered_map<uint64_t, FeatureName>* names = nullptr) {
-  std::ofstream out(path);
-  if (!out) throw IoError(path + ": cannot open for writing");
-  out << "lepus " << LEPUS_VERSION << " readable model\n";
-  out << "learner: " << learner.name() << "\n";
-  out << "bits:" << c.bits << "\n";
-  out << "options:";
-  for (const auto& o : c.saved_options)
-    if (o.given || o.name == "learner") out << " --" << o.name << (o.value.empty() ? "" : " " + o.value);
-  out << "\n";
-  if (names == nullptr) {
-    learner.write_readable(out);
-  } else {
+  write_text_atomically(path, [&](std::ostream& out) {  // a full disk leaves the previous file whole
+    out << "lepus " << LEPUS_VERSION << " readable model\n";
+    out << "learner: " << learner.name() << "\n";
+    out << "bits:" << c.bits << "\n";
+    out << "options:";
+    for (const auto& o : c.saved_options)
+      if (o.given || o.name == "learner") out << " --" << o.name << (o.value.empty() ? "" : " " + o.value);
+    out << "\n";
+    if (names == nullptr) {
+      learner.write_readable(out);
+      return;
+    }
     std::ostringstream text;
     learner.write_readable(text);
     std::istringstream lines(text.str());
@@ -53,9 +53,7 @@ void write_readable_model(const std::string& path, const cli::Config& c, const L
       }
       out << line << '\n';
     }
-  }
-  out.flush();
-  if (!out) throw IoError(path + ": write failed");
+  });
 }
 
 // The learner and the feature space a configuration describes, the -i model's state loaded into both.

@@ -1,6 +1,7 @@
 #include "io/safe_files.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -11,7 +12,10 @@
 #include <climits>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <mutex>
+
+#include "lepus/errors.h"
 
 namespace lepus {
 namespace {
@@ -106,6 +110,52 @@ mode_t mode_for_replacing(const std::string& target) {
     return m;
   }();
   return 0666 & ~mask;
+}
+
+void write_text_atomically(const std::string& path, const std::function<void(std::ostream&)>& write) {
+  std::string target = path;
+  struct stat st;
+  if (::lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) {  // the link stays: the file it names is replaced
+    char buf[PATH_MAX];
+    if (::realpath(path.c_str(), buf)) target = buf;
+  }
+  const bool exists = ::stat(target.c_str(), &st) == 0;
+  if (exists && S_ISDIR(st.st_mode)) throw IoError(path + ": is a directory");
+  if (exists && !S_ISREG(st.st_mode)) {  // a device or FIFO: written through, nothing to replace
+    std::ofstream out(target);
+    if (!out) throw IoError(path + ": cannot open for writing");
+    write(out);
+    out.flush();
+    if (!out) throw IoError(path + ": write failed");
+    return;
+  }
+  const std::string tmp = temp_name_for(target);
+  register_temp_file(tmp);
+  auto fail = [&](const std::string& why) {
+    ::unlink(tmp.c_str());
+    unregister_temp_file(tmp);
+    return IoError(path + ": " + why + " (the previous file, if any, is unchanged)");
+  };
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    if (!out) throw fail("cannot create a temporary file in " + folder_of(target));
+    try {
+      write(out);
+    } catch (...) {
+      out.close();
+      ::unlink(tmp.c_str());
+      unregister_temp_file(tmp);
+      throw;
+    }
+    out.flush();
+    if (!out) throw fail("write failed (disk full?)");
+  }
+  const int fd = ::open(tmp.c_str(), O_RDONLY | O_CLOEXEC);
+  const bool synced = fd >= 0 && ::fchmod(fd, mode_for_replacing(target)) == 0 && ::fsync(fd) == 0;
+  if (fd >= 0) ::close(fd);
+  if (!synced) throw fail(std::string("cannot flush: ") + std::strerror(errno));
+  if (::rename(tmp.c_str(), target.c_str()) != 0) throw fail(std::string("cannot write: ") + std::strerror(errno));
+  unregister_temp_file(tmp);
 }
 
 }  // namespace lepus

@@ -2,6 +2,8 @@
 // temporary files lepus writes before renaming them into place (removed by a fatal signal, and recognised and
 // removed when a killed run left them behind), and the permissions a saved file gets.
 #pragma once
+#include <functional>
+#include <ostream>
 #include <string>
 #include <sys/types.h>
 
@@ -34,5 +36,11 @@ std::string temp_name_for(const std::string& target);
 
 // The mode a new file gets (0666 less the umask), or an existing target's own mode when it is replaced.
 mode_t mode_for_replacing(const std::string& target);
+
+// Writes a text output (--readable_model, --invert_hash) as model files are written: into a temporary file in the
+// target's folder, renamed over the target once whole, so a full disk, an error or a kill leaves the old file as
+// it was. A symbolic link stays and the file it names is replaced (VW writes through the path); a device or FIFO
+// (/dev/stdout) is written through. Throws IoError naming the path.
+void write_text_atomically(const std::string& path, const std::function<void(std::ostream&)>& write);
 
 }  // namespace lepus

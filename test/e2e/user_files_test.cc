@@ -181,5 +181,27 @@ TEST(UserFiles, InteractionLimits) {
   EXPECT_TRUE(has(read_file(d + "/e.txt"), "many.vw:1:")) << read_file(d + "/e.txt");
 }
 
+// --readable_model is written as a model file is (issue 43 item 7): when the disk fills (here the file-size limit,
+// EFBIG) the previous file is left whole and no temporary file stays; onto a symbolic link, as -f does and VW
+// does (it writes through the path), the link stays and the file it names is replaced.
+TEST(UserFiles, ReadableModelIsWrittenWholeOrNotAtAll) {
+  const std::string d = scratch_dir("readable_full");
+  std::ofstream(d + "/r.txt") << "old contents\n";
+  const std::string cmd = "cd '" + d + "' && (trap '' XFSZ; ulimit -f 8; " + std::string(LEPUS_BINARY) + " " +
+                          kRcv1 + " --readable_model r.txt --quiet 2> e)";
+  const int rc = std::system(cmd.c_str());
+  EXPECT_TRUE(WIFEXITED(rc) && WEXITSTATUS(rc) == 1) << rc;
+  EXPECT_EQ(read_file(d + "/r.txt"), "old contents\n");
+  EXPECT_TRUE(has(read_file(d + "/e"), "r.txt: write failed")) << read_file(d + "/e");
+  EXPECT_EQ(count_prefixed(d, "r.txt.lepus-tmp"), 0u);
+  ASSERT_EQ(::symlink("real.txt", (d + "/link.txt").c_str()), 0);
+  std::ofstream(d + "/real.txt") << "old\n";
+  ASSERT_EQ(run_in(d, kRcv1 + " --readable_model link.txt -f link.model --quiet"), 0);
+  struct stat st;
+  ASSERT_EQ(::lstat((d + "/link.txt").c_str(), &st), 0);
+  EXPECT_TRUE(S_ISLNK(st.st_mode));
+  EXPECT_TRUE(has(read_file(d + "/real.txt"), "readable model")) << read_file(d + "/real.txt").substr(0, 200);
+}
+
 }  // namespace
 }  // namespace lepus::e2e
