@@ -159,15 +159,49 @@ void note_label(BestConstantInput& in, float y) {
 }
 
 // A warning quotes the input; control bytes in it would garble a terminal, and a huge token would flood it.
+// A warning's quote of the input, safe for a terminal: control characters become '?', and bytes that are not
+// part of valid UTF-8 (or that encode a C1 control, U+0080-U+009F, which terminals obey) become \xNN, so a
+// binary or Latin-1 file cannot drive the terminal; valid UTF-8 text (names in any script) is shown as it is.
 std::string printable(const std::string& s) {
   std::string out;
   out.reserve(std::min<size_t>(s.size(), 300));
-  for (unsigned char c : s) {
+  auto cont = [&](size_t i) { return i < s.size() && (static_cast<unsigned char>(s[i]) & 0xC0) == 0x80; };
+  for (size_t i = 0; i < s.size();) {
     if (out.size() >= 300) {
       out += "...";
       break;
     }
-    out += (c < 0x20 && c != '\t') || c == 0x7F ? '?' : static_cast<char>(c);
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c < 0x80) {
+      out += (c < 0x20 && c != '\t') || c == 0x7F ? '?' : static_cast<char>(c);
+      ++i;
+      continue;
+    }
+    // The length of a well-formed UTF-8 sequence led by c (RFC 3629 section 4: no overlong forms, <= U+10FFFF).
+    size_t n = 0;
+    if (c >= 0xC2 && c <= 0xDF) n = 2;
+    else if (c >= 0xE0 && c <= 0xEF) n = 3;
+    else if (c >= 0xF0 && c <= 0xF4) n = 4;
+    bool ok = n > 0 && (c != 0xC2 || i + 1 >= s.size() || static_cast<unsigned char>(s[i + 1]) >= 0xA0);
+    for (size_t k = 1; ok && k < n; ++k) ok = cont(i + k);
+    if (ok && n == 3) {
+      const unsigned char d = static_cast<unsigned char>(s[i + 1]);
+      ok = !(c == 0xE0 && d < 0xA0) && !(c == 0xED && d >= 0xA0);  // overlong, surrogates
+    }
+    if (ok && n == 4) {
+      const unsigned char d = static_cast<unsigned char>(s[i + 1]);
+      ok = !(c == 0xF0 && d < 0x90) && !(c == 0xF4 && d >= 0x90);
+    }
+    if (ok) {
+      out.append(s, i, n);
+      i += n;
+    } else {
+      static const char* const hex = "0123456789abcdef";
+      out += "\\x";
+      out += hex[c >> 4];
+      out += hex[c & 15];
+      ++i;
+    }
   }
   return out;
 }

@@ -124,5 +124,19 @@ TEST(BadInput, DirectoryOrUnreadableFileAsData) {
   EXPECT_NE(read_file(d + "/e2").find("cannot open data file"), std::string::npos);
 }
 
+// A warning quotes the input safely for a terminal (issue 43 item 2): bytes that are not valid UTF-8, and the
+// C1 control U+009B (a terminal's CSI), become \xNN; valid UTF-8 (a name in any script) is quoted as it is.
+TEST(BadInput, WarningsNeverSendRawBytesToTheTerminal) {
+  const std::string d = scratch_dir("bad_bytes");
+  std::ofstream(d + "/b.vw") << "\xff\x9b" "1 |a b:1\n\xc3\xa9" "1 |a c:1\n\xc2\x9b" "1 |a c:1\n";
+  ASSERT_EQ(run_in(d, "-d b.vw 2> e"), 0);
+  const std::string e = read_file(d + "/e");
+  EXPECT_TRUE(has(e, "'\\xff\\x9b1' is not a good float")) << e;
+  EXPECT_TRUE(has(e, "'\xc3\xa9" "1' is not a good float")) << e;
+  EXPECT_TRUE(has(e, "'\\xc2\\x9b1' is not a good float")) << e;
+  EXPECT_FALSE(has(e, "\xff")) << e;
+  EXPECT_FALSE(has(e, "\x9b")) << e;
+}
+
 }  // namespace
 }  // namespace lepus::e2e
