@@ -341,9 +341,10 @@ Driver::Driver(const DriverOptions& options, Learner& learner, FeatureSpace& spa
     std::string why;
     // Without a data file the cache is the input, as in VW: any cache made with the same parse options.
     const bool no_data = opt_.data.empty();
+    const std::string fingerprint = no_data ? std::string() : cache_fingerprint(opt_.data, opt_.parse_fingerprint);
     if (!opt_.kill_cache) {
       auto r = no_data ? CacheReader::open(opt_.cache_file, ";" + opt_.parse_fingerprint, &why, true)
-                       : CacheReader::open(opt_.cache_file, cache_fingerprint(opt_.data, opt_.parse_fingerprint), &why);
+                       : CacheReader::open(opt_.cache_file, fingerprint, &why);
       if (r) cache_in_ = std::make_unique<CacheSource>(std::move(r), opt_.block_size);
     }
     if (!cache_in_ && no_data && !opt_.kill_cache && why != "no cache file")
@@ -352,7 +353,8 @@ Driver::Driver(const DriverOptions& options, Learner& learner, FeatureSpace& spa
     if (!cache_in_ && !(no_data && opt_.no_input)) {
       if (why != "no cache file" && !opt_.kill_cache) cache_rebuild_reason_ = why;
       cache_out_ = std::make_unique<CacheWriter>(opt_.cache_file,
-                                                 cache_fingerprint(opt_.data, opt_.parse_fingerprint),
+                                                 no_data ? cache_fingerprint(opt_.data, opt_.parse_fingerprint)
+                                                         : fingerprint,
                                                  opt_.compressed_cache);
     }
   }

@@ -183,6 +183,26 @@ TEST(Cache, StaleTruncatedDamagedOrForeignCachesAreRebuilt) {
   EXPECT_EQ(lines_of(read_file(d + "/p")).size(), 301u);
 }
 
+// A copy that keeps the size and the modification time (cp -p, rsync -t, touch -r) but not the labels: the cache's
+// fingerprint includes the content, so it is rebuilt, never used stale (issue 43 item 3).
+TEST(Cache, SameSizeAndTimeWithOtherLabelsIsRebuilt) {
+  const std::string d = scratch_dir("cache_same_time");
+  ASSERT_EQ(std::system(("gzip -dc " + kRcv1 + " | head -n 300 > " + d + "/data.vw").c_str()), 0);
+  // Every label flipped at the same length: "-1 |" becomes " 1 |", "1 |" becomes "-1|".
+  ASSERT_EQ(std::system(("sed -e 's/^-1 / 1 /;t' -e 's/^1 /-1/' " + d + "/data.vw > " + d + "/flipped.vw && touch -r " +
+                         d + "/data.vw " + d + "/flipped.vw")
+                            .c_str()),
+            0);
+  const std::string run = "-d " + d + "/data.vw --cache_file " + d + "/c --loss_function logistic";
+  ASSERT_EQ(run_lepus(run + " -p " + d + "/ref --quiet"), 0);
+  ASSERT_EQ(std::system(("cp -p " + d + "/flipped.vw " + d + "/data.vw").c_str()), 0);
+  ASSERT_EQ(run_lepus(run + " -p " + d + "/p 2> " + d + "/e"), 0);
+  EXPECT_TRUE(has(read_file(d + "/e"), "rebuilt: cache made from other data")) << read_file(d + "/e");
+  ASSERT_EQ(run_lepus("-d " + d + "/flipped.vw --loss_function logistic -p " + d + "/fresh --quiet"), 0);
+  EXPECT_EQ(read_file(d + "/p"), read_file(d + "/fresh"));  // what the new labels give, not the cached ones
+  EXPECT_NE(read_file(d + "/p"), read_file(d + "/ref"));
+}
+
 TEST(Passes, HoldoutEveryTenthLineAndBestModel) {
   const std::string d = scratch_dir("passes");
   ASSERT_EQ(std::system(("gzip -dc " + kRcv1 + " > " + d + "/data.vw").c_str()), 0);
