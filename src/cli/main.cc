@@ -1,6 +1,9 @@
 // lepus: catches every typed error, prints one line, exits 1. Nothing below src/cli prints or exits.
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include <atomic>
 
 #include <cerrno>
 #include <cstring>
@@ -25,6 +28,9 @@
 namespace {
 
 using namespace lepus;
+
+// What a signal's handler says before the run ends (set while a run's passes are saved beside the model).
+std::atomic<const char*> g_interrupt_note{nullptr};
 
 // --readable_model, and --invert_hash with names: each "slot:..." line of the learner's then starts with the name
 // of the first feature seen in that slot (VW's "name:slot:weight ..."), where one is known.
@@ -235,9 +241,41 @@ int run(int argc, const char* const argv[]) {
   };
   std::function<void()> save;
   std::function<void(int)> save_pass;
-  if (!c.final_regressor.empty()) save = [&]() { save_to(c.final_regressor); };
+  // Passes with a holdout save each better pass: into a file beside the model, moved over -f only when the run
+  // ends, so an interrupted run leaves the previous model as it was (a signal removes the side file and says so).
+  std::string side;
+  struct SideFile {
+    std::string& path;
+    ~SideFile() {
+      if (path.empty()) return;
+      ::unlink(path.c_str());
+      unregister_temp_file(path);
+      g_interrupt_note = nullptr;
+    }
+  } side_guard{side};
+  if (!c.final_regressor.empty()) {
+    struct stat st;
+    const std::string target = replaced_target(c.final_regressor);
+    const bool regular = ::stat(target.c_str(), &st) != 0 || S_ISREG(st.st_mode);
+    if (c.driver.passes > 1 && !c.driver.holdout_off && regular) {
+      side = temp_name_for(target);
+      register_temp_file(side);
+      g_interrupt_note = "lepus: interrupted: the model file (-f) is left as it was; this run's passes were not "
+                         "saved\n";
+      save = [&]() { save_to(side); };
+    } else {
+      save = [&]() { save_to(c.final_regressor); };
+    }
+  }
   if (c.save_per_pass) save_pass = [&](int pass) { save_to(c.final_regressor + "." + std::to_string(pass)); };
   const RunStats stats = driver.run(save, save_pass);
+  if (!side.empty()) {
+    struct stat st;
+    if (::stat(side.c_str(), &st) == 0) move_into_place(side, c.final_regressor);
+    unregister_temp_file(side);
+    g_interrupt_note = nullptr;
+    side.clear();
+  }
   if (log) std::cerr << driver.summary(stats);
   if (!c.metrics_json.empty()) {
     std::ofstream out(c.metrics_json);
@@ -256,6 +294,11 @@ int run(int argc, const char* const argv[]) {
 // would replace stay as they were), then end the run as the signal would.
 extern "C" void on_fatal_signal(int sig) {
   lepus::remove_temp_files();
+  if (const char* note = g_interrupt_note.load(); note != nullptr && sig != SIGPIPE) {
+    size_t n = 0;
+    while (note[n] != '\0') ++n;
+    (void)!::write(2, note, n);  // async-signal-safe
+  }
   ::signal(sig, SIG_DFL);
   ::raise(sig);
 }

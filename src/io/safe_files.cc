@@ -112,13 +112,34 @@ mode_t mode_for_replacing(const std::string& target) {
   return 0666 & ~mask;
 }
 
-void write_text_atomically(const std::string& path, const std::function<void(std::ostream&)>& write) {
-  std::string target = path;
+std::string replaced_target(const std::string& path) {
   struct stat st;
-  if (::lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) {  // the link stays: the file it names is replaced
+  if (::lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) {
     char buf[PATH_MAX];
-    if (::realpath(path.c_str(), buf)) target = buf;
+    if (::realpath(path.c_str(), buf)) return buf;
   }
+  return path;
+}
+
+void move_into_place(const std::string& from, const std::string& path) {
+  const std::string target = replaced_target(path);
+  const int fd = ::open(from.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd >= 0) {
+    (void)::fchmod(fd, mode_for_replacing(target));
+    ::close(fd);
+  }
+  if (::rename(from.c_str(), target.c_str()) != 0)
+    throw IoError(path + ": cannot write the model: " + std::strerror(errno));
+  const int dfd = ::open(folder_of(target).c_str(), O_RDONLY | O_DIRECTORY);
+  if (dfd >= 0) {
+    ::fsync(dfd);
+    ::close(dfd);
+  }
+}
+
+void write_text_atomically(const std::string& path, const std::function<void(std::ostream&)>& write) {
+  const std::string target = replaced_target(path);
+  struct stat st;
   const bool exists = ::stat(target.c_str(), &st) == 0;
   if (exists && S_ISDIR(st.st_mode)) throw IoError(path + ": is a directory");
   if (exists && !S_ISREG(st.st_mode)) {  // a device or FIFO: written through, nothing to replace

@@ -37,6 +37,14 @@ std::string temp_name_for(const std::string& target);
 // The mode a new file gets (0666 less the umask), or an existing target's own mode when it is replaced.
 mode_t mode_for_replacing(const std::string& target);
 
+// The file `path` names: itself, or the file a symbolic link at `path` names (links stay; what they name is
+// replaced, as VW writes through the path).
+std::string replaced_target(const std::string& path);
+
+// Renames the finished file `from` (in the target's folder) over `path`'s target, with `path`'s mode kept, and
+// makes the rename durable. Throws IoError naming `path`.
+void move_into_place(const std::string& from, const std::string& path);
+
 // Writes a text output (--readable_model, --invert_hash) as model files are written: into a temporary file in the
 // target's folder, renamed over the target once whole, so a full disk, an error or a kill leaves the old file as
 // it was. A symbolic link stays and the file it names is replaced (VW writes through the path); a device or FIFO

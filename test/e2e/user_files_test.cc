@@ -96,6 +96,34 @@ TEST(UserFiles, SignalsLeaveNoTemporaryFiles) {
   EXPECT_EQ(count_prefixed(d, "d.vw.cache"), 0u);
 }
 
+// Passes with a holdout save each better pass beside the model, and move it over -f only when the run ends (issue
+// 43 item 6): SIGINT or SIGTERM after some passes leave the previous model as it was, no temporary file, and one
+// line saying so; a finished run replaces the model.
+TEST(UserFiles, InterruptedPassesLeaveThePreviousModel) {
+  const std::string d = scratch_with_data("interrupted");
+  std::string many;
+  for (int i = 0; i < 20; ++i) many += " d.vw";
+  for (const int sig : {SIGINT, SIGTERM}) {
+    std::ofstream(d + "/m") << "previous model\n";
+    ::unlink((d + "/c").c_str());
+    // Job control (set -m) keeps SIGINT deliverable to a background job; the signal comes once a pass was saved
+    // beside the model (its temporary exists), at most 60 s on.
+    const std::string script =
+        "set -m; " + std::string(LEPUS_BINARY) + many + " --cache_file c --passes 200 --early_terminate 200 " +
+        "--learner mix -f m --quiet 2> e & pid=$!; for i in $(seq 600); do ls m.lepus-tmp.* > /dev/null 2>&1 && " +
+        "break; sleep 0.1; done; kill -" + std::to_string(sig) + " $pid; wait $pid";
+    std::system(("cd '" + d + "' && bash -c '" + script + "' 2> /dev/null").c_str());
+    EXPECT_EQ(read_file(d + "/m"), "previous model\n") << "signal " << sig;
+    EXPECT_EQ(count_prefixed(d, "m.lepus-tmp"), 0u) << "signal " << sig;
+    EXPECT_TRUE(has(read_file(d + "/e"), "interrupted: the model file (-f) is left as it was"))
+        << "signal " << sig << ": " << read_file(d + "/e");
+  }
+  ASSERT_EQ(run_in(d, "d.vw -c --passes 3 -f m --quiet"), 0);
+  EXPECT_NE(read_file(d + "/m"), "previous model\n");
+  EXPECT_EQ(count_prefixed(d, "m.lepus-tmp"), 0u);
+  ASSERT_EQ(run_in(d, "-t -i m d.vw --quiet"), 0);  // a whole model
+}
+
 TEST(UserFiles, StaleTemporariesAreRemovedAndModesKept) {
   const std::string d = scratch_with_data("stale");
   std::ofstream(d + "/m.lepus-tmp.999999999") << "left by a killed run";  // no such process
