@@ -4,6 +4,7 @@
 
 #include "io/fd_reader.h"
 #include "io/gzip_reader.h"
+#include "io/stream_decoders.h"
 
 namespace lepus {
 namespace {
@@ -26,16 +27,19 @@ std::unique_ptr<InputSource> InputSource::open(const std::string& path, Gzip gzi
   options.backend = gzip == Gzip::kZlib ? GzipBackend::kZlib
                     : gzip == Gzip::kIsal || have_isal() ? GzipBackend::kIsal
                                                           : GzipBackend::kZlib;
-  return open_input(path, options);
+  std::unique_ptr<InputSource> s = open_input(path, options);
+  if (dynamic_cast<GzipReader*>(s.get()) != nullptr) return check_decoded(std::move(s), "gzip");  // gzip in gzip
+  return s;
 }
 
 std::unique_ptr<InputSource> open_input(const std::string& path, const GzipReaderOptions& options) {
   auto fd = FdReader::open(path);
   std::string name = fd->name();
-  const std::string& magic = fd->peek(2);
-  if (magic.size() == 2 && static_cast<unsigned char>(magic[0]) == 0x1f &&
+  const std::string magic = fd->peek(6);
+  if (magic.size() >= 2 && static_cast<unsigned char>(magic[0]) == 0x1f &&
       static_cast<unsigned char>(magic[1]) == 0x8b)
     return std::make_unique<GzipReader>(std::move(fd), std::move(name), options);
+  if (compressed_format(magic) != nullptr) return open_decoder(std::move(fd), std::move(name));
   return std::make_unique<PlainSource>(std::move(fd), std::move(name));
 }
 

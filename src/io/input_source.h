@@ -1,5 +1,5 @@
-// Byte sources: a file or stdin, plain or gzip (recognised by its magic bytes, whatever the name; BGZF is
-// inflated on several threads).
+// Byte sources: a file or stdin, plain or compressed (gzip, zstd, bzip2, xz: recognised by their magic bytes,
+// whatever the name; BGZF is inflated on several threads).
 #pragma once
 #include <cstddef>
 #include <memory>

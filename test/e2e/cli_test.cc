@@ -52,6 +52,47 @@ TEST(Cli, GzipRecognisedWhateverTheName) {
   EXPECT_EQ(lines_of(read_file(d + "/a.txt")).size(), 4177u);
 }
 
+// zstd, bzip2 and xz data are read as they are, by their magic bytes (issue 43 item 1), concatenated frames and
+// streams included; a truncated file is an error naming the format; another compressed format (zip) and data
+// compressed twice (gzip inside gzip) are errors naming what they are, never compressed bytes read as text.
+TEST(Cli, ZstdBzip2AndXzAreReadAsTheyAre) {
+  for (const char* tool : {"zstd", "bzip2", "xz", "zip"})
+    if (std::system((std::string("command -v ") + tool + " > /dev/null").c_str()) != 0)
+      GTEST_SKIP() << tool << " is not installed (utl/setup installs it)";
+  const std::string d = scratch_dir("compressed");
+  const std::string plain = d + "/d.vw";
+  ASSERT_EQ(std::system(("gzip -dc " + kData + "/vw/inputs/rcv1_small.vw.gz | head -n 300 > " + plain).c_str()), 0);
+  const std::string make = "cd " + d + " && zstd -q -c d.vw > d.zst && (zstd -q -c d.vw; zstd -q -c d.vw) > two.zst" +
+                           " && bzip2 -c d.vw > d.bz2 && (bzip2 -c d.vw; bzip2 -c d.vw) > two.bz2 && xz -c d.vw > " +
+                           "d.xz && (xz -c d.vw; xz -c d.vw) > two.xz && gzip -c d.vw | gzip -c > twice.gz && " +
+                           "zip -q d.zip d.vw && head -c 2000 d.zst > cut.zst && head -c 2000 d.bz2 > cut.bz2 && " +
+                           "head -c 2000 d.xz > cut.xz";
+  ASSERT_EQ(std::system(make.c_str()), 0);
+  ASSERT_EQ(run_in(d, "d.vw -p ref --quiet"), 0);
+  const std::string ref = read_file(d + "/ref");
+  for (const std::string f : {"d.zst", "d.bz2", "d.xz"}) {
+    ASSERT_EQ(run_in(d, f + " -p p --quiet"), 0) << f;
+    EXPECT_EQ(read_file(d + "/p"), ref) << f;
+    ASSERT_EQ(run_in(d, "- -p p --quiet < " + f), 0) << f;  // stdin too
+    EXPECT_EQ(read_file(d + "/p"), ref) << f;
+  }
+  for (const std::string f : {"two.zst", "two.bz2", "two.xz"}) {
+    ASSERT_EQ(run_in(d, f + " --quiet 2> e; " + std::string(LEPUS_BINARY) + " " + f + " 2> e"), 0) << f;
+    EXPECT_EQ(summary_value(read_file(d + "/e"), "number of examples"), 600.0) << f;
+  }
+  struct Refused {
+    std::string file, says;
+  };
+  for (const Refused& r : std::vector<Refused>{{"cut.zst", "zstd data: the file ends inside a frame"},
+                                               {"cut.bz2", "bzip2 data: the file ends inside a stream"},
+                                               {"cut.xz", "xz data: the file ends inside a stream"},
+                                               {"d.zip", "zip data, which lepus does not read"},
+                                               {"twice.gz", "gzip data inside gzip"}}) {
+    EXPECT_EQ(run_in(d, r.file + " --quiet 2> e"), 1) << r.file;
+    EXPECT_TRUE(has(read_file(d + "/e"), r.says)) << r.file << ": " << read_file(d + "/e");
+  }
+}
+
 TEST(Cli, ExamplesLimitsTheRun) {
   const std::string d = scratch_dir("examples");
   ASSERT_EQ(run_lepus("-d " + kData + "/vw/inputs/abalone.vw.gz --examples 10 -p " + d + "/p.txt 2> " + d +
