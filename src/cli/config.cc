@@ -1036,7 +1036,8 @@ Config parse_command_line(int argc, const char* const argv[]) {
                           "(under mpirun)");
   }
   if (c.daemon) {  // what a run over data files writes has no meaning for a server: refused, never ignored
-    for (const char* n : {"predictions", "raw_predictions", "audit", "invert_hash", "audit_regressor", "progress_log",
+    // -p and -r are VW's way to watch a daemon: each answered line's prediction (or raw score) is written there too.
+    for (const char* n : {"audit", "invert_hash", "audit_regressor", "progress_log",
                           "metrics", "metrics_json", "readable_model", "cache", "cache_file", "save_per_pass",
                           "examples"})
       if (flag(n) || given(n))

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <mutex>
 
 #include <cerrno>
 #include <cstring>
@@ -117,6 +118,31 @@ int serve(cli::Config& c, int argc, const char* const argv[]) {
     save_model(path, c.saved_options, *m.space, *m.learner, c.predict_only_model);
   };
   std::ostream* log = c.quiet ? nullptr : &std::cerr;
+  // -p / -r: every answered example, as VW's daemon writes them (e.g. -r /dev/stdout to watch a server).
+  struct Watched {
+    std::mutex mutex;
+    std::unique_ptr<std::ofstream> files[2];
+    std::ostream* out[2] = {nullptr, nullptr};
+  };
+  auto watched = std::make_shared<Watched>();
+  const std::string* paths[2] = {&c.driver.predictions, &c.driver.raw_predictions};
+  for (int k = 0; k < 2; ++k) {
+    const std::string& path = *paths[k];
+    if (path.empty()) continue;
+    if (path == "/dev/stdout" || path == "-") {
+      watched->out[k] = &std::cout;
+    } else {
+      watched->files[k] = std::make_unique<std::ofstream>(path);
+      if (!*watched->files[k]) throw IoError(path + ": cannot open for writing");
+      watched->out[k] = watched->files[k].get();
+    }
+  }
+  if (watched->out[0] || watched->out[1])
+    c.serve.watch = [watched](const std::string& prediction, const std::string& raw) {
+      std::lock_guard<std::mutex> lock(watched->mutex);
+      if (watched->out[0]) watched->out[0]->write(prediction.data(), static_cast<std::streamsize>(prediction.size())).flush();
+      if (watched->out[1]) watched->out[1]->write(raw.data(), static_cast<std::streamsize>(raw.size())).flush();
+    };
   Server server(c.serve, load, save, [log](const std::string& line) {
     if (log) *log << line << std::endl;
   });

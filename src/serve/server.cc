@@ -274,7 +274,14 @@ class Connection : public Drainable, public std::enable_shared_from_this<Connect
       text = format_prediction(shown_prediction(s_.opt.link, s_.opt.binary, p.value, replaced));
     }
     if (!ex.tag.empty()) text += " " + ex.tag;
-    return text + "\n";
+    text += "\n";
+    if (s_.opt.watch) {
+      uint64_t replaced = 0;
+      std::string raw = format_prediction(finite_or_replaced(p.raw, replaced));
+      if (!ex.tag.empty()) raw += " " + ex.tag;
+      s_.opt.watch(text, raw + "\n");
+    }
+    return text;
   }
 
   Server::Impl& s_;

@@ -35,6 +35,9 @@ struct ServeOptions {
   Link link = Link::kIdentity;
   bool binary = false;
   std::string save_path;             // -f: where a `save` line and SIGTERM write the model ("" : not saved)
+  // -p / -r: called with each answered example's prediction line (as its client gets it) and its raw score line
+  // (-r's "score tag"), from any connection's thread; the callee serialises. Unset: nobody watches.
+  std::function<void(const std::string& prediction, const std::string& raw)> watch;
 };
 
 // The model being served: its learner and its feature space (whose state a connection copies).

@@ -186,6 +186,21 @@ TEST(DaemonCli, PortAloneStartsTheDaemonAsInVw) {
   EXPECT_TRUE(has(read_file(s.dir + "/err"), "not from data files")) << read_file(s.dir + "/err");
 }
 
+// VW's way to watch a server: -p and -r with the daemon write each answered example's prediction and raw score
+// there too (issue 43 item 12), e.g. -r /dev/stdout on the daemon's own output.
+TEST(DaemonCli, PredictionsAndRawScoresOfEveryRequestAreWritten) {
+  const Served s = make_served("daemon_watch");
+  Daemon d(s.dir, "-t -i m -p preds -r /dev/stdout > raw");
+  ASSERT_TRUE(d.up()) << d.err();
+  Client c(d.port());
+  ASSERT_TRUE(c.ok() && c.send(s.lines));
+  ASSERT_EQ(c.read_lines(s.count), s.ref);
+  EXPECT_TRUE(d.stop());
+  EXPECT_EQ(read_file(s.dir + "/preds"), s.ref);  // -p: what the client was answered
+  ASSERT_EQ(run_in(s.dir, "-t -i m -d " + kRcv1 + " -r rawref --quiet"), 0);
+  EXPECT_EQ(read_file(s.dir + "/raw"), read_file(s.dir + "/rawref"));  // -r: as a run over the file writes it
+}
+
 TEST(DaemonCli, LearningDaemonLearnsInOrderSavesAndSavesOnSigterm) {
   const Served s = make_served("daemon_learn");
   ASSERT_EQ(run_in(s.dir, "-d lines --loss_function logistic -p offline -f offline.model --quiet"), 0);
@@ -359,9 +374,9 @@ TEST(DaemonCli, RefusesWhatItCannotServe) {
   EXPECT_TRUE(has(read_file(dir + "/err"), "not from data files"));
   EXPECT_EQ(run_in(dir, "--daemon --foreground --listen nowhere 2> err"), 1);
   EXPECT_TRUE(has(read_file(dir + "/err"), "not an IP address"));
-  EXPECT_EQ(run_in(dir, "--daemon --foreground -p preds 2> err"), 1);
-  EXPECT_TRUE(has(read_file(dir + "/err"), "--predictions is for runs over data files"));
-  EXPECT_FALSE(exists(dir + "/preds"));
+  EXPECT_EQ(run_in(dir, "--daemon --foreground --readable_model r 2> err"), 1);
+  EXPECT_TRUE(has(read_file(dir + "/err"), "--readable_model is for runs over data files"));
+  EXPECT_FALSE(exists(dir + "/r"));
   EXPECT_EQ(run_in(dir, "--port_file p -d x.vw 2> err"), 1);
   EXPECT_TRUE(has(read_file(dir + "/err"), "goes with --daemon"));
 }
