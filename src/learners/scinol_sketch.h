@@ -1,8 +1,10 @@
 // scinol-full --matrix sketch: Algorithm 2 of W. Kotłowski, "Scale-Invariant Unconstrained Online Learning"
-// (ALT 2017, Section 4) with S_t replaced by a Frequent Directions sketch plus its cumulative shrinkage ridge,
-//     S~ = BᵀB + Δ I   (B the sketch of the rows x~_t, Δ the mass its shrinks removed; frequent_directions.h),
-// the "sketch plus shrinkage" form of H. Luo, A. Agarwal, N. Cesa-Bianchi, J. Langford, "Efficient Second Order
-// Online Learning by Sketching" (NIPS 2016). The proof of Lemma 4.3 goes through for any surrogate with
+// (ALT 2017, Section 4) with S_t replaced by a Frequent Directions sketch plus its cumulative shrinkage
+// ridge,
+//     S~ = BᵀB + Δ I   (B the sketch of the rows x~_t, Δ the mass its shrinks removed;
+//     frequent_directions.h),
+// the "sketch plus shrinkage" form of H. Luo, A. Agarwal, N. Cesa-Bianchi, J. Langford, "Efficient Second
+// Order Online Learning by Sketching" (NIPS 2016). The proof of Lemma 4.3 goes through for any surrogate with
 // S~_t ⪰ S~_{t-1} + x_t x_tᵀ (a shrink removes R ⪯ δ I and adds δ I), with S~^† in Γ, so the regret bound of
 // Theorem 4.5 holds with ||u||_{S~_T}; the predictions are invariant under per-feature rescaling always, and
 // under every invertible linear map only while Δ = 0 (the ridge is isotropic).
@@ -20,9 +22,9 @@
 // While the rows span at most m dimensions no shrink removes anything (Δ = 0) and the sketch equals S: the
 // predictions are scinol-full's. The algorithm runs on x~_i = x_i / d_i, d_i the |value| feature i had when
 // first seen, as in the full mode. Cost per example O(m · nnz + m³): a Cholesky factor of the 2m x 2m Δ I + G
-// (m³/3 · 8 flops, then one triangular solve for each of p and q) once Δ > 0, an eigendecomposition of G before
-// (the rank decision needs its spectrum), memory O(m · features) plus 16 bytes per slot of -b for h and the
-// scales.
+// (m³/3 · 8 flops, then one triangular solve for each of p and q) once Δ > 0, an eigendecomposition of G
+// before (the rank decision needs its spectrum), memory O(m · features) plus 16 bytes per slot of -b for h
+// and the scales.
 #pragma once
 #include <Eigen/Dense>
 #include <cstdint>
@@ -59,6 +61,7 @@ class ScinolSketchLearner final : public Learner {
   };
   const Last& last() const { return last_; }
   double gamma() const { return gamma_; }
+  double wealth() const { return wealth_; }
   double shrinkage() const { return sketch_.shrinkage(); }
   const FrequentDirections& sketch() const { return sketch_; }
 
@@ -66,11 +69,25 @@ class ScinolSketchLearner final : public Learner {
   struct Prepared {
     bool new_direction = false;
     double c = 0.0, r = 0.0, lev = 0.0, xh = 0.0, xx = 0.0;
+    double xlx = 0.0, xlh = 0.0;  // scinol2: xᵀΛ⁻¹x, xᵀΛ⁻¹h
   };
-  const std::vector<Coord>& scaled(const SparseVector& v, bool& fresh) const;  // x_ <- x~; fresh: a new feature
+  const std::vector<Coord>& scaled(const SparseVector& v,
+                                   bool& fresh) const;  // x_ <- x~; fresh: a new feature
   Prepared prepare(const std::vector<Coord>& x, bool fresh) const;
   double eta(double c) const;
+  double bet(double c) const;              // scinol2: (wealth/2) min(1, 1/sqrt(c))
+  double played(const Prepared& q) const;  // yhat - initial: eta r (published) or the clamped bet r
   double score(const Example& x) const;
+  // scinol2 (see the .cc)
+  double lambda(uint64_t slot) const;
+  double ridge() const;
+  void rebuild();
+  void grow(const std::vector<Coord>& x, Eigen::MatrixXd& kk, Eigen::VectorXd& z, double& hlh,
+            bool store) const;
+  Prepared prepare2(const std::vector<Coord>& x, const Eigen::MatrixXd& kk, const Eigen::VectorXd& z,
+                    double hlh) const;
+  Prediction learn2(const Example& x, const SparseVector& sv, const std::vector<Coord>& v, bool fresh);
+  Eigen::VectorXd sketch_multiply(const std::vector<Coord>& v) const;
 
   ScinolFullOptions opt_;
   uint32_t rank_;
@@ -83,14 +100,20 @@ class ScinolSketchLearner final : public Learner {
   double hh_ = 0.0;       // ||h||²
   Eigen::VectorXd q_;     // B h (2m entries)
   double gamma_ = 0.0;
+  double wealth_ = 0.0;                    // scinol2
+  TrackedVector maxes_;                    // scinol2: M_i = max |x~_i| (0 = never seen)
+  Eigen::MatrixXd kk_;                     // scinol2: K = I + BΛ⁻¹Bᵀ (2m x 2m, rows() in use)
+  Eigen::VectorXd z_;                      // scinol2: BΛ⁻¹h
+  double hlh_ = 0.0;                       // scinol2: hᵀΛ⁻¹h
+  mutable std::vector<Coord> grown_, xl_;  // scratch
   mutable uint64_t caps_ = 0;
   Last last_;
   mutable VectorBuilder builder_;
   mutable std::vector<Coord> x_;  // scratch: x~
   mutable Eigen::VectorXd p_;
   mutable Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig_;  // Δ = 0
-  mutable Eigen::MatrixXd k_;                                    // Δ > 0: Δ I + G, factored in place
-  mutable Eigen::VectorXd lp_, lq_;                              // L⁻¹p, L⁻¹q
+  mutable Eigen::MatrixXd k_;                                   // Δ > 0: Δ I + G, factored in place
+  mutable Eigen::VectorXd lp_, lq_;                             // L⁻¹p, L⁻¹q
 };
 
 }  // namespace lepus
