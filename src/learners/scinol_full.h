@@ -1,4 +1,34 @@
-// scinol-full: the fully scale-invariant second-order algorithm (W. Kotłowski, "Scale-Invariant Unconstrained
+// scinol-full: second-order scale-invariant learning, in two variants (--scinol_full_variant).
+//
+// scinol2 (the default): the prior and the coin-betting wealth of ScInOL2 (M. Kempka, W. Kotłowski,
+// M. K. Warmuth, "Adaptive Scale-Invariant Online Algorithms for Learning Linear Models", ICML 2019,
+// arXiv:1902.07528, Algorithm 2 "ScInOL2": per coordinate w_i = sign(theta) min(|theta|, 1) eta_i / (2 D_i),
+// D_i^2 = S2_i + M_i^2, theta = G_i / D_i, eta_i -= g x_i w_i; lepus's scinol2.h) carried to a full matrix:
+//     Sigma_t = V_{t-1} + diag(M_t^2),   V = sum_{q<t} g_q^2 x_q x_q',   M_{t,i} = max_{q<=t} |x_{q,i}|
+//     c = h'Sigma_t^-1 h (||theta||^2),  r = x'Sigma_t^-1 h,  h = -sum_{q<t} g_q x_q
+//     yhat = clamp((W/2) min(1, 1/sqrt(c)) r, -W/2, W/2);   W -= g (yhat - initial),   W_0 = eps (one wealth)
+// With Sigma diagonal this is ScInOL2's weight with D^2 = Sigma_ii, and in one dimension it is ScInOL2
+// exactly
+// (|x| <= M <= D, so the clamp never acts). Why: the published algorithm below bets eta = exp((c - Gamma) /
+// (2 alpha)) / alpha with Gamma growing by g^2 for every new direction of the span, and predicts 0 exactly on
+// every example that leaves the span; on 784 raw pixels (578 ever inked) that is the first ~580 examples of a
+// pass and a bet near 0 after them (mnist 3 vs 5, one pass: progressive loss 0.692, test error 0.549).
+// Here diag(M^2), ScInOL2's prior, makes Sigma invertible from the first example, so nothing is forced to 0,
+// and the wealth starts betting at once.
+// Kept: predictions unchanged by any per-feature rescaling x_i -> a_i x_i (a_i != 0) and permutation (V and
+// diag(M^2) both map to A . A for diagonal A): raw pixels and pixels / 255 give the same predictions; the
+// coin-betting identity sum_t g_t (yhat_t - initial) = eps - W_T with W_t >= W_{t-1}/2 > 0 (|g| <= 1 and the
+// clamp), so the linearised loss against u = 0 is at most eps, as ScInOL2's is eps per coordinate.
+// Given up: invariance under every invertible linear map (the diagonal prior is coordinate-bound) and the
+// regret bound of Theorem 4.5 below; no regret bound for this matrix form is claimed (ScInOL2's bound is per
+// coordinate, and the shared wealth and the clamp are not in its analysis).
+// State: Sigma^-1 over the features seen (a new feature enters with Sigma_ii = M_i^2, |x~| = 1 below), a =
+// Sigma^-1 h, c, h, M, W. A round: the grown maxima enter by Woodbury over them (K = diag(1/delta) +
+// (Sigma^-1)_KK, Cholesky) for the prediction, then by one Sherman-Morrison each; V's g^2 x x' by one more.
+// O(n^2) per example plus O(n^2) per grown maximum, n features seen. The projector of the published variant
+// is not needed (Sigma is invertible).
+//
+// published: the fully scale-invariant second-order algorithm (W. Kotłowski, "Scale-Invariant Unconstrained
 // Online Learning", ALT 2017, Section 4: Algorithm 2, eq. (7); Lemma 4.3; Theorem 4.5; the rank-one
 // pseudo-inverse update of Appendix E).
 //
@@ -22,9 +52,11 @@
 // predictions do not depend on any fixed invertible map of the inputs, Appendix D), so S^+ and P are as well
 // conditioned as on column-normalised data whatever the features' units: a feature 10^6 times another's scale
 // changes no rounding beyond that of x~ itself. Rank decision: x leaves the span when it has a feature no
-// past example had (exact), or when ||x~_perp||^2 > tau ||x~||^2. Matrices are dense over the features seen
-// so far (a compact slot index; a slot enters outside the span), O(n^2) per example for n features seen, at
-// most --max_dense_features (4096; memory 16 n^2 bytes).
+// past example had (exact), or when ||x~_perp||^2 > tau ||x~||^2, and never once the span holds every feature
+// seen (rank = n: P's rounding drift, amplified by k for nearly dependent rows, had declared rows of a full
+// span new directions again and predicted them 0 — on mnist 3 vs 5 every example after the 800th). Matrices
+// are dense over the features seen so far (a compact slot index; a slot enters outside the span), O(n^2) per
+// example for n features seen, at most --max_dense_features (4096; memory 16 n^2 bytes).
 #pragma once
 #include <Eigen/Dense>
 #include <cstdint>
