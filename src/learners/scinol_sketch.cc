@@ -436,7 +436,15 @@ void ScinolSketchLearner::save(ModelWriter& out) const {
   h_.save(out);
   sketch_.save(out);
   out.put_values(q_.data(), sketch_.rows());
-  if (opt_.variant == ScinolFullVariant::kScinol2) maxes_.save(out);  // K, z, hᵀΛ⁻¹h are rebuilt from them
+  if (opt_.variant == ScinolFullVariant::kScinol2) {
+    // K, z and hᵀΛ⁻¹h as kept (rebuilding them from the sketch would round differently: a resumed run must
+    // equal one run bit for bit).
+    maxes_.save(out);
+    out.put_f64(hlh_);
+    const Eigen::Index r = sketch_.rows();
+    out.put_values(z_.data(), r);
+    for (Eigen::Index j = 0; j < r; ++j) out.put_values(kk_.col(j).data(), r);
+  }
 }
 
 void ScinolSketchLearner::load(ModelReader& in) {
@@ -485,10 +493,19 @@ void ScinolSketchLearner::load(ModelReader& in) {
   in.get_raw(q.data(), sketch.rows() * sizeof(double), "scinol-full B h");
   if (!q.allFinite()) throw bad("a non-finite B h");
   TrackedVector::Entries maxes;
+  double hlh = 0.0;
+  Eigen::MatrixXd kk = Eigen::MatrixXd::Zero(kk_.rows(), kk_.cols());
+  Eigen::VectorXd z = Eigen::VectorXd::Zero(z_.size());
   if (o.variant == ScinolFullVariant::kScinol2) {
     maxes = maxes_.read(in);
     for (const auto& [slot, m] : maxes.nonzero)
       if (!(m > 0.0)) throw bad("a feature maximum <= 0");
+    hlh = in.get_f64("scinol-full h'L^-1 h");
+    const Eigen::Index r = sketch.rows();
+    in.get_raw(z.data(), r * sizeof(double), "scinol-full B L^-1 h");
+    for (Eigen::Index j = 0; j < r; ++j) in.get_raw(kk.col(j).data(), r * sizeof(double), "scinol-full K");
+    if (!(hlh >= 0.0) || !std::isfinite(hlh) || !z.allFinite() || !kk.allFinite())
+      throw bad("K, z or h'L^-1 h");
   }
   opt_ = o;
   clip_ = clip;
@@ -500,7 +517,9 @@ void ScinolSketchLearner::load(ModelReader& in) {
   sketch_ = std::move(sketch);
   q_.swap(q);
   maxes_.assign(maxes);
-  if (opt_.variant == ScinolFullVariant::kScinol2) rebuild();
+  hlh_ = hlh;
+  z_.swap(z);
+  kk_.swap(kk);
 }
 
 }  // namespace lepus
