@@ -1,10 +1,10 @@
 // scinol-full's default variant (ScInOL2 of Kempka, Kotłowski, Warmuth, ICML 2019, carried to the full
 // matrix: Sigma_t = V_{t-1} + diag(M_t^2), one coin-betting wealth) against its own oracles: hand-computed
-// rounds in d = 1 (equal to ScInOL2's, parameter-free card S4) and d = 2, a fixed gradient sequence, equality
-// with lepus's scinol2 on any 1-D sequence, Sigma^-1 equal to a from-scratch inverse, the wealth identity
-// sum_t g_t (yhat_t - initial) = eps - wealth_T with no round losing more than half the wealth, predictions
-// unchanged by any per-feature rescaling (and changed by a general linear map: that guarantee is given up),
-// and a saved model resuming exactly as one run.
+// rounds in d = 1 (equal to ScInOL2's hand-computed rounds, scinol2_test.cc's S4) and d = 2, a fixed gradient
+// sequence, equality with lepus's scinol2 on any 1-D sequence, Sigma^-1 equal to a from-scratch inverse, the
+// wealth identity sum_t g_t (yhat_t - initial) = eps - wealth_T with no round losing more than half the
+// wealth, predictions unchanged by any per-feature rescaling (and changed by a general linear map: that
+// guarantee is given up), and a saved model resuming exactly as one run.
 //
 // The published algorithm (--scinol_full_variant published) against hand-computed oracles (double precision,
 // relative 1e-5) of W. Kotłowski, "Scale-Invariant Unconstrained Online Learning" (ALT 2017), Algorithm 2: d
@@ -257,7 +257,8 @@ ScinolFullOptions scinol2_opts(double eps = 1.0) {
   return o;
 }
 
-// d = 1, x = (2, -1, 0.5), y = (+1, +1, -1): ScInOL2's own oracle S4 (yhat, g, the wealth eta, G = h).
+// d = 1, x = (2, -1, 0.5), y = (+1, +1, -1): ScInOL2's own hand-computed rounds (scinol2_test.cc's S4) (yhat,
+// g, the wealth eta, G = h).
 TEST(ScinolFullScinol2, OracleOneDimensionIsScinol2S4) {
   ScinolFullLearner l(scinol2_opts(), kLogistic, 4);
   const double xs[] = {2, -1, 0.5};
