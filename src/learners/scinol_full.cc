@@ -8,15 +8,16 @@
 #include <ostream>
 
 #include "learners/common/matrix_option.h"
-#include "learners/scinol_sketch.h"
 #include "learners/scinol.h"
+#include "learners/scinol_sketch.h"
 #include "lepus/errors.h"
 #include "sketch/dense_io.h"
 
 namespace lepus {
 namespace {
 
-constexpr uint32_t kStateVersion = 1;
+// Version 2 adds the variant, eps and the wealth; a version 1 state is the published algorithm's.
+constexpr uint32_t kStateVersion = 2;
 constexpr double kAlphaMin = 9.0 / 8.0;
 constexpr uint64_t kMaxCap = 4096;
 constexpr size_t kMinCapacity = 16;
@@ -26,16 +27,23 @@ constexpr size_t kMinCapacity = 16;
 ScinolFullOptions ScinolFullOptions::from(const OptionValues& v) {
   ScinolFullOptions o;
   check_option_values(scinol_full_row().options, v);
+  if (v.has("scinol_full_variant"))
+    o.variant = v.text("scinol_full_variant") == "published" ? ScinolFullVariant::kPublished
+                                                             : ScinolFullVariant::kScinol2;
+  if (v.has("scinol_full_eps")) o.eps = v.number("scinol_full_eps");
   if (v.has("scinol_alpha")) o.alpha = v.number("scinol_alpha");
   if (v.has("scinol_L")) o.lipschitz = v.number("scinol_L");
   if (v.has("max_dense_features")) o.cap = common::max_dense_of(v);
   return o;
 }
 
-ScinolFullLearner::ScinolFullLearner(const ScinolFullOptions& options, const Loss& loss, int bits, bool test_only)
+ScinolFullLearner::ScinolFullLearner(const ScinolFullOptions& options, const Loss& loss, int bits,
+                                     bool test_only)
     : opt_(options), loss_(loss), bits_(bits), clip_(loss.initial_range(), test_only), builder_(bits) {
-  if (!(opt_.alpha > kAlphaMin) || !(opt_.lipschitz > 0.0) || opt_.cap < 1 || opt_.cap > kMaxCap)
-    throw ConfigError("scinol-full: alpha must be > 9/8, L > 0 and the feature cap in [1, 4096]");
+  if (!(opt_.alpha > kAlphaMin) || !(opt_.lipschitz > 0.0) || opt_.cap < 1 || opt_.cap > kMaxCap ||
+      !(opt_.eps > 0.0) || !std::isfinite(opt_.eps))
+    throw ConfigError("scinol-full: alpha must be > 9/8, L > 0, eps > 0 and the feature cap in [1, 4096]");
+  if (!published()) wealth_ = opt_.eps;
 }
 
 void ScinolFullLearner::reserve(size_t n) {
@@ -53,9 +61,12 @@ void ScinolFullLearner::reserve(size_t n) {
   h.head(k) = h_.head(k);
   a.head(k) = a_.head(k);
   d.head(k) = scale_.head(k);
+  Eigen::VectorXd m = Eigen::VectorXd::Zero(cc);
+  if (m_.size() >= k) m.head(k) = m_.head(k);
   h_.swap(h);
   a_.swap(a);
   scale_.swap(d);
+  m_.swap(m);
 }
 
 bool ScinolFullLearner::insert_new(const SparseVector& v) {
@@ -63,13 +74,22 @@ bool ScinolFullLearner::insert_new(const SparseVector& v) {
   for (const Coord& c : v) fresh += index_.find(c.slot) == CompactIndex::kNone;
   if (fresh == 0) return false;
   if (index_.size() + fresh > opt_.cap)
-    throw ConfigError("scinol-full: this example would bring the distinct features to " +
-                      std::to_string(index_.size() + fresh) + ", past the cap of " + std::to_string(opt_.cap) +
-                      " (--max_dense_features; memory 16 n^2 bytes); use fewer bits (-b) or --learner scinol-coord");
+    throw ConfigError(
+        "scinol-full: this example would bring the distinct features to " +
+        std::to_string(index_.size() + fresh) + ", past the cap of " + std::to_string(opt_.cap) +
+        " (--max_dense_features; memory 16 n^2 bytes); use fewer bits (-b) or --learner scinol-coord");
   reserve(index_.size() + fresh);
-  // A new slot enters outside the span: zero row and column in S^+ and P, h = a = 0 there (reserve zeroed them).
+  // A new slot enters outside the span: zero row and column in S^+ and P, h = a = 0 there (reserve zeroed
+  // them).
   for (const Coord& c : v)
-    if (index_.find(c.slot) == CompactIndex::kNone) scale_(index_.insert(c.slot)) = std::fabs(c.x);
+    if (index_.find(c.slot) == CompactIndex::kNone) {
+      const uint32_t p = index_.insert(c.slot);
+      scale_(p) = std::fabs(c.x);
+      if (!published()) {  // scinol2: Sigma gains the diagonal entry M_i^2 = 1 (|x~| = 1), h = a = 0 there
+        pinv_(p, p) = 1.0;
+        m_(p) = 1.0;
+      }
+    }
   return true;
 }
 
@@ -103,18 +123,24 @@ ScinolFullLearner::Prepared ScinolFullLearner::prepare(const SparseVector& v, bo
     norm2 += s.x * s.x;
   }
   const double perp2 = xp_.squaredNorm();
-  const ScinolRankOne s = scinol_rank_one(!fresh && !(perp2 > opt_.tau * norm2), q.b, q.r0, c_);
+  // Once the span holds every feature seen (rank = n) x is in it whatever the rounding of x_perp says:
+  // without this, P's rounding drift (amplified by k = 1/||x_perp||^2 for nearly dependent rows) declared
+  // rows of a full span new directions again (on 578 pixel features, every example after the 800th: yhat = 0
+  // from then on).
+  const bool full = rank_ >= static_cast<uint64_t>(n);
+  const ScinolRankOne s = scinol_rank_one(!fresh && (full || !(perp2 > opt_.tau * norm2)), q.b, q.r0, c_);
   q.new_direction = s.new_direction;
   q.cp = s.c;
   q.r = s.r;
   q.lev = s.lev;
-  if (q.new_direction) q.k = perp2 > 0.0 ? 1.0 / perp2 : 0.0;  // 0 only for x outside every held feature (predict)
+  if (q.new_direction)
+    q.k = perp2 > 0.0 ? 1.0 / perp2 : 0.0;  // 0 only for x outside every held feature (predict)
   return q;
 }
 
 ScinolRankOne scinol_rank_one(bool in_span, double s_xx, double s_xh, double s_hh) {
   if (!in_span) return {true, s_hh, 0.0, 1.0};  // Appendix E, case 2
-  const double beta = 1.0 + s_xx;                // Sherman-Morrison for S + x x'
+  const double beta = 1.0 + s_xx;               // Sherman-Morrison for S + x x'
   return {false, s_hh - s_xh * s_xh / beta, s_xh / beta, s_xx / beta};
 }
 
@@ -132,9 +158,66 @@ double ScinolFullLearner::eta(double cp) const { return scinol_eta(cp, gamma_, o
 double ScinolFullLearner::predict_score(const Example& x) const {
   const SparseVector& v = builder_.build(x);
   gather(v);
+  if (!published()) {
+    uint32_t fresh = 0;  // features never seen: each its own diagonal entry 1 (x~ = +-1), h = 0 there
+    for (const Coord& c : v) fresh += index_.find(c.slot) == CompactIndex::kNone;
+    return x.initial + played(prepare_bet(fresh));
+  }
   // S_t includes x: the prediction is the one learning x would make.
   const Prepared q = prepare(v, fresh_);
   return x.initial + eta(q.cp) * q.r;
+}
+
+// scinol2, round t's quantities before the label, from Sigma_{t-1} = V_{t-1} + diag(M_{t-1}^2) over the held
+// features: Sigma_t = Sigma_{t-1} + sum_k delta_k e_k e_k' for the features whose max |x~| grows (delta_k =
+// x~_k^2 - M_k^2; Woodbury over them: K = diag(1/delta) + (Sigma^-1)_KK, k x k, Cholesky), fresh features
+// (predict only) their own diagonal entry 1; lev = x'Sigma_t^-1 x, r = x'Sigma_t^-1 h, c = h'Sigma_t^-1 h.
+ScinolFullLearner::Bet ScinolFullLearner::prepare_bet(uint32_t fresh) const {
+  Bet q;
+  const Eigen::Index n = static_cast<Eigen::Index>(size());
+  u_.setZero(n);
+  double b = 0.0, r = 0.0, c = c_;
+  for (const Seen& s : seen_) {
+    u_.noalias() += s.x * pinv_.col(s.position).head(n);
+    r += a_(s.position) * s.x;
+  }
+  grow_.clear();
+  for (const Seen& s : seen_) {
+    b += s.x * u_(s.position);
+    const double m = m_(s.position);
+    if (std::fabs(s.x) > m) grow_.push_back({s.position, s.x * s.x - m * m});
+  }
+  if (!grow_.empty()) {
+    const Eigen::Index k = static_cast<Eigen::Index>(grow_.size());
+    Eigen::MatrixXd kk(k, k);
+    Eigen::VectorXd uk(k), ak(k);
+    for (Eigen::Index i = 0; i < k; ++i) {
+      const uint32_t pi = grow_[i].position;
+      uk(i) = u_(pi);
+      ak(i) = a_(pi);
+      for (Eigen::Index j = 0; j < k; ++j) kk(i, j) = pinv_(pi, grow_[j].position);
+      kk(i, i) += 1.0 / grow_[i].x;
+    }
+    const Eigen::LLT<Eigen::MatrixXd> llt(kk);
+    const Eigen::VectorXd ku = llt.solve(uk), ka = llt.solve(ak);
+    b -= uk.dot(ku);
+    r -= uk.dot(ka);
+    c -= ak.dot(ka);
+  }
+  q.lev = std::max(b, 0.0) + fresh;
+  q.c = std::max(c, 0.0);
+  q.r = r;
+  return q;
+}
+
+// The bet: half the wealth, times min(1, 1/||theta||), ||theta||^2 = c = h'Sigma_t^-1 h (ScInOL2's
+// sign(theta) min(|theta|, 1) eta / (2D), D^2 = Sigma_t, in matrix form).
+double ScinolFullLearner::bet(double c) const { return 0.5 * wealth_ * (c > 1.0 ? 1.0 / std::sqrt(c) : 1.0); }
+
+// yhat - initial = bet r, clamped to half the wealth: |bet r| <= (wealth/2) sqrt(lev) by Cauchy-Schwarz, and
+// lev = x'Sigma_t^-1 x <= 1 in one dimension (ScInOL2's |x| <= M <= D) but up to the number of features here.
+double ScinolFullLearner::played(const Bet& q) const {
+  return std::clamp(bet(q.c) * q.r, -0.5 * wealth_, 0.5 * wealth_);
 }
 
 Prediction ScinolFullLearner::predict(const Example& x) const {
@@ -146,6 +229,7 @@ double ScinolFullLearner::round(const Example& x, bool use_loss, double g_linear
   caps_ += v.dropped;
   const bool fresh = insert_new(v);
   gather(v);
+  if (!published()) return round_scinol2(x, use_loss, g_linear);
   const Prepared q = prepare(v, fresh);
   const Eigen::Index n = static_cast<Eigen::Index>(size());
   const double beta = 1.0 + q.b;
@@ -159,6 +243,7 @@ double ScinolFullLearner::round(const Example& x, bool use_loss, double g_linear
     sx = u_ / beta;
     a_.head(n) -= u_ * (q.r0 / beta);
   } else {
+    ++rank_;
     const Eigen::VectorXd e = q.k * xp_;
     for (Eigen::Index j = 0; j < n; ++j) {
       const double ej = e(j), uj = u_(j), xj = xp_(j);
@@ -172,8 +257,9 @@ double ScinolFullLearner::round(const Example& x, bool use_loss, double g_linear
   }
   const double et = eta(q.cp);
   const double yhat = x.initial + et * q.r;
-  double g = use_loss ? loss_.first_derivative(clip_.clip(common::to_float(yhat, caps_)), x.label, clip_.range())
-                      : g_linear;
+  double g = use_loss
+                 ? loss_.first_derivative(clip_.clip(common::to_float(yhat, caps_)), x.label, clip_.range())
+                 : g_linear;
   g = std::clamp(g * static_cast<double>(x.weight), -opt_.lipschitz, opt_.lipschitz) / opt_.lipschitz;
   if (std::isnan(g)) [[unlikely]] {
     g = 0.0;
@@ -184,6 +270,63 @@ double ScinolFullLearner::round(const Example& x, bool use_loss, double g_linear
   for (const Seen& s : seen_) h_(s.position) -= g * s.x;
   gamma_ += g * g * q.lev;
   last_ = Last{q.new_direction, et, yhat, g, q.lev};
+  return yhat;
+}
+
+// scinol2, one round: the bet from prepare_bet; the wealth takes -g (yhat - initial); then Sigma takes the
+// grown maxima (Sherman-Morrison per feature) and V's g^2 x x' (one rank-one update along x), and h -= g x,
+// with a = Sigma^-1 h and c = h'Sigma^-1 h carried along.
+double ScinolFullLearner::round_scinol2(const Example& x, bool use_loss, double g_linear) {
+  const Eigen::Index n = static_cast<Eigen::Index>(size());
+  const Bet q = prepare_bet(0);
+  const double f = bet(q.c), play = played(q);
+  const double yhat = x.initial + play;
+  double g = use_loss
+                 ? loss_.first_derivative(clip_.clip(common::to_float(yhat, caps_)), x.label, clip_.range())
+                 : g_linear;
+  g = std::clamp(g * static_cast<double>(x.weight), -opt_.lipschitz, opt_.lipschitz) / opt_.lipschitz;
+  if (std::isnan(g)) [[unlikely]] {
+    g = 0.0;
+    ++caps_;
+  }
+  wealth_ -= g * play;  // |play| <= wealth/2 and |g| <= 1: a round loses at most half the wealth
+  if (wealth_ > kMaxWealth) [[unlikely]] {
+    wealth_ = kMaxWealth;
+    ++caps_;
+  }
+  // The grown maxima: Sigma += delta e_p e_p'.
+  for (const Seen& gr : grow_) {
+    const uint32_t p = gr.position;
+    const double delta = gr.x;
+    col_ = pinv_.col(p).head(n);
+    const double beta = 1.0 + delta * col_(p), ap = a_(p), k = delta / beta;
+    for (Eigen::Index j = 0; j < n; ++j) {
+      const double cj = col_(j);
+      for (Eigen::Index i = 0; i < n; ++i) pinv_(i, j) -= (col_(i) * cj) * k;
+    }
+    a_.head(n) -= col_ * (k * ap);
+    c_ -= k * ap * ap;
+  }
+  for (const Seen& s : seen_) m_(s.position) = std::max(m_(s.position), std::fabs(s.x));
+  // Sigma += mu x x', h -= g x.
+  u_.setZero(n);
+  double b = 0.0, r = 0.0;
+  for (const Seen& s : seen_) {
+    u_.noalias() += s.x * pinv_.col(s.position).head(n);
+    r += a_(s.position) * s.x;
+  }
+  for (const Seen& s : seen_) b += s.x * u_(s.position);
+  const double mu = g * g, den = 1.0 + mu * b, xa = r - g * b, k = mu / den;
+  if (mu > 0.0) {
+    for (Eigen::Index j = 0; j < n; ++j) {
+      const double uj = u_(j);
+      for (Eigen::Index i = 0; i < n; ++i) pinv_(i, j) -= (u_(i) * uj) * k;
+    }
+  }
+  a_.head(n) -= u_ * (g + k * xa);
+  c_ = std::max(c_ - 2.0 * g * r + g * g * b - k * xa * xa, 0.0);
+  for (const Seen& s : seen_) h_(s.position) -= g * s.x;
+  last_ = Last{false, f, yhat, g, q.lev};
   return yhat;
 }
 
@@ -211,14 +354,22 @@ double ScinolFullLearner::projector(uint64_t i, uint64_t j) const {
 }
 
 std::vector<std::string> ScinolFullLearner::describe() const {
-  return {"scinol_alpha = " + common::number(opt_.alpha), "scinol_L = " + common::number(opt_.lipschitz),
+  if (!published())
+    return {"scinol_full_variant = scinol2", "scinol_full_eps = " + common::number(opt_.eps),
+            "scinol_L = " + common::number(opt_.lipschitz),
+            "matrix = full, up to " + std::to_string(opt_.cap) + " features"};
+  return {"scinol_full_variant = published", "scinol_alpha = " + common::number(opt_.alpha),
+          "scinol_L = " + common::number(opt_.lipschitz),
           "matrix = full, up to " + std::to_string(opt_.cap) + " features"};
 }
 
 void ScinolFullLearner::write_readable(std::ostream& out) const {
+  out << "scinol_full_variant " << (published() ? "published" : "scinol2") << "\n";
+  out << "scinol_full_eps " << opt_.eps << "\n";
   out << "scinol_alpha " << opt_.alpha << "\n";
   out << "scinol_L " << opt_.lipschitz << "\n";
   out << "Gamma " << gamma_ << "\n";
+  out << "wealth " << wealth_ << "\n";
   out << "c " << c_ << "\n";
   clip_.write_readable(out);
   // Per feature: the weight a_i = (S^+ h)_i at eta = 1 (the played weight is eta_t times it), and h_i, in the
@@ -226,12 +377,16 @@ void ScinolFullLearner::write_readable(std::ostream& out) const {
   std::vector<std::pair<uint64_t, uint32_t>> order;
   for (uint32_t p = 0; p < index_.size(); ++p) order.push_back({index_.slot(p), p});
   std::sort(order.begin(), order.end());
-  for (const auto& [slot, p] : order) out << slot << ":" << a_(p) / scale_(p) << " " << h_(p) * scale_(p) << "\n";
+  for (const auto& [slot, p] : order)
+    out << slot << ":" << a_(p) / scale_(p) << " " << h_(p) * scale_(p) << "\n";
 }
 
 void ScinolFullLearner::save(ModelWriter& out) const {
   out.put_u32(kStateVersion);
   out.put_u32(static_cast<uint32_t>(bits_));
+  out.put_u32(static_cast<uint32_t>(opt_.variant));
+  out.put_f64(opt_.eps);
+  out.put_f64(wealth_);
   out.put_f64(opt_.alpha);
   out.put_f64(opt_.lipschitz);
   out.put_u64(opt_.cap);
@@ -245,51 +400,82 @@ void ScinolFullLearner::save(ModelWriter& out) const {
   out.put_values(a_.data(), n);
   out.put_values(scale_.data(), n);
   dense_io::put_upper(out, pinv_, n);
-  dense_io::put_upper(out, proj_, n);
+  if (published())
+    dense_io::put_upper(out, proj_, n);
+  else
+    out.put_values(m_.data(), n);  // scinol2: no projector (Sigma is invertible), the maxima M instead
 }
 
 void ScinolFullLearner::load(ModelReader& in) {
-  auto bad = [&](const std::string& what) { return ModelFormatError(in.source() + ": scinol-full state: " + what); };
-  if (in.get_u32("scinol-full state version") != kStateVersion) throw bad("unknown state version");
+  auto bad = [&](const std::string& what) {
+    return ModelFormatError(in.source() + ": scinol-full state: " + what);
+  };
+  const uint32_t version = in.get_u32("scinol-full state version");
+  if (version != 1 && version != kStateVersion) throw bad("unknown state version");
   const uint32_t bits = in.get_u32("scinol-full bits");
   if (bits != static_cast<uint32_t>(bits_))
     throw bad("saved with -b " + std::to_string(bits) + ", this run has -b " + std::to_string(bits_));
   ScinolFullOptions o = opt_;
+  double wealth = 0.0;
+  if (version == 1) {
+    o.variant = ScinolFullVariant::kPublished;
+  } else {
+    const uint32_t variant = in.get_u32("scinol-full variant");
+    if (variant > 1) throw bad("unknown variant");
+    o.variant = static_cast<ScinolFullVariant>(variant);
+    o.eps = in.get_f64("scinol-full eps");
+    wealth = in.get_f64("scinol-full wealth");
+    if (!(o.eps > 0.0) || !std::isfinite(o.eps) || !(wealth >= 0.0) || !std::isfinite(wealth))
+      throw bad("eps or the wealth out of range");
+  }
   o.alpha = in.get_f64("scinol-full alpha");
   o.lipschitz = in.get_f64("scinol-full L");
   o.cap = in.get_u64("scinol-full cap");
-  if (!(o.alpha > kAlphaMin) || !std::isfinite(o.alpha) || !(o.lipschitz > 0.0) || !std::isfinite(o.lipschitz) ||
-      o.cap < 1 || o.cap > kMaxCap)
+  if (!(o.alpha > kAlphaMin) || !std::isfinite(o.alpha) || !(o.lipschitz > 0.0) ||
+      !std::isfinite(o.lipschitz) || o.cap < 1 || o.cap > kMaxCap)
     throw bad("alpha, L or the feature cap out of range");
   common::LabelClip clip = clip_;
   clip.load(in, "scinol-full");
   const double c = in.get_f64("scinol-full c"), gamma = in.get_f64("scinol-full Gamma");
-  if (!(c >= 0.0) || !std::isfinite(c) || !(gamma >= 0.0) || !std::isfinite(gamma)) throw bad("c or Gamma out of range");
+  if (!(c >= 0.0) || !std::isfinite(c) || !(gamma >= 0.0) || !std::isfinite(gamma))
+    throw bad("c or Gamma out of range");
   const uint64_t n = in.get_u64("scinol-full size");
   if (n > o.cap) throw bad("holds more features than its cap");
-  if (n * 32 + n * (n + 1) * 8 > in.remaining()) throw bad("feature count does not fit the file");
+  const bool pub = o.variant == ScinolFullVariant::kPublished;
+  if (n * 32 + n * (n + 1) * (pub ? 8 : 4) > in.remaining()) throw bad("feature count does not fit the file");
   CompactIndex index = dense_io::get_index(in, n, "scinol-full");
   const Eigen::Index cap = std::max<Eigen::Index>(static_cast<Eigen::Index>(n), 1);
-  Eigen::VectorXd h = Eigen::VectorXd::Zero(cap), a = Eigen::VectorXd::Zero(cap), d = Eigen::VectorXd::Ones(cap);
+  Eigen::VectorXd h = Eigen::VectorXd::Zero(cap), a = Eigen::VectorXd::Zero(cap),
+                  d = Eigen::VectorXd::Ones(cap);
   in.get_raw(h.data(), n * sizeof(double), "scinol-full h");
   in.get_raw(a.data(), n * sizeof(double), "scinol-full a");
   in.get_raw(d.data(), n * sizeof(double), "scinol-full feature scales");
   if (!((d.array() > 0.0).all())) throw bad("a feature scale <= 0");
   Eigen::MatrixXd pinv = Eigen::MatrixXd::Zero(cap, cap), proj = Eigen::MatrixXd::Zero(cap, cap);
   dense_io::get_upper(in, pinv, n, "scinol-full pseudo-inverse");
-  dense_io::get_upper(in, proj, n, "scinol-full projector");
-  if (!h.allFinite() || !a.allFinite() || !d.allFinite() || !pinv.allFinite() || !proj.allFinite())
+  Eigen::VectorXd m = Eigen::VectorXd::Zero(cap);
+  if (pub) {
+    dense_io::get_upper(in, proj, n, "scinol-full projector");
+  } else {
+    in.get_raw(m.data(), n * sizeof(double), "scinol-full maxima");
+    if (!((m.head(static_cast<Eigen::Index>(n)).array() > 0.0).all())) throw bad("a feature maximum <= 0");
+  }
+  if (!h.allFinite() || !a.allFinite() || !d.allFinite() || !pinv.allFinite() || !proj.allFinite() ||
+      !m.allFinite())
     throw bad("a non-finite value");
   opt_ = o;
   clip_ = clip;
   c_ = c;
   gamma_ = gamma;
+  wealth_ = wealth;
   index_ = std::move(index);
   h_.swap(h);
   a_.swap(a);
   scale_.swap(d);
   pinv_.swap(pinv);
   proj_.swap(proj);
+  m_.swap(m);
+  rank_ = static_cast<uint64_t>(std::llround(proj_.topLeftCorner(n, n).trace()));  // P's trace is its rank
 }
 
 LearnerRow scinol_full_row() {
@@ -299,6 +485,25 @@ LearnerRow scinol_full_row() {
       "no learning rate, predictions unchanged by any invertible linear map of the features: second order, "
       "for up to a few thousand dense features (Kotlowski 2017, Algorithm 2)",
       {
+          {"scinol_full_variant",
+           "",
+           Kind::kText,
+           "scinol2",
+           "scinol2 (a coin-betting wealth and a matrix of gradients, ScInOL2 of Kempka, Kotlowski, Warmuth "
+           "2019 "
+           "carried to the full matrix: learns from the first examples) or published (Algorithm 2 of "
+           "Kotlowski "
+           "2017, whose prior bets nearly 0 for a whole pass on many dense features)",
+           {},
+           {"scinol2", "published"}},
+          {"scinol_full_eps",
+           "",
+           Kind::kNumber,
+           "1",
+           "scinol2 variant: the wealth each new dimension of the features' span brings (how much it may "
+           "lose)",
+           {0.0, std::numeric_limits<double>::infinity(), true, false},
+           {}},
           scinol_alpha_option(),
           scinol_lipschitz_option(),
           common::matrix_option({"full", "sketch"}),
@@ -308,13 +513,15 @@ LearnerRow scinol_full_row() {
       [](const LearnerContext& c) -> std::unique_ptr<Learner> {
         const ScinolFullOptions o = ScinolFullOptions::from(c.options);
         if (common::matrix_kind_of(c.options, MatrixKind::kFull) == MatrixKind::kSketch)
-          return std::make_unique<ScinolSketchLearner>(o, common::rank_of(c.options), c.loss, c.bits, c.test_only);
+          return std::make_unique<ScinolSketchLearner>(o, common::rank_of(c.options), c.loss, c.bits,
+                                                       c.test_only);
         return std::make_unique<ScinolFullLearner>(o, c.loss, c.bits, c.test_only);
       }};
   row.traits.matrix_modes = {"full", "sketch"};
   row.traits.matrix_nearest = {{"diag", "--learner scinol-coord (scinol-full's diagonal form)"}};
   row.traits.merge =
-      "the ranks' mean h and S (their Frequent Directions sketches concatenated and shrunk), betting with the "
+      "the ranks' mean h and S (their Frequent Directions sketches concatenated and shrunk), betting with "
+      "the "
       "ranks' mean confidence; an approximation of one learner over all the data, exact with one rank";
   row.traits.merge_matrix = "sketch";
   return row;

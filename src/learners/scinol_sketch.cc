@@ -11,7 +11,10 @@
 
 namespace lepus {
 namespace {
-constexpr uint32_t kStateVersion = 0x5C01;  // not scinol-full's full-mode versions: the two refuse each other
+// Not scinol-full's full-mode versions: the two refuse each other. 0x5C02 adds the variant, eps and the
+// wealth; a 0x5C01 state is the published algorithm's.
+constexpr uint32_t kStateVersion = 0x5C02;
+constexpr uint32_t kStateVersion1 = 0x5C01;
 constexpr uint64_t kSketchCap = uint64_t{1} << 24;
 constexpr double kRankTolerance = 1e-12;  // G's eigenvalues below this times the largest count as 0 (Δ = 0)
 }  // namespace
@@ -25,11 +28,15 @@ ScinolSketchLearner::ScinolSketchLearner(const ScinolFullOptions& options, uint3
       clip_(loss.initial_range(), test_only),
       sketch_(rank, kSketchCap),
       scales_(bits),
+      maxes_(bits),
       h_(bits),
       builder_(bits) {
-  if (!(opt_.alpha > 9.0 / 8.0) || !(opt_.lipschitz > 0.0))
-    throw ConfigError("scinol-full: alpha must be > 9/8 and L > 0");
+  if (!(opt_.alpha > 9.0 / 8.0) || !(opt_.lipschitz > 0.0) || !(opt_.eps > 0.0) || !std::isfinite(opt_.eps))
+    throw ConfigError("scinol-full: alpha must be > 9/8, L > 0 and eps > 0");
+  if (opt_.variant == ScinolFullVariant::kScinol2) wealth_ = opt_.eps;
   q_.setZero(2 * Eigen::Index{rank});
+  kk_.setZero(2 * Eigen::Index{rank}, 2 * Eigen::Index{rank});
+  z_.setZero(2 * Eigen::Index{rank});
   k_.setZero(2 * Eigen::Index{rank}, 2 * Eigen::Index{rank});
   lp_.setZero(2 * Eigen::Index{rank});
   lq_.setZero(2 * Eigen::Index{rank});
@@ -102,13 +109,125 @@ ScinolSketchLearner::Prepared ScinolSketchLearner::prepare(const std::vector<Coo
   return q;
 }
 
+// scinol2: Λ_i = M_i² + Δ over the features seen (a never-seen one: M = |x~| = 1), the held K = I + BΛ⁻¹Bᵀ,
+// z = BΛ⁻¹h and hᵀΛ⁻¹h.
+double ScinolSketchLearner::lambda(uint64_t slot) const {
+  const double m = maxes_[slot];
+  return lam(m > 0.0 ? m : 1.0);
+}
+
+// The shrinkage ridge Δ (the Loewner-monotone surrogate; half of it, robust FD's choice, and none were
+// measured on the mnist pairs at rank 20: test error 0.063 / 0.065 and 0.087 / 0.038 against Δ's 0.058 /
+// 0.070).
+double ScinolSketchLearner::ridge() const { return sketch_.shrinkage(); }
+
+// Λ_ii = M_i² + Δ. (M_i² (1 + Δ), also a valid surrogate since M~ >= 1, was measured: mnist 3 vs 5 / 4 vs 9
+// at rank 20, progressive loss 0.373 / 0.458 against 0.233 / 0.257: far too much ridge on the features first
+// seen faint.)
+double ScinolSketchLearner::lam(double m) const { return m * m + ridge(); }
+
+// K, z and hᵀΛ⁻¹h from the sketch's columns (after a shrink, a load or a merge: Δ changed). O(r² · features).
+void ScinolSketchLearner::rebuild() {
+  const Eigen::Index r = sketch_.rows();
+  kk_.setZero(k_.rows(), k_.cols());
+  kk_.topLeftCorner(r, r).setIdentity();
+  z_.setZero(k_.rows());
+  hlh_ = 0.0;
+  Eigen::VectorXd col;
+  scales_.for_each_nonzero([&](uint64_t slot, double) {
+    const double l = lambda(slot), h = h_[slot];
+    hlh_ += h * h / l;
+    if (r == 0) return;
+    const Coord e{slot, 1.0, 0};
+    sketch_.multiply(std::span<const Coord>(&e, 1), col);
+    kk_.topLeftCorner(r, r).noalias() += col * (col.transpose() / l);
+    z_.head(r) += col * (h / l);
+  });
+}
+
+// The maxima x~ raises (M < |x~|, M > 0: a seen feature), each a diagonal change of Λ: K += f b bᵀ, z += f b
+// h, hᵀΛ⁻¹h += f h², f = 1/Λ_new − 1/Λ_old, b = B e_i. On copies (predict) or on the state (learn).
+void ScinolSketchLearner::grow(const std::vector<Coord>& x, Eigen::MatrixXd& kk, Eigen::VectorXd& z,
+                               double& hlh, bool store) const {
+  const Eigen::Index r = sketch_.rows();
+  Eigen::VectorXd col;
+  for (const Coord& c : x) {
+    const double m = maxes_[c.slot], ax = std::fabs(c.x);
+    if (!(m > 0.0) || !(ax > m)) continue;
+    const double h = h_[c.slot];
+    const double f = 1.0 / lam(ax) - 1.0 / lam(m);
+    hlh += f * h * h;
+    if (r > 0) {
+      const Coord e{c.slot, 1.0, 0};
+      sketch_.multiply(std::span<const Coord>(&e, 1), col);
+      kk.topLeftCorner(r, r).noalias() += col * (f * col.transpose());
+      z.head(r) += col * (f * h);
+    }
+    if (store) grown_.push_back({c.slot, ax, 0});
+  }
+}
+
+// scinol2's quantities with Λ after the grown maxima (kk, z, hlh): s_xx = xᵀΣ~⁻¹x = xᵀΛ⁻¹x − pᵀK⁻¹p,
+// s_xh = xᵀΛ⁻¹h − pᵀK⁻¹z, s_hh = hlh − zᵀK⁻¹z, p = BΛ⁻¹x (Woodbury; K = L Lᵀ by Cholesky).
+ScinolSketchLearner::Prepared ScinolSketchLearner::prepare2(const std::vector<Coord>& x,
+                                                            const Eigen::MatrixXd& kk,
+                                                            const Eigen::VectorXd& z, double hlh) const {
+  Prepared q;
+  xl_.clear();
+  double xlx = 0.0, xlh = 0.0;
+  for (const Coord& c : x) {
+    const double m = std::max(maxes_[c.slot], std::fabs(c.x));
+    const double l = lam(m);
+    xl_.push_back({c.slot, c.x / l, c.first});
+    xlx += c.x * c.x / l;
+    xlh += c.x * h_[c.slot] / l;
+    q.xx += c.x * c.x;
+    q.xh += c.x * h_[c.slot];
+  }
+  q.xlx = xlx;
+  q.xlh = xlh;
+  double s_xx = xlx, s_xh = xlh, s_hh = hlh;
+  const Eigen::Index r = sketch_.rows();
+  if (r > 0) {
+    sketch_.multiply(xl_, p_);
+    const Eigen::LLT<Eigen::MatrixXd> llt(kk.topLeftCorner(r, r));
+    Eigen::VectorXd lp = p_, lz = z.head(r);
+    llt.matrixL().solveInPlace(lp);
+    llt.matrixL().solveInPlace(lz);
+    s_xx -= lp.squaredNorm();
+    s_xh -= lp.dot(lz);
+    s_hh -= lz.squaredNorm();
+  }
+  q.c = std::max(s_hh, 0.0);
+  q.r = s_xh;
+  q.lev = std::max(s_xx, 0.0);
+  return q;
+}
+
+double ScinolSketchLearner::bet(double c) const {
+  return 0.5 * wealth_ * (c > 1.0 ? 1.0 / std::sqrt(c) : 1.0);
+}
+
 double ScinolSketchLearner::eta(double c) const { return scinol_eta(c, gamma_, opt_.alpha, caps_); }
 
 double ScinolSketchLearner::score(const Example& x) const {
   bool fresh;
   const std::vector<Coord>& v = scaled(builder_.build(x), fresh);
+  if (opt_.variant == ScinolFullVariant::kScinol2) {
+    Eigen::MatrixXd kk = kk_;
+    Eigen::VectorXd z = z_;
+    double hlh = hlh_;
+    grow(v, kk, z, hlh, false);
+    return x.initial + played(prepare2(v, kk, z, hlh));
+  }
   const Prepared q = prepare(v, fresh);
-  return x.initial + eta(q.c) * q.r;
+  return x.initial + played(q);
+}
+
+double ScinolSketchLearner::played(const Prepared& q) const {
+  if (opt_.variant == ScinolFullVariant::kPublished) return eta(q.c) * q.r;
+  return std::clamp(bet(q.c) * q.r, -0.5 * wealth_,
+                    0.5 * wealth_);  // at most half the wealth, as the full mode
 }
 
 Prediction ScinolSketchLearner::predict(const Example& x) const {
@@ -122,16 +241,19 @@ Prediction ScinolSketchLearner::learn(const Example& x) {
   caps_ += sv.dropped;
   bool fresh;
   const std::vector<Coord>& v = scaled(sv, fresh);
+  const bool published = opt_.variant == ScinolFullVariant::kPublished;
+  if (!published) return learn2(x, sv, v, fresh);
   const Prepared q = prepare(v, fresh);
-  const double et = eta(q.c);
-  const double yhat = x.initial + et * q.r;
+  const double et = published ? eta(q.c) : bet(q.c);
+  const double yhat = x.initial + played(q);
   double g = loss_.first_derivative(clip_.clip(common::to_float(yhat, caps_)), x.label, clip_.range());
   g = std::clamp(g * static_cast<double>(x.weight), -opt_.lipschitz, opt_.lipschitz) / opt_.lipschitz;
   if (std::isnan(g)) [[unlikely]] {
     g = 0.0;
     ++caps_;
   }
-  // h <- h − g x (and B h, ||h||² with it); Γ += g² lev; then the sketch takes the row x.
+  // h <- h − g x (and B h, ||h||² with it); Γ += g² lev (published) or the wealth's winnings (scinol2); then
+  // the sketch takes the row x (published), or |g| x: V's g² x xᵀ (scinol2).
   if (sketch_.rows() > 0 && g != 0.0) q_.head(sketch_.rows()) -= g * p_;
   h_.add(v, -g);
   hh_ = std::max(hh_ - 2.0 * g * q.xh + g * g * q.xx, 0.0);
@@ -150,20 +272,82 @@ Prediction ScinolSketchLearner::learn(const Example& x) {
   return clip_.of(common::to_float(yhat, caps_));
 }
 
-// --distributed: the ranks' mean state: h -> mean h, S~ -> mean S~ (common::merge_sketches: at least the ranks'
-// mean, by at most the merge's own shrinkage more), and the ranks' mean log-wealth. The bet's exponent is
-// (c − Γ) / (2α), c = hᵀS~^†h: Γ is set so that the merged c − Γ is the ranks' mean c_r − Γ_r (Γ >= 0), the
-// confidence the ranks bet with on average. c is jointly convex in (h, S~) (the matrix-fractional function), so
-// the merged c is at most the ranks' mean and Γ at most theirs; keeping the mean Γ instead was measured: on rcv1
-// (two ranks, 10,000 examples each) the drop in c left every bet near 0 (test loss 0.693 against 0.405). Summing
-// h instead grows c with the number of ranks (see scinol-coord's merge). A feature first seen at different |x| on
-// different ranks takes the largest as its scale d_i, each rank's h and rows converted to it first (x~ = x / d).
+// scinol2, one round: Λ takes the grown maxima, the clamped bet is played, the wealth takes −g (ŷ − initial),
+// h −= g x (z −= g p, hᵀΛ⁻¹h with it), then the sketch takes the row |g| x~ (V's g² x xᵀ): K gains its row
+// |g| p (no shrink), or is rebuilt (a shrink changed Δ).
+Prediction ScinolSketchLearner::learn2(const Example& x, const SparseVector& sv, const std::vector<Coord>& v,
+                                       bool fresh) {
+  grown_.clear();
+  grow(v, kk_, z_, hlh_, true);
+  for (const Coord& c : grown_) maxes_.set(c.slot, c.x);
+  const Prepared q = prepare2(v, kk_, z_, hlh_);
+  const double yhat = x.initial + played(q);
+  double g = loss_.first_derivative(clip_.clip(common::to_float(yhat, caps_)), x.label, clip_.range());
+  g = std::clamp(g * static_cast<double>(x.weight), -opt_.lipschitz, opt_.lipschitz) / opt_.lipschitz;
+  if (std::isnan(g)) [[unlikely]] {
+    g = 0.0;
+    ++caps_;
+  }
+  wealth_ -= g * (yhat - x.initial);  // |ŷ − initial| <= wealth/2: a round loses at most half the wealth
+  if (wealth_ > ScinolFullLearner::kMaxWealth) [[unlikely]] {
+    wealth_ = ScinolFullLearner::kMaxWealth;
+    ++caps_;
+  }
+  const Eigen::Index r = sketch_.rows();
+  if (r > 0 && g != 0.0) {
+    z_.head(r) -= g * p_;
+    q_.head(r) -= g * sketch_multiply(v);
+  }
+  h_.add(v, -g);
+  hh_ = std::max(hh_ - 2.0 * g * q.xh + g * g * q.xx, 0.0);
+  hlh_ = std::max(hlh_ - 2.0 * g * q.xlh + g * g * q.xlx, 0.0);
+  if (fresh) {  // the features' scales d_i, fixed at first sight, and their maxima M = |x~| = 1
+    std::vector<Coord> first;
+    for (const Coord& c : sv)
+      if (scales_[c.slot] == 0.0 && c.x != 0.0) first.push_back({c.slot, std::fabs(c.x), c.first});
+    scales_.add(first, 1.0);
+    for (const Coord& c : first) maxes_.set(c.slot, 1.0);
+  }
+  const double row = std::fabs(g);
+  if (q.xx > 0.0 && row > 0.0) {
+    const bool shrunk = sketch_.append(v, row, &q_);  // ConfigError past the cap
+    const Eigen::Index j = sketch_.rows() - 1;
+    q_(j) = row * h_.dot(v);
+    if (shrunk) {
+      rebuild();
+    } else {
+      kk_.row(j).head(j) = row * p_.head(j).transpose();
+      kk_.col(j).head(j) = row * p_.head(j);
+      kk_(j, j) = 1.0 + row * row * q.xlx;
+      z_(j) = row * (q.xlh - g * q.xlx);
+    }
+  }
+  last_ = Last{false, bet(q.c), yhat, g, q.lev};
+  return clip_.of(common::to_float(yhat, caps_));
+}
+
+Eigen::VectorXd ScinolSketchLearner::sketch_multiply(const std::vector<Coord>& v) const {
+  Eigen::VectorXd b;
+  sketch_.multiply(v, b);
+  return b;
+}
+
+// --distributed: the ranks' mean state: h -> mean h, S~ -> mean S~ (common::merge_sketches: at least the
+// ranks' mean, by at most the merge's own shrinkage more), and the ranks' mean log-wealth. The bet's exponent
+// is (c − Γ) / (2α), c = hᵀS~^†h: Γ is set so that the merged c − Γ is the ranks' mean c_r − Γ_r (Γ >= 0),
+// the confidence the ranks bet with on average. c is jointly convex in (h, S~) (the matrix-fractional
+// function), so the merged c is at most the ranks' mean and Γ at most theirs; keeping the mean Γ instead was
+// measured: on rcv1 (two ranks, 10,000 examples each) the drop in c left every bet near 0 (test loss 0.693
+// against 0.405). Summing h instead grows c with the number of ranks (see scinol-coord's merge). A feature
+// first seen at different |x| on different ranks takes the largest as its scale d_i, each rank's h and rows
+// converted to it first (x~ = x / d).
 void ScinolSketchLearner::merge(Collective& ranks) {
   if (ranks.size() == 1) return;
   const size_t n = size_t{1} << bits_;
   const double k = ranks.size();
   std::vector<double> d(n, 0.0);
   scales_.for_each_nonzero([&](uint64_t i, double v) { d[i] = v; });
+  const std::vector<double> mine = d;  // this rank's scales (the maxima's units)
   ranks.max(d.data(), n);
   auto factor = [&](uint64_t slot) {
     const double mine = scales_[slot];
@@ -173,7 +357,9 @@ void ScinolSketchLearner::merge(Collective& ranks) {
   h_.for_each_nonzero([&](uint64_t i, double v) { h[i] = v * factor(i) / k; });
   ranks.sum(h.data(), n);
   // The sketches in the common scales, and the log-wealth c − Γ's mean.
-  double wealth = prepare({}, false).c - gamma_;
+  // scinol2: the ranks' mean wealth.
+  const bool published = opt_.variant == ScinolFullVariant::kPublished;
+  double wealth = published ? prepare({}, false).c - gamma_ : wealth_;
   FrequentDirections merged =
       common::merge_sketches(ranks, sketch_, rank_, kSketchCap, factor, std::span<double>(&wealth, 1));
   TrackedVector::Entries scales, hs;
@@ -193,16 +379,36 @@ void ScinolSketchLearner::merge(Collective& ranks) {
     sketch_.multiply_all([&](uint64_t slot) { return h[slot]; }, bh);
     q_.head(sketch_.rows()) = bh.head(sketch_.rows());
   }
-  gamma_ = std::max(prepare({}, false).c - wealth, 0.0);
+  if (published) {
+    gamma_ = std::max(prepare({}, false).c - wealth, 0.0);
+  } else {
+    // The maxima: the largest |x| of any rank, in the common scales.
+    std::vector<double> m(n, 0.0);
+    maxes_.for_each_nonzero([&](uint64_t i, double v) { m[i] = v * mine[i]; });
+    ranks.max(m.data(), n);
+    TrackedVector::Entries maxes;
+    for (uint64_t i = 0; i < n; ++i)
+      if (m[i] > 0.0) maxes.nonzero.emplace_back(i, m[i] / d[i]);
+    maxes_.assign(maxes);
+    wealth_ = wealth;
+    rebuild();
+  }
   common::merge_range(ranks, clip_);
 }
 
 std::vector<std::string> ScinolSketchLearner::describe() const {
-  return {"scinol alpha = " + common::number(opt_.alpha), "scinol L = " + common::number(opt_.lipschitz),
-          "matrix = sketch, rank " + std::to_string(rank_)};
+  if (opt_.variant == ScinolFullVariant::kScinol2)
+    return {"scinol_full_variant = scinol2", "scinol_full_eps = " + common::number(opt_.eps),
+            "scinol L = " + common::number(opt_.lipschitz), "matrix = sketch, rank " + std::to_string(rank_)};
+  return {"scinol_full_variant = published", "scinol alpha = " + common::number(opt_.alpha),
+          "scinol L = " + common::number(opt_.lipschitz), "matrix = sketch, rank " + std::to_string(rank_)};
 }
 
 void ScinolSketchLearner::write_readable(std::ostream& out) const {
+  out << "scinol_full_variant " << (opt_.variant == ScinolFullVariant::kPublished ? "published" : "scinol2")
+      << "\n";
+  out << "scinol_full_eps " << opt_.eps << "\n";
+  out << "wealth " << wealth_ << "\n";
   out << "scinol_alpha " << opt_.alpha << "\n";
   out << "scinol_L " << opt_.lipschitz << "\n";
   out << "matrix sketch\n";
@@ -217,6 +423,9 @@ void ScinolSketchLearner::write_readable(std::ostream& out) const {
 void ScinolSketchLearner::save(ModelWriter& out) const {
   out.put_u32(kStateVersion);
   out.put_u32(static_cast<uint32_t>(bits_));
+  out.put_u32(static_cast<uint32_t>(opt_.variant));
+  out.put_f64(opt_.eps);
+  out.put_f64(wealth_);
   out.put_f64(opt_.alpha);
   out.put_f64(opt_.lipschitz);
   out.put_u32(rank_);
@@ -227,22 +436,48 @@ void ScinolSketchLearner::save(ModelWriter& out) const {
   h_.save(out);
   sketch_.save(out);
   out.put_values(q_.data(), sketch_.rows());
+  if (opt_.variant == ScinolFullVariant::kScinol2) {
+    // K, z and hᵀΛ⁻¹h as kept (rebuilding them from the sketch would round differently: a resumed run must
+    // equal one run bit for bit).
+    maxes_.save(out);
+    out.put_f64(hlh_);
+    const Eigen::Index r = sketch_.rows();
+    out.put_values(z_.data(), r);
+    for (Eigen::Index j = 0; j < r; ++j) out.put_values(kk_.col(j).data(), r);
+  }
 }
 
 void ScinolSketchLearner::load(ModelReader& in) {
-  auto bad = [&](const std::string& what) { return ModelFormatError(in.source() + ": scinol-full state: " + what); };
-  if (in.get_u32("scinol-full state version") != kStateVersion)
+  auto bad = [&](const std::string& what) {
+    return ModelFormatError(in.source() + ": scinol-full state: " + what);
+  };
+  const uint32_t version = in.get_u32("scinol-full state version");
+  if (version != kStateVersion && version != kStateVersion1)
     throw bad("unknown state version (a model of another --matrix?)");
   const uint32_t bits = in.get_u32("scinol-full bits");
   if (bits != static_cast<uint32_t>(bits_))
     throw bad("saved with -b " + std::to_string(bits) + ", this run has -b " + std::to_string(bits_));
   ScinolFullOptions o = opt_;
+  double wealth = 0.0;
+  if (version == kStateVersion1) {
+    o.variant = ScinolFullVariant::kPublished;
+  } else {
+    const uint32_t variant = in.get_u32("scinol-full variant");
+    if (variant > 1) throw bad("unknown variant");
+    o.variant = static_cast<ScinolFullVariant>(variant);
+    o.eps = in.get_f64("scinol-full eps");
+    wealth = in.get_f64("scinol-full wealth");
+    if (!(o.eps > 0.0) || !std::isfinite(o.eps) || !(wealth >= 0.0) || !std::isfinite(wealth))
+      throw bad("eps or the wealth out of range");
+  }
   o.alpha = in.get_f64("scinol-full alpha");
   o.lipschitz = in.get_f64("scinol-full L");
   const uint32_t rank = in.get_u32("scinol-full rank");
-  if (!(o.alpha > 9.0 / 8.0) || !std::isfinite(o.alpha) || !(o.lipschitz > 0.0) || !std::isfinite(o.lipschitz))
+  if (!(o.alpha > 9.0 / 8.0) || !std::isfinite(o.alpha) || !(o.lipschitz > 0.0) ||
+      !std::isfinite(o.lipschitz))
     throw bad("alpha or L out of range");
-  if (rank != rank_) throw bad("saved with --rank " + std::to_string(rank) + ", this run has " + std::to_string(rank_));
+  if (rank != rank_)
+    throw bad("saved with --rank " + std::to_string(rank) + ", this run has " + std::to_string(rank_));
   common::LabelClip clip = clip_;
   clip.load(in, "scinol-full");
   const double gamma = in.get_f64("scinol-full Gamma"), hh = in.get_f64("scinol-full ||h||^2");
@@ -257,14 +492,34 @@ void ScinolSketchLearner::load(ModelReader& in) {
   Eigen::VectorXd q = Eigen::VectorXd::Zero(q_.size());
   in.get_raw(q.data(), sketch.rows() * sizeof(double), "scinol-full B h");
   if (!q.allFinite()) throw bad("a non-finite B h");
+  TrackedVector::Entries maxes;
+  double hlh = 0.0;
+  Eigen::MatrixXd kk = Eigen::MatrixXd::Zero(kk_.rows(), kk_.cols());
+  Eigen::VectorXd z = Eigen::VectorXd::Zero(z_.size());
+  if (o.variant == ScinolFullVariant::kScinol2) {
+    maxes = maxes_.read(in);
+    for (const auto& [slot, m] : maxes.nonzero)
+      if (!(m > 0.0)) throw bad("a feature maximum <= 0");
+    hlh = in.get_f64("scinol-full h'L^-1 h");
+    const Eigen::Index r = sketch.rows();
+    in.get_raw(z.data(), r * sizeof(double), "scinol-full B L^-1 h");
+    for (Eigen::Index j = 0; j < r; ++j) in.get_raw(kk.col(j).data(), r * sizeof(double), "scinol-full K");
+    if (!(hlh >= 0.0) || !std::isfinite(hlh) || !z.allFinite() || !kk.allFinite())
+      throw bad("K, z or h'L^-1 h");
+  }
   opt_ = o;
   clip_ = clip;
   gamma_ = gamma;
+  wealth_ = wealth;
   hh_ = hh;
   scales_.assign(scales);
   h_.assign(h);
   sketch_ = std::move(sketch);
   q_.swap(q);
+  maxes_.assign(maxes);
+  hlh_ = hlh;
+  z_.swap(z);
+  kk_.swap(kk);
 }
 
 }  // namespace lepus
