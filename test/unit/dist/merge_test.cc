@@ -245,7 +245,9 @@ TEST(Merge, ScinolFullSketchesMergeAsFrequentDirections) {
   LogisticLoss loss(-1.0f, 1.0f);
   const int k = 3;
   std::vector<std::unique_ptr<ScinolSketchLearner>> l;
-  for (int r = 0; r < k; ++r) l.push_back(std::make_unique<ScinolSketchLearner>(ScinolFullOptions{}, 2, loss, 4));
+  ScinolFullOptions published;  // the Γ-preserving merge of Kotlowski 2017's wealth is what this test checks
+  published.variant = ScinolFullVariant::kPublished;
+  for (int r = 0; r < k; ++r) l.push_back(std::make_unique<ScinolSketchLearner>(published, 2, loss, 4));
   for (int r = 0; r < k; ++r)
     for (int i = 0; i < 12 + 3 * r; ++i) {
       const uint64_t a = 1 + (i + r) % 6, b = 1 + (i * 5 + 2 * r) % 6;
