@@ -30,8 +30,8 @@ class ModelWriter {
     count_nonfinite(&v, 1);
     append(&v, sizeof v);
   }
-  // Raw float or double records (a learner's slots): counted like put_f32 / put_f64; integer records (slot indices)
-  // are typed too.
+  // Raw float or double records (a learner's slots): counted like put_f32 / put_f64; integer records (slot
+  // indices) are typed too.
   template <class T>
   void put_values(const T* values, size_t n) {
     count_nonfinite(values, n);
@@ -39,8 +39,8 @@ class ModelWriter {
   }
   // Non-finite values among what was put: a model holding one is never written, since loading refuses it.
   uint64_t nonfinite() const { return nonfinite_; }
-  // Floating-point values put (put_f32, put_f64, put_values), each checked for finiteness, and bytes put untyped
-  // (put_raw): a test of a learner's state requires every number typed, so that every one is checked.
+  // Floating-point values put (put_f32, put_f64, put_values), each checked for finiteness, and bytes put
+  // untyped (put_raw): a test of a learner's state requires every number typed, so that every one is checked.
   uint64_t values() const { return values_; }
   uint64_t untyped_bytes() const { return untyped_bytes_; }
   void put_string(const std::string& s) {

@@ -22,8 +22,9 @@ using registry_test::Quiet;
 
 std::vector<Case> cases() { return registry_test::cases({"squared", "logistic", "hinge", "quantile"}); }
 
-// Every number of the learner's state, as its own save() writes it: ModelWriter checks each float and double put
-// (put_f32, put_f64, put_values), and a state with bytes put untyped (put_raw) would hide numbers from the check.
+// Every number of the learner's state, as its own save() writes it: ModelWriter checks each float and double
+// put (put_f32, put_f64, put_values), and a state with bytes put untyped (put_raw) would hide numbers from
+// the check.
 void expect_finite_state(const Learner& l, const std::string& what) {
   ModelWriter w;
   l.save(w);
