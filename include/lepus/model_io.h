@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace lepus {
@@ -18,36 +19,37 @@ class ModelWriter {
   using Sink = std::function<void(const uint8_t*, size_t)>;
   ModelWriter() = default;
   explicit ModelWriter(Sink sink) : sink_(std::move(sink)) {}
-  void put_u8(uint8_t v) {
-    bytes_.push_back(v);
-    if (sink_ && bytes_.size() >= kChunk) flush();
-  }
-  void put_u32(uint32_t v) { put_raw(&v, sizeof v); }
-  void put_u64(uint64_t v) { put_raw(&v, sizeof v); }
+  void put_u8(uint8_t v) { append(&v, 1); }
+  void put_u32(uint32_t v) { append(&v, sizeof v); }
+  void put_u64(uint64_t v) { append(&v, sizeof v); }
   void put_f32(float v) {
     count_nonfinite(&v, 1);
-    put_raw(&v, sizeof v);
+    append(&v, sizeof v);
   }
   void put_f64(double v) {
     count_nonfinite(&v, 1);
-    put_raw(&v, sizeof v);
+    append(&v, sizeof v);
   }
-  // Raw float or double records (a learner's slots): counted like put_f32 / put_f64.
+  // Raw float or double records (a learner's slots): counted like put_f32 / put_f64; integer records (slot
+  // indices) are typed too.
   template <class T>
   void put_values(const T* values, size_t n) {
     count_nonfinite(values, n);
-    put_raw(values, n * sizeof(T));
+    append(values, n * sizeof(T));
   }
   // Non-finite values among what was put: a model holding one is never written, since loading refuses it.
   uint64_t nonfinite() const { return nonfinite_; }
+  // Floating-point values put (put_f32, put_f64, put_values), each checked for finiteness, and bytes put
+  // untyped (put_raw): a test of a learner's state requires every number typed, so that every one is checked.
+  uint64_t values() const { return values_; }
+  uint64_t untyped_bytes() const { return untyped_bytes_; }
   void put_string(const std::string& s) {
     put_u64(s.size());
-    put_raw(s.data(), s.size());
+    append(s.data(), s.size());
   }
   void put_raw(const void* data, size_t n) {
-    const auto* p = static_cast<const uint8_t*>(data);
-    bytes_.insert(bytes_.end(), p, p + n);
-    if (sink_ && bytes_.size() >= kChunk) flush();
+    untyped_bytes_ += n;
+    append(data, n);
   }
   // Streaming: hands what is buffered to the sink.
   void flush() {
@@ -60,15 +62,27 @@ class ModelWriter {
   const std::vector<uint8_t>& bytes() const { return bytes_; }  // in memory: everything put
 
  private:
+  void append(const void* data, size_t n) {
+    const auto* p = static_cast<const uint8_t*>(data);
+    bytes_.insert(bytes_.end(), p, p + n);
+    if (sink_ && bytes_.size() >= kChunk) flush();
+  }
   template <class T>
   void count_nonfinite(const T* v, size_t n) {
-    for (size_t i = 0; i < n; ++i) nonfinite_ += !std::isfinite(v[i]);
+    static_assert(std::is_arithmetic_v<T>, "put_values takes number records");
+    // Integer records (slot indices) are typed, and always finite.
+    if constexpr (std::is_floating_point_v<T>) {
+      values_ += n;
+      for (size_t i = 0; i < n; ++i) nonfinite_ += !std::isfinite(v[i]);
+    }
   }
   static constexpr size_t kChunk = size_t{1} << 20;
   Sink sink_;
   std::vector<uint8_t> bytes_;
   uint64_t flushed_ = 0;
   uint64_t nonfinite_ = 0;
+  uint64_t values_ = 0;
+  uint64_t untyped_bytes_ = 0;
 };
 
 // Reads what a ModelWriter wrote; every read past the end throws ModelFormatError naming `what`.

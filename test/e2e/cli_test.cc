@@ -156,24 +156,7 @@ TEST(Cli, HelpGroupsOptions) {
     EXPECT_NE(h.find(group), std::string::npos) << group;
 }
 
-// The README's option tables name every option --help lists (the tables drift otherwise).
-TEST(Cli, ReadmeDocumentsEveryOption) {
-  const std::string d = scratch_dir("readme");
-  ASSERT_EQ(run_lepus("--help > " + d + "/out.txt"), 0);
-  const std::string readme = read_file(LEPUS_SOURCE_DIR "/README.md");
-  ASSERT_FALSE(readme.empty());
-  std::stringstream help(read_file(d + "/out.txt"));
-  std::string token;
-  int checked = 0;
-  while (help >> token) {
-    if (token.rfind("--", 0) != 0 || token.size() < 3) continue;
-    const std::string name = token.substr(0, token.find_first_not_of("abcdefghijklmnopqrstuvwxyz_-0123456789", 2));
-    if (name.size() < 3) continue;
-    EXPECT_NE(readme.find("`" + name), std::string::npos) << name << " is not in the README's option tables";
-    ++checked;
-  }
-  EXPECT_GT(checked, 60);
-}
+// docs/options.md naming every option --help lists: Docs.OptionsReferenceNamesEveryOption (docs_test.cc).
 
 TEST(Cli, BinaryAndLinkOutputs) {
   const std::string d = scratch_dir("binary");

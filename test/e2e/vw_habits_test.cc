@@ -1,6 +1,6 @@
-// VW's tutorials and the README's "Using it like VW" commands, run as a VW user types them (adapted to the test
-// data), each with the outcome the tutorial or VW 9.11.2 shows. Also the VW script flags and checks that must
-// fail before any example is read.
+// VW's tutorials (adapted to the test data) and the README's "Using it like VW" commands (read from
+// README.md), run as a VW user types them, each with the outcome the tutorial or VW 9.11.2 shows. Also the VW
+// script flags and checks that must fail before any example is read.
 #include <gtest/gtest.h>
 
 #include "e2e_util.h"
@@ -164,52 +164,91 @@ TEST(VwTutorial, CsvFlags) {
   EXPECT_EQ(lines_of(read_file(d + "/e.txt")).size(), 1u);
 }
 
-// The README's "Using it like VW" section, line by line.
-// The sanitizer build runs the same commands on the first 200 examples (the cubic interaction over rcv1's
-// features is the slow one under ASan).
+// The README's "Using it like VW" section: the commands of its first code block, read from README.md itself
+// and run as written (each line a shell command, `lepus` on PATH) in a folder holding the files they name,
+// made from the test data. The sanitizer build uses the first 200 examples (the interactions are slow under
+// ASan).
 #ifdef LEPUS_SANITIZED
 constexpr int kReadmeExamples = 200;
 #else
 constexpr int kReadmeExamples = 1000;
 #endif
 
+// The lines of the first ```sh block after the heading "## Using it like VW", each without its trailing
+// comment.
+std::vector<std::string> readme_vw_commands() {
+  const std::string readme = read_file(LEPUS_SOURCE_DIR "/README.md");
+  std::vector<std::string> out;
+  const size_t section = readme.find("\n## Using it like VW\n");
+  if (section == std::string::npos) return out;
+  const size_t open = readme.find("\n```sh\n", section);
+  const size_t next_section = readme.find("\n## ", section + 1);
+  if (open == std::string::npos || open > next_section) return out;
+  const size_t close = readme.find("\n```\n", open + 1);
+  std::stringstream block(readme.substr(open + 7, close - open - 7));
+  std::string line;
+  while (std::getline(block, line)) {
+    const size_t comment = line.find("  # ");
+    if (comment != std::string::npos) line.erase(comment);
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    if (!line.empty()) out.push_back(line);
+  }
+  return out;
+}
+
 TEST(VwHabits, ReadmeCommands) {
+  const std::vector<std::string> commands = readme_vw_commands();
+  ASSERT_GE(commands.size(), 10u) << "README.md: no ```sh block of commands under \"## Using it like VW\"";
   const std::string d = scratch_dir("readme_vw");
   const std::string n = std::to_string(kReadmeExamples), half = std::to_string(kReadmeExamples / 2);
-  ASSERT_EQ(std::system(("gzip -dc " + kRcv1 + " | head -" + n + " > " + d + "/train.vw && head -" + half + " " +
-                         d + "/train.vw > " + d +
-                         "/test.vw && cp " + d + "/train.vw " + d + "/more.vw && gzip -c " + d + "/train.vw > " + d +
-                         "/logs.gz && cp " + kData + "/heart_scale.libsvm " + d + "/a9a && cp " + kData +
-                         "/csv/cal_housing_slice.csv " + d + "/housing.csv && gzip -dc " + kData +
-                         "/vw/inputs/mnist500.vw.gz | head -" + half + " > " + d + "/digits.vw")
-                            .c_str()),
-            0);
+  // The files the commands name, from the test data.
+  ASSERT_EQ(
+      std::system(("cd " + d + " && gzip -dc " + kRcv1 + " | head -" + n + " > train.vw && head -" + half +
+                   " train.vw > test.vw && cp train.vw more.vw && gzip -c train.vw > train.vw.gz && "
+                   "cp train.vw logs && gzip logs && head -" +
+                   half + " train.vw > day1.vw && tail -n +" + std::to_string(kReadmeExamples / 2 + 1) +
+                   " train.vw | gzip -c > day2.vw.gz && cp " + kData + "/heart_scale.libsvm a9a && cp " +
+                   kData +
+                   "/csv/cal_housing_slice.csv housing.csv && "
+                   "gzip -dc " +
+                   kData + "/vw/inputs/mnist500.vw.gz | head -" + half + " > digits.vw")
+                      .c_str()),
+      0);
   std::ofstream(d + "/iris.csv") << "_label,sepal_length,petal_length\nsetosa,5.1,1.4\nversicolor,6.4,4.5\n"
                                     "virginica,6.3,6.0\nsetosa,4.9,1.5\n";
-  const std::vector<std::string> commands = {
-      "train.vw --loss_function logistic -p preds.txt -f model",
-      "-t -i model test.vw -p preds.txt",
-      "more.vw -i model -f model2",
-      "-d train.vw -f model3",
-      "train.vw more.vw --loss_function logistic -f model4",
-      "--loss_function logistic -p /dev/stdout < logs.gz > stdout.txt",
-      "logs.gz -b 24 -q ff --cubic fff --ignore z",
-      "train.vw -c --passes 5",
-      "--format libsvm a9a --loss_function logistic",
-      "--format csv housing.csv --label_column median_house_value --categorical ocean_proximity",
-      "digits.vw --oaa 10 -f model5",
-      "iris.csv --csv --oaa 3 --named_labels setosa,versicolor,virginica -p iris.txt",
-      "--learner help > learners.txt",
-      "--help > help.txt",
-      "--version > version.txt",
-  };
-  for (const auto& c : commands) EXPECT_EQ(run_in(d, c + " 2>> err.txt"), 0) << c << "\n" << read_file(d + "/err.txt");
-  EXPECT_EQ(lines_of(read_file(d + "/preds.txt")).size(), static_cast<size_t>(kReadmeExamples / 2));
-  EXPECT_EQ(lines_of(read_file(d + "/stdout.txt")).size(), static_cast<size_t>(kReadmeExamples));
-  EXPECT_TRUE(exists(d + "/model2") && exists(d + "/model3") && exists(d + "/model4") && exists(d + "/model5"));
-  EXPECT_EQ(lines_of(read_file(d + "/iris.txt")).size(), 4u);
-  EXPECT_TRUE(exists(d + "/train.vw.cache"));
-  EXPECT_EQ(read_file(d + "/version.txt").rfind("lepus ", 0), 0u);
+  std::ofstream(d + "/data.csv") << "_label;a;b\n1;2;x\n-1;3;y\n1;2.5;x\n";
+  const std::string bin_dir = std::filesystem::path(LEPUS_BINARY).parent_path().string();
+  const std::string lepus = std::filesystem::path(LEPUS_BINARY).filename().string();
+  ASSERT_EQ(lepus, "lepus");
+  for (size_t i = 0; i < commands.size(); ++i) {
+    const std::string c = commands[i];
+    std::ofstream(d + "/cmd" + std::to_string(i) + ".sh") << "set -eo pipefail\n" << c << "\n";
+    const std::string sh = "cd '" + d + "' && PATH='" + bin_dir + "':\"$PATH\" bash cmd" + std::to_string(i) +
+                           ".sh > out" + std::to_string(i) + ".txt 2>> err.txt";
+    const int rc = std::system(sh.c_str());
+    EXPECT_TRUE(WIFEXITED(rc) && WEXITSTATUS(rc) == 0) << c << "\n" << read_file(d + "/err.txt");
+    const std::string out = read_file(d + "/out" + std::to_string(i) + ".txt");
+    // What each kind of line must leave behind.
+    if (has(c, "-t -i model test.vw -p preds.txt"))
+      EXPECT_EQ(lines_of(read_file(d + "/preds.txt")).size(), static_cast<size_t>(kReadmeExamples / 2)) << c;
+    if (has(c, "-p /dev/stdout")) EXPECT_EQ(lines_of(out).size(), static_cast<size_t>(kReadmeExamples)) << c;
+    if (has(c, "-c --passes")) EXPECT_TRUE(exists(d + "/train.vw.cache")) << c;
+    if (has(c, "--named_labels")) {
+      const auto named = lines_of(read_file(d + "/iris.txt"));
+      EXPECT_EQ(named.size(), 4u) << c;
+      for (const auto& l : named) EXPECT_TRUE(l == "setosa" || l == "versicolor" || l == "virginica") << l;
+    }
+    if (has(c, "--learner help")) EXPECT_TRUE(has(out, "scinol2")) << c;
+    if (has(c, "--help") && !has(c, "--learner")) EXPECT_TRUE(has(out, "--passes")) << c;
+  }
+  // Every -f in the block wrote its model.
+  for (const auto& c : commands) {
+    const size_t f = c.find(" -f ");
+    if (f == std::string::npos) continue;
+    std::string name = c.substr(f + 4);
+    name = name.substr(0, name.find(' '));
+    EXPECT_TRUE(exists(d + "/" + name)) << c;
+  }
 }
 
 // Several bare words are one stream; warnings name each file and its own line.

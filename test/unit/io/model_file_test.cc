@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "lepus/errors.h"
+#include "lepus/model_io.h"
 
 namespace lepus {
 namespace {
@@ -35,6 +36,26 @@ TEST(ModelFile, RoundTripsOptionsAndState) {
     EXPECT_EQ(m.options[i].given, some_options()[i].given);
   }
   EXPECT_EQ(m.state, some_state());
+}
+
+// The check RegistryNumerics relies on: every float and double put is counted and checked; untyped bytes are
+// counted apart.
+TEST(ModelWriter, CountsEveryNumberAndTheNonFiniteOnes) {
+  ModelWriter w;
+  w.put_u32(7);
+  w.put_f32(1.5f);
+  w.put_f64(std::nan(""));
+  const float floats[] = {0.0f, INFINITY, -1.0f};
+  const double doubles[] = {2.0, -INFINITY};
+  w.put_values(floats, 3);
+  w.put_values(doubles, 2);
+  w.put_string("abc");
+  EXPECT_EQ(w.values(), 7u);
+  EXPECT_EQ(w.nonfinite(), 3u);
+  EXPECT_EQ(w.untyped_bytes(), 0u);
+  w.put_raw(floats, sizeof floats);
+  EXPECT_EQ(w.untyped_bytes(), sizeof floats);
+  EXPECT_EQ(w.values(), 7u);
 }
 
 TEST(ModelFile, EveryTruncationIsRefused) {
