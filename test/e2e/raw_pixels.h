@@ -29,6 +29,9 @@ class PixelRng {
     return z ^ (z >> 31);
   }
   double uniform() { return static_cast<double>(next() >> 11) * 0x1p-53; }
+
+ private:
+  uint64_t s_;
 };
 
 // Writes train.raw.vw, test.raw.vw, train.unit.vw and test.unit.vw into a fresh scratch directory.
