@@ -88,7 +88,8 @@ FtprlOptions FtprlOptions::from(const OptionValues& v) {
   FtprlOptions o;
   // Ranges and choices are declared once in the rows' specs (every row has --ftprl_radius; ftprl-const --ftprl_set).
   check_option_values(ftprl_const_row().options, v);
-  if (v.has("ftprl_radius")) o.radius = v.number("ftprl_radius");
+  o.data_radius = !v.has("ftprl_radius");
+  if (!o.data_radius) o.radius = v.number("ftprl_radius");
   if (v.has("ftprl_set")) o.set = v.text("ftprl_set") == "box" ? Set::kBox : Set::kBall;
   if (v.has("ftprl_scale")) {
     o.scale_text = v.text("ftprl_scale");
@@ -154,9 +155,15 @@ using Kind = OptionSpec::Kind;
 // One spec shared by the family's rows (same name, default and help).
 OptionSpec ftprl_radius_spec() {
   return OptionSpec{
-      "ftprl_radius", "", Kind::kNumber, "1",
-      "bound on the weights: each weight (ftprl-diag, ftprl-const box), the weight vector's "
-      "length (ftprl-const ball), or its length scaled by --ftprl_scale (ftprl-scale)",
+      "ftprl_radius",
+      "",
+      Kind::kNumber,
+      "",
+      "bound on the weights: each weight (ftprl-diag, ftprl-const box), the weight vector's length "
+      "(ftprl-const ball, ftprl-full), or its length scaled by --ftprl_scale (ftprl-scale); given: "
+      "the published fixed-radius algorithm; default: estimated from the data and saved in the "
+      "model (ftprl-diag 4 / (the largest |x_i| of each feature x the largest ||x|| so divided), "
+      "ftprl-full 12, the others 32 / the largest ||x||), so raw data learns as scaled",
       {1e-30, 1e30, false, false}};
 }
 

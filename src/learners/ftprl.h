@@ -65,9 +65,26 @@ class FtprlScaleSpec {
   double other_ = 1.0;
 };
 
+// The data-derived radius's constant c (--ftprl_radius not given; see each learner's file): the balls
+// (ftprl-const, ftprl-scale, ftprl-full) take R = c / X, X the largest ||x|| learned from (||x^||, x^_i = x_i
+// / M_i, for ftprl-scale), so the comparator's score |w . x| <= R ||x|| is at most c on every example seen;
+// ftprl-diag takes R_i = c / (M_i X^) (the box around that ball in x^), and the box of ftprl-const divides
+// the features by their largest |x_i|. Chosen by measurement, one pass, logistic, on a9a, rcv1_small, w8a,
+// mnist_3v5, higgs, phishing, splice, magic04, mushrooms and banknote (progressive and test loss): diag c in
+// {0.03 .. 10} with X^ (without it no c suits both mnist, best near 0.1-0.25, and banknote, best near 3-10),
+// 4 best overall; the balls c in {1, 4, 16, 32, 64, 256}, 32 best overall (16 better on a9a, splice and
+// higgs, 64 on mnist, rcv1 and mushrooms).
+inline constexpr double kDataRadiusDiag = 4.0;
+inline constexpr double kDataRadiusBall = 32.0;
+// ftprl-full (both modes): its full-matrix steps reach the ball's edge in every direction a gradient opens,
+// so a smaller ball: c in {4, 8, 12, 16} on heart, a1a, german, splice, banknote, higgs (full) and mnist_3v5
+// (sketch), 12 best overall (8 better on heart and german, 16 on mnist).
+inline constexpr double kDataRadiusFull = 12.0;
+
 struct FtprlOptions {
   enum class Set { kBox, kBall };
-  double radius = 1.0;     // --ftprl_radius R
+  double radius = 1.0;       // --ftprl_radius R (data_radius: the constant c)
+  bool data_radius = false;  // --ftprl_radius not given on the command line: estimated from the data
   Set set = Set::kBall;    // --ftprl_set (ftprl-const)
   std::string scale_text;  // --ftprl_scale, as given (ftprl-scale)
   FtprlScaleSpec scale;
@@ -116,12 +133,16 @@ class FtprlBase : public Learner {
   VectorBuilder builder_;
 };
 
-// ftprl-diag: per slot (u_i, sqrt(G_i)); w_i = clip(u_i, -R, R).
+// ftprl-diag: per slot (u_i, sqrt(G_i), M_i, X^); w_i = clip(u_i, -R_i, R_i), R_i = R given, or c / (M_i X^)
+// with M_i the largest |x_i| so far and X^ the largest ||x^||, x^_i = x_i / M_i (the data-derived radius,
+// ftprl_diag.cc).
 class FtprlDiagLearner final : public FtprlBase {
  public:
   struct Slot {
-    double u;  // unprojected point u_i (the played w_i is its clip to [-R, R])
+    double u;  // unprojected point u_i (the played w_i is its clip to [-R_i, R_i])
     double s;  // sqrt(G_i), G_i = sum of g_i^2 (= R lbar_i): one square root per update instead of two
+    double m;  // M_i, the largest |x_i| learned from (the data-derived radius; 0 with a given radius)
+    double k;  // X^ at the slot's last update (the data-derived radius; 0 with a given radius)
   };
 
   FtprlDiagLearner(const FtprlOptions& options, const Loss& loss, int bits, bool test_only = false);
@@ -133,12 +154,20 @@ class FtprlDiagLearner final : public FtprlBase {
   void write_readable(std::ostream& out) const override;
 
   const ZeroedTable<Slot>& slots() const { return slots_; }
-  double weight(uint64_t slot) const;  // the point played next, w_i
+  double weight(uint64_t slot) const;  // the point played next, w_i (for an example with |x_i| <= M_i)
+  bool data_radius() const { return data_radius_; }
+  // R_i: R, or c / (M_i X^) (infinite before the slot's first update).
+  double slot_radius(uint64_t slot) const;
+  double largest_norm() const { return x_max_; }  // X^, the largest ||x^|| learned from, x^_i = x_i / M_i
 
  private:
   double score(const Example& x) const override;
   void apply_round(const Example& x, const SparseVector& v, double dloss) override;
+  template <bool kData>
+  void apply(const SparseVector& v, double dloss);
 
+  bool data_radius_;    // R_i = c / (M_i X^), c = radius_
+  double x_max_ = 0.0;  // X^
   ZeroedTable<Slot> slots_;
 };
 
@@ -164,11 +193,15 @@ class FtprlConstBoxLearner final : public FtprlBase {
   double grad_sum() const { return g_sum_; }
   double abar() const { return abar_; }
   double diameter() const { return 2.0 * half_diameter_; }
+  bool data_radius() const { return data_radius_; }
+  double largest_value() const { return m_; }  // M, the largest |x_i| learned from (the data-derived radius)
 
  private:
   double score(const Example& x) const override;
   void apply_round(const Example& x, const SparseVector& v, double dloss) override;
 
+  bool data_radius_;  // the features divided by M: FTPRL on the box [-c, c]^d in x / M (ftprl_const_box.cc)
+  double m_ = 0.0;    // M
   double half_diameter_;  // D/2 = R sqrt(2^b)
   double g_sum_ = 0.0;    // G = sum ||g_t||^2
   double abar_ = 0.0;     // abar_t = 2 sqrt(G) / D
@@ -186,7 +219,9 @@ class FtprlBallLearner final : public FtprlBase {
   };
   struct ScaledSlot {
     double v;
-    double a;  // prior scale a_i, fixed by the slot's first update (0: never updated)
+    double a;  // scale a_i: the prior's, fixed by the slot's first update (0: never updated); data-derived
+               // radius: the prior's divided by m
+    double m;  // the largest |x_i| learned from (data-derived radius; 0 with a given radius)
   };
   using Slot = std::conditional_t<kScaled, ScaledSlot, PlainSlot>;
 
@@ -207,6 +242,8 @@ class FtprlBallLearner final : public FtprlBase {
   double norm2() const { return norm2_; }  // ||u^||^2
   double sigma() const { return sigma_; }
   double projection_factor() const;  // c = min(1, R / ||u^||)
+  bool data_radius() const { return data_radius_; }
+  double largest_norm() const { return x_max_; }  // X, the largest ||x^|| learned from (data-derived radius)
 
  private:
   double score(const Example& x) const override;
@@ -217,6 +254,9 @@ class FtprlBallLearner final : public FtprlBase {
 
   FtprlScaleSpec spec_;
   std::string spec_text_;
+  bool data_radius_;    // R = c / X (c = c_), X the largest ||x^|| learned from (ftprl_ball.cc)
+  double c_;            // the data-derived radius's constant
+  double x_max_ = 0.0;  // X
   double g_sum_ = 0.0;  // G^ = sum ||g^_t||^2
   double abar_ = 0.0;   // abar_t = sqrt(G^) / R  (= 2 sqrt(G^) / D, D = 2R)
   double sigma_ = 1.0;  // u^ = sigma v

@@ -17,6 +17,30 @@
 // ftprl-scale's a_i is a per-namespace prior scale (--ftprl_scale), fixed for slot i by the first feature
 // that updates it: a slot not yet updated has v_i = 0, so assigning a_i then is the same as having fixed A
 // up front.
+//
+// The data-derived radius (--ftprl_radius not given; lepus's variant, not in the paper, which gives no
+// default): the ball ||w|| <= R is scale-dependent (multiplying every feature by k makes the comparator k
+// times smaller, while the schedule, invariant to gradient scaling, plays the same points). So R_t = c / X_t,
+// X_t the largest ||x^_t|| learned from (this example's included in its update), c = kDataRadiusBall: the
+// comparator's score is at most c on every example seen, |w . x| <= R ||x|| <= c. In the original (hat)
+// coordinates this is FTPRL with Q_{1:t} = abar_t I, abar_t = sqrt(G^_t) X_t / c, nondecreasing (every Q_t >=
+// 0, Theorem 2), played on the ball of radius R_{t-1} (the projection in the abar-norm is the Euclidean one,
+// c_t = min(1, R_{t-1}/||u^||)); the sets only shrink, so the FTRL argument of Theorem 2 carries over
+// (w_{t+1} lies in the set w_t minimises over), and the regret against every u^ in the final ball
+// ||u^|| <= c / X_T is at most
+//   (c sqrt(G^_T) / X_T) (1/2 (1 + rho)^2 + 2 rho),  rho = X_T / X_1 >= 1,
+// which is Corollary 1's 2 D sqrt(G^) (D = 2c / X_T) when the largest example comes first (rho = 1), and that
+// factor, (1/2 (1 + rho)^2 + 2 rho) / 4, worse when the norms grow by rho. Multiplying every feature by k > 0
+// leaves every prediction unchanged (exactly, up to rounding).
+// ftprl-scale with the data-derived radius also takes each slot's scale from the data: a_i = a_ns / M_i, M_i
+// the largest |x_i| learned from (ScInOL's M_i; a_ns the namespace's --ftprl_scale, 1 by default), so x^_i =
+// a_ns x_i / M_i and multiplying any one column by k > 0 leaves every prediction unchanged. A score meets x_i
+// clamped to [-M_i, M_i] (x^_i = a_ns sign(x_i) once |x_i| is the largest yet). When M_i grows, the slot's
+// hat state is kept (its weight w_i = a_i w^_i shrinks by the ratio): for fixed a_i (from the last growth of
+// any M_i on) this is FTPRL-Scale with A = diag(1/a_i) (Theorems 5-6) on the shrinking ball above; across a
+// growth the bound is not claimed. --ftprl_radius R restores the published algorithms (a_i fixed at a slot's
+// first update to its namespace's scale).
+#include <algorithm>
 #include <cfloat>
 #include <cmath>
 #include <ostream>
@@ -37,9 +61,11 @@ constexpr double kMinSigma = 1e-150;
 template <bool kScaled>
 FtprlBallLearner<kScaled>::FtprlBallLearner(const FtprlOptions& options, const Loss& loss, int bits,
                                             bool test_only)
-    : FtprlBase(options.radius, loss, bits, test_only),
+    : FtprlBase(options.data_radius ? kDataRadiusBall : options.radius, loss, bits, test_only),
       spec_(options.scale),
       spec_text_(options.scale_text.empty() ? "*:1" : options.scale_text),
+      data_radius_(options.data_radius),
+      c_(radius_),
       recompute_every_(std::max<uint64_t>(uint64_t{1} << 16, (uint64_t{1} << bits) / 8)),
       slots_(size_t{1} << bits) {}
 
@@ -83,7 +109,9 @@ double FtprlBallLearner<kScaled>::score(const Example& x) const {
     if (i + kPrefetch < n) __builtin_prefetch(&slots[fs[i + kPrefetch].index & mask_]);
     const Slot& s = slots[fs[i].index & mask_];
     if constexpr (kScaled) {
-      t += s.a * s.v * ftprl::usable(fs[i].value);
+      const double xi = ftprl::usable(fs[i].value);
+      // Data-derived scales: a_i x_i with a_i = a_ns / max(M_i, |x_i|), i.e. a_i clamp(x_i, -M_i, M_i).
+      t += s.a * s.v * (data_radius_ ? std::clamp(xi, -s.m, s.m) : xi);
     } else {
       t += s.v * ftprl::usable(fs[i].value);
     }
@@ -97,16 +125,35 @@ void FtprlBallLearner<kScaled>::apply_round(const Example& x, const SparseVector
   const size_t n = v.size();
   double sum_x2 = 0.0;
   if constexpr (kScaled) {
-    // ||x^||^2 with x^_i = a_i x_i; a slot updated for the first time takes its namespace's scale.
-    for (size_t k = 0; k < n; ++k) {
-      const double a0 = slots[v[k].slot].a;
-      const double xs = (a0 != 0.0 ? a0 : spec_.of_feature(x, v[k].first)) * v[k].x;
-      sum_x2 += xs * xs;
+    if (data_radius_) {
+      // a_i = a_ns / M_i, M_i raised to |x_i| first (the hat state v_i is kept): x^_i = a_i x_i.
+      for (size_t k = 0; k < n; ++k) {
+        Slot& s = slots[v[k].slot];
+        const double ax = std::fabs(v[k].x);
+        if (ax > s.m) {
+          s.a = s.m > 0.0 ? s.a * (s.m / ax) : spec_.of_feature(x, v[k].first) / ax;
+          s.m = ax;
+        }
+        const double xs = s.a * v[k].x;
+        sum_x2 += xs * xs;
+      }
+    } else {
+      // ||x^||^2 with x^_i = a_i x_i; a slot updated for the first time takes its namespace's scale.
+      for (size_t k = 0; k < n; ++k) {
+        const double a0 = slots[v[k].slot].a;
+        const double xs = (a0 != 0.0 ? a0 : spec_.of_feature(x, v[k].first)) * v[k].x;
+        sum_x2 += xs * xs;
+      }
     }
   } else {
     sum_x2 = v.norm2();
   }
   if (sum_x2 == 0.0) return;  // g^_t = 0
+  const double c = projection_factor();  // w^_t = c u^_t, the point played this round (radius R_{t-1})
+  if (data_radius_) {                    // R_t = c / X_t, X_t including this example
+    x_max_ = std::max(x_max_, std::sqrt(sum_x2));
+    radius_ = c_ / x_max_;
+  }
   const double big_g = g_sum_ + dloss * dloss * sum_x2;
   // ||g^||^2 underflowing to 0 or G overflowing (only via update() with extreme dloss): skipped, counted.
   if (!(big_g > 0.0) || !(big_g <= DBL_MAX)) [[unlikely]] {
@@ -116,7 +163,6 @@ void FtprlBallLearner<kScaled>::apply_round(const Example& x, const SparseVector
   const double a_old = abar_;
   const double a_new = std::sqrt(big_g) / radius_;
   const double alpha = std::max(0.0, a_new - a_old);
-  const double c = projection_factor();  // w^_t = c u^_t, the point played this round
   const double rho = (a_old + alpha * c) / a_new;
   double sigma = sigma_ * rho;
   double norm2 = norm2_ * rho * rho;
@@ -154,11 +200,24 @@ void FtprlBallLearner<kScaled>::merge(Collective& ranks) {
   mean[n] = g_sum_;
   common::mean(ranks, mean);
   if constexpr (kScaled) {
-    std::vector<double> a(n);
-    for (size_t i = 0; i < n; ++i) a[i] = slots_[i].a;
-    ranks.max(a.data(), n);
-    for (size_t i = 0; i < n; ++i)
-      if (a[i] != slots_[i].a) slots_[i].a = a[i];
+    // Data-derived scales: a_i M_i is the namespace's scale wherever set; M_i the ranks' largest.
+    std::vector<double> a(2 * n, 0.0);
+    for (size_t i = 0; i < n; ++i) {
+      a[i] = data_radius_ ? slots_[i].a * slots_[i].m : slots_[i].a;
+      a[n + i] = slots_[i].m;
+    }
+    ranks.max(a.data(), 2 * n);
+    for (size_t i = 0; i < n; ++i) {
+      const double ai = data_radius_ ? (a[n + i] > 0.0 ? a[i] / a[n + i] : 0.0) : a[i];
+      if (ai != slots_[i].a || a[n + i] != slots_[i].m) {
+        slots_[i].a = ai;
+        slots_[i].m = a[n + i];
+      }
+    }
+  }
+  if (data_radius_) {
+    ranks.max(&x_max_, 1);
+    if (x_max_ > 0.0) radius_ = c_ / x_max_;
   }
   g_sum_ = mean[n];
   abar_ = std::sqrt(g_sum_) / radius_;
@@ -193,26 +252,38 @@ void FtprlBallLearner<kScaled>::recompute_norm() {
 
 template <bool kScaled>
 std::vector<std::string> FtprlBallLearner<kScaled>::describe() const {
-  std::vector<std::string> lines = {"ftprl_radius = " + ftprl::num(radius_)};
+  std::vector<std::string> lines;
+  const std::string r = data_radius_ ? ftprl::num(c_) + " / max ||x^||" : ftprl::num(radius_);
+  if (data_radius_) {
+    lines.push_back("ftprl_radius = data: " + ftprl::num(c_) + " / the largest ||x^|| so far" +
+                    (kScaled ? ", x^_i = a x_i / the largest |x_i| so far" : ""));
+  } else {
+    lines.push_back("ftprl_radius = " + ftprl::num(radius_));
+  }
   if constexpr (kScaled) {
     lines.push_back("ftprl_scale = " + spec_text_);
-    lines.push_back("feasible set = ellipsoid sum (w_i/a_i)^2 <= " + ftprl::num(radius_) + "^2");
+    lines.push_back("feasible set = ellipsoid sum (w_i/a_i)^2 <= (" + r + ")^2");
   } else {
     lines.push_back("ftprl_set = ball");
-    lines.push_back("feasible set = ball ||w||_2 <= " + ftprl::num(radius_));
+    lines.push_back("feasible set = ball ||w||_2 <= " + r);
   }
   return lines;
 }
 
 template <bool kScaled>
 void FtprlBallLearner<kScaled>::write_readable(std::ostream& out) const {
-  out << "ftprl_radius " << radius_ << "\n";
+  if (data_radius_) {
+    out << "ftprl_radius data " << c_ << "\n";
+  } else {
+    out << "ftprl_radius " << radius_ << "\n";
+  }
   clip_.write_readable(out);
   if constexpr (kScaled) {
     out << "ftprl_scale " << spec_text_ << "\n";
   } else {
     out << "ftprl_set ball\n";
   }
+  if (data_radius_) out << "X " << x_max_ << "\nR " << radius_ << "\n";
   out << "G " << g_sum_ << "\n";
   out << "abar " << abar_ << "\n";
   out << "norm " << std::sqrt(norm2_) << "\n";
@@ -223,13 +294,22 @@ void FtprlBallLearner<kScaled>::write_readable(std::ostream& out) const {
     const double u = sigma_ * s.v;
     out << i << ":" << c * u * scale_of(s) << " " << u;
     if constexpr (kScaled) out << " " << s.a;
+    if constexpr (kScaled) {
+      if (data_radius_) out << " " << s.m;
+    }
     out << "\n";
   });
 }
 
+// State "ftprl-const-ball-2" / "ftprl-scale-2": a flag (1: the data-derived radius), c and X, then as the
+// versions before it (which still load, as a given radius): R, the label range, (the scale spec,) G, abar,
+// sigma, N, the update count and the slots (ftprl-scale's now (v, a, M); before, (v, a)).
 template <bool kScaled>
 void FtprlBallLearner<kScaled>::save(ModelWriter& out) const {
-  out.put_string(kScaled ? "ftprl-scale" : "ftprl-const-ball");
+  out.put_string(kScaled ? "ftprl-scale-2" : "ftprl-const-ball-2");
+  out.put_u8(data_radius_ ? 1 : 0);
+  out.put_f64(c_);
+  out.put_f64(x_max_);
   out.put_f64(radius_);
   clip_.save(out);
   if constexpr (kScaled) out.put_string(spec_text_);
@@ -243,9 +323,21 @@ void FtprlBallLearner<kScaled>::save(ModelWriter& out) const {
 
 template <bool kScaled>
 void FtprlBallLearner<kScaled>::load(ModelReader& in) {
-  const std::string tag = kScaled ? "ftprl-scale" : "ftprl-const-ball";
-  if (in.get_string("ftprl learner") != tag)
-    throw ModelFormatError(in.source() + ": not an " + tag + " model state");
+  const std::string old_tag = kScaled ? "ftprl-scale" : "ftprl-const-ball";
+  const std::string tag = in.get_string("ftprl learner");
+  if (tag != old_tag && tag != old_tag + "-2")
+    throw ModelFormatError(in.source() + ": not an " + old_tag + " model state");
+  const bool old = tag == old_tag;
+  bool data = false;
+  double c = 1.0, x_max = 0.0;
+  if (!old) {
+    const uint8_t flag = in.get_u8("ftprl radius flag");
+    if (flag > 1) throw ModelFormatError(in.source() + ": ftprl radius flag is not 0 or 1");
+    data = flag == 1;
+    c = ftprl::checked(in.get_f64("ftprl radius constant"), in, "radius constant", true);
+    x_max = ftprl::checked(in.get_f64("ftprl X"), in, "X");
+    if (x_max < 0.0) throw ModelFormatError(in.source() + ": ftprl X is negative");
+  }
   radius_ = ftprl::checked(in.get_f64("ftprl radius"), in, "radius", true);
   clip_.load(in, "ftprl");
   if constexpr (kScaled) {
@@ -263,14 +355,31 @@ void FtprlBallLearner<kScaled>::load(ModelReader& in) {
   if (g_sum_ < 0.0 || abar_ < 0.0 || norm2_ < 0.0)
     throw ModelFormatError(in.source() + ": ftprl G, abar or norm is negative");
   updates_ = in.get_u64("ftprl update count");
-  common::load_slots(in, slots_, kScaled ? "ftprl-scale" : "ftprl-const");
   if constexpr (kScaled) {
+    if (old) {
+      struct OldSlot {
+        double v, a;
+      };
+      ZeroedTable<OldSlot> table(slots_.size());
+      common::load_slots(in, table, "ftprl-scale");
+      slots_.clear();
+      table.for_each_touched([&](size_t i) {
+        if (table[i].v != 0.0 || table[i].a != 0.0) slots_[i] = Slot{table[i].v, table[i].a, 0.0};
+      });
+    } else {
+      common::load_slots(in, slots_, "ftprl-scale");
+    }
     slots_.for_each_touched([&](size_t i) {
       const Slot& s = slots_[i];
-      if (s.a < 0.0 || (s.a == 0.0 && s.v != 0.0))
+      if (s.a < 0.0 || s.m < 0.0 || (s.a == 0.0 && s.v != 0.0) || (data && (s.a == 0.0) != (s.m == 0.0)))
         throw ModelFormatError(in.source() + ": ftprl-scale slot without a valid scale");
     });
+  } else {
+    common::load_slots(in, slots_, "ftprl-const");
   }
+  data_radius_ = data;
+  c_ = c;
+  x_max_ = x_max;
 }
 
 template class FtprlBallLearner<false>;

@@ -12,6 +12,18 @@
 // recurrence above. D/2 = R sqrt(2^b) makes the steps huge, so ftprl-diag or the ball suit hashed features
 // better (the box is the worst FTPRL learner in docs/learning_report.md); it is here because the issue asks
 // for both sets.
+//
+// The data-derived radius (--ftprl_radius not given; lepus's variant, not in the paper, which gives no
+// default): the box [-R, R]^d is scale-dependent (multiplying every feature by k makes the comparator k times
+// smaller, while the schedule, invariant to gradient scaling, plays the same points). So the learner runs the
+// exact algorithm above, unchanged, on the features divided by M_t, the largest |x_i| learned from so far,
+// this example's included (its score is sum clip(u_i, -c, c) x_i / M_t), on the box [-c, c]^d, c =
+// kDataRadiusBall: the comparator's features each add at most c to the score. Guarantee: Corollary 1's bound
+// 2D sqrt(G^) (D = 2c sqrt(d), G^ the sum of ||g_t||^2 / M_t^2) against every fixed point of that box in the
+// divided coordinates; while M still grows, such a point is a comparator whose weights shrink with 1/M_t, and
+// from the last growth on it is the fixed box |w_i| <= c / M_T of the original coordinates. Multiplying every
+// feature by k > 0 leaves every prediction unchanged (exactly, up to rounding); --ftprl_radius R restores the
+// published algorithm.
 #include <cfloat>
 #include <cmath>
 #include <ostream>
@@ -28,11 +40,15 @@ using ftprl::kPrefetch;
 
 FtprlConstBoxLearner::FtprlConstBoxLearner(const FtprlOptions& options, const Loss& loss, int bits,
                                            bool test_only)
-    : FtprlBase(options.radius, loss, bits, test_only),
-      half_diameter_(options.radius * std::sqrt(static_cast<double>(uint64_t{1} << bits))),
+    : FtprlBase(options.data_radius ? kDataRadiusBall : options.radius, loss, bits, test_only),
+      data_radius_(options.data_radius),
+      half_diameter_(radius_ * std::sqrt(static_cast<double>(uint64_t{1} << bits))),
       slots_(size_t{1} << bits) {}
 
-double FtprlConstBoxLearner::weight(uint64_t slot) const { return clip(slots_[slot & mask_].u, radius_); }
+double FtprlConstBoxLearner::weight(uint64_t slot) const {
+  const double w = clip(slots_[slot & mask_].u, radius_);
+  return data_radius_ ? (m_ > 0.0 ? w / m_ : 0.0) : w;
+}
 
 double FtprlConstBoxLearner::u(uint64_t slot) const {
   const Slot& s = slots_[slot & mask_];
@@ -41,7 +57,22 @@ double FtprlConstBoxLearner::u(uint64_t slot) const {
   return c + (s.u - c) * (s.abar / abar_);
 }
 
-double FtprlConstBoxLearner::score(const Example& x) const { return clipped_score(slots_, x); }
+double FtprlConstBoxLearner::score(const Example& x) const {
+  if (!data_radius_) return clipped_score(slots_, x);
+  // sum clip(u_i) x_i / M_t, M_t = max(M, this example's largest |x_i|) as the update will have it.
+  const Slot* slots = slots_.data();
+  const Feature* fs = x.features.data();
+  const size_t n = x.features.size();
+  const double r = radius_;
+  double s = 0.0, m = m_;
+  for (size_t i = 0; i < n; ++i) {
+    if (i + ftprl::kPrefetch < n) __builtin_prefetch(&slots[fs[i + ftprl::kPrefetch].index & mask_]);
+    const double xi = ftprl::usable(fs[i].value);
+    m = std::max(m, std::fabs(xi));
+    s += clip(slots[fs[i].index & mask_].u, r) * xi;
+  }
+  return x.initial + (m > 0.0 ? s / m : 0.0);
+}
 
 // --distributed: the ranks' mean point u (every slot caught up first) and mean G, one learner's worth as VW's plain
 // average is; every slot then restarts its lazy form at the merged abar.
@@ -52,6 +83,7 @@ void FtprlConstBoxLearner::merge(Collective& ranks) {
   for (size_t i = 0; i < n; ++i) mean[i] = u(i);
   mean[n] = g_sum_;
   common::mean(ranks, mean);
+  if (data_radius_) ranks.max(&m_, 1);
   g_sum_ = mean[n];
   abar_ = std::sqrt(g_sum_) / half_diameter_;
   for (size_t i = 0; i < n; ++i)
@@ -60,8 +92,12 @@ void FtprlConstBoxLearner::merge(Collective& ranks) {
 }
 
 void FtprlConstBoxLearner::apply_round(const Example&, const SparseVector& v, double dloss) {
-  const double sum_x2 = v.norm2();
+  double sum_x2 = v.norm2();
   if (sum_x2 == 0.0) return;  // g_t = 0
+  if (data_radius_) {         // the round on x / M_t: dloss x_i / M_t = (dloss / M_t) x_i
+    for (const Coord& c : v) m_ = std::max(m_, std::fabs(c.x));
+    dloss /= m_;
+  }
   const double big_g = g_sum_ + dloss * dloss * sum_x2;
   // ||g||^2 underflowing to 0 or G overflowing (only via update() with extreme dloss): skipped, counted.
   if (!(big_g > 0.0) || !(big_g <= DBL_MAX)) [[unlikely]] {
@@ -87,26 +123,39 @@ void FtprlConstBoxLearner::apply_round(const Example&, const SparseVector& v, do
 }
 
 std::vector<std::string> FtprlConstBoxLearner::describe() const {
+  if (data_radius_)
+    return {"ftprl_radius = data: " + ftprl::num(radius_) + " / the largest |x_i| so far", "ftprl_set = box",
+            "feasible set = box |w_i| <= " + ftprl::num(radius_) + " / max |x_i|"};
   return {"ftprl_radius = " + ftprl::num(radius_), "ftprl_set = box",
           "feasible set = box |w_i| <= " + ftprl::num(radius_) +
               ", L2 diameter D = " + ftprl::num(2.0 * half_diameter_)};
 }
 
 void FtprlConstBoxLearner::write_readable(std::ostream& out) const {
-  out << "ftprl_radius " << radius_ << "\n";
+  if (data_radius_) {
+    out << "ftprl_radius data " << radius_ << "\n";
+  } else {
+    out << "ftprl_radius " << radius_ << "\n";
+  }
   clip_.write_readable(out);
   out << "ftprl_set box\n";
+  if (data_radius_) out << "M " << m_ << "\n";
   out << "G " << g_sum_ << "\n";
   out << "abar " << abar_ << "\n";
+  const double inv = data_radius_ ? (m_ > 0.0 ? 1.0 / m_ : 0.0) : 1.0;  // w_i = clip(u_i) / M
   slots_.for_each_touched([&](size_t i) {
     const Slot& s = slots_[i];
     if (s.u == 0.0 && s.abar == 0.0) return;
-    out << i << ":" << clip(s.u, radius_) << " " << s.u << " " << s.abar << "\n";
+    out << i << ":" << clip(s.u, radius_) * inv << " " << s.u << " " << s.abar << "\n";
   });
 }
 
+// State "ftprl-const-box-2": a flag (1: the data-derived radius) and M, then as "ftprl-const-box" (which
+// still loads, as a given radius): R or c, the label range, G, abar, the slots.
 void FtprlConstBoxLearner::save(ModelWriter& out) const {
-  out.put_string("ftprl-const-box");
+  out.put_string("ftprl-const-box-2");
+  out.put_u8(data_radius_ ? 1 : 0);
+  out.put_f64(m_);
   out.put_f64(radius_);
   clip_.save(out);
   out.put_f64(g_sum_);
@@ -115,8 +164,18 @@ void FtprlConstBoxLearner::save(ModelWriter& out) const {
 }
 
 void FtprlConstBoxLearner::load(ModelReader& in) {
-  if (in.get_string("ftprl learner") != "ftprl-const-box")
+  const std::string tag = in.get_string("ftprl learner");
+  if (tag != "ftprl-const-box" && tag != "ftprl-const-box-2")
     throw ModelFormatError(in.source() + ": not an ftprl-const --ftprl_set box model state");
+  bool data = false;
+  double m = 0.0;
+  if (tag == "ftprl-const-box-2") {
+    const uint8_t flag = in.get_u8("ftprl radius flag");
+    if (flag > 1) throw ModelFormatError(in.source() + ": ftprl radius flag is not 0 or 1");
+    data = flag == 1;
+    m = ftprl::checked(in.get_f64("ftprl M"), in, "M");
+    if (m < 0.0) throw ModelFormatError(in.source() + ": ftprl M is negative");
+  }
   radius_ = ftprl::checked(in.get_f64("ftprl radius"), in, "radius", true);
   clip_.load(in, "ftprl");
   half_diameter_ = radius_ * std::sqrt(static_cast<double>(slots_.size()));
@@ -124,6 +183,8 @@ void FtprlConstBoxLearner::load(ModelReader& in) {
   abar_ = ftprl::checked(in.get_f64("ftprl abar"), in, "abar");
   if (g_sum_ < 0.0 || abar_ < 0.0) throw ModelFormatError(in.source() + ": ftprl G or abar is negative");
   common::load_slots(in, slots_, "ftprl-const");
+  data_radius_ = data;
+  m_ = m;
 }
 
 }  // namespace lepus

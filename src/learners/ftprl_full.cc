@@ -15,7 +15,7 @@
 namespace lepus {
 namespace {
 
-constexpr uint32_t kStateVersion = 1;
+constexpr uint32_t kStateVersion = 2;  // 2: the data-derived radius (flag, c, X); 1 loads as a given radius
 constexpr uint64_t kMaxCap = 4096;
 
 // Q's eigenvalues (square roots of M's) at or below this fraction of the largest are 0, directions no gradient
@@ -85,13 +85,20 @@ Eigen::VectorXd ftprl_ball_projection(const Eigen::MatrixXd& v, const Eigen::Vec
 FtprlFullOptions FtprlFullOptions::from(const OptionValues& v) {
   FtprlFullOptions o;
   check_option_values(ftprl_full_row().options, v);
-  if (v.has("ftprl_radius")) o.radius = v.number("ftprl_radius");
+  o.data_radius = !v.has("ftprl_radius");
+  o.radius = o.data_radius ? kDataRadiusFull : v.number("ftprl_radius");
   if (v.has("max_dense_features")) o.cap = common::max_dense_of(v);
   return o;
 }
 
-FtprlFullLearner::FtprlFullLearner(const FtprlFullOptions& options, const Loss& loss, int bits, bool test_only)
-    : opt_(options), loss_(loss), bits_(bits), clip_(loss.initial_range(), test_only), builder_(bits) {
+FtprlFullLearner::FtprlFullLearner(const FtprlFullOptions& options, const Loss& loss, int bits,
+                                   bool test_only)
+    : opt_(options),
+      loss_(loss),
+      bits_(bits),
+      radius_(options.radius),
+      clip_(loss.initial_range(), test_only),
+      builder_(bits) {
   if (!(opt_.radius > 0.0) || opt_.cap < 1 || opt_.cap > kMaxCap)
     throw ConfigError("ftprl-full: the radius must be > 0 and the feature cap in [1, 4096]");
 }
@@ -157,14 +164,18 @@ void FtprlFullLearner::update(const Example& x, double dloss) {
   }
   for (const Coord& a : v)
     for (const Coord& b : v) m_(index_.find(a.slot), index_.find(b.slot)) += (dloss * a.x) * (dloss * b.x);
+  if (opt_.data_radius) {  // R_t = c / X_t, X_t including this example
+    x_max_ = std::max(x_max_, std::sqrt(v.norm2()));
+    radius_ = opt_.radius / x_max_;
+  }
   // Q_{1:t} = M^{1/2} / R in M's eigenbasis.
   const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig(m_);
-  Eigen::VectorXd l = eig.eigenvalues().cwiseMax(0.0).cwiseSqrt() / opt_.radius;
+  Eigen::VectorXd l = eig.eigenvalues().cwiseMax(0.0).cwiseSqrt() / radius_;
   const double top = l.size() ? l.maxCoeff() : 0.0;
   for (Eigen::Index i = 0; i < l.size(); ++i)
     if (!(l(i) > kRankTolerance * top)) l(i) = 0.0;
   const Eigen::VectorXd u = core_.advance(w_, g, eig.eigenvectors(), l);
-  w_ = ftprl_ball_projection(eig.eigenvectors(), l, u, opt_.radius);
+  w_ = ftprl_ball_projection(eig.eigenvectors(), l, u, radius_);
 }
 
 double FtprlFullLearner::weight(uint64_t slot) const {
@@ -173,12 +184,20 @@ double FtprlFullLearner::weight(uint64_t slot) const {
 }
 
 std::vector<std::string> FtprlFullLearner::describe() const {
+  if (opt_.data_radius)
+    return {"ftprl_radius = data: " + common::number(opt_.radius) + " / the largest ||x|| so far",
+            "feasible set = ball ||w||_2 <= " + common::number(opt_.radius) + " / max ||x||",
+            "matrix = full, up to " + std::to_string(opt_.cap) + " features"};
   return {"ftprl_radius = " + common::number(opt_.radius), "feasible set = ball ||w||_2 <= " + common::number(opt_.radius),
           "matrix = full, up to " + std::to_string(opt_.cap) + " features"};
 }
 
 void FtprlFullLearner::write_readable(std::ostream& out) const {
-  out << "ftprl_radius " << opt_.radius << "\n";
+  if (opt_.data_radius) {
+    out << "ftprl_radius data " << opt_.radius << "\nX " << x_max_ << "\nR " << radius_ << "\n";
+  } else {
+    out << "ftprl_radius " << opt_.radius << "\n";
+  }
   clip_.write_readable(out);
   std::vector<std::pair<uint64_t, uint32_t>> order;
   for (uint32_t p = 0; p < index_.size(); ++p) order.push_back({index_.slot(p), p});
@@ -190,6 +209,8 @@ void FtprlFullLearner::save(ModelWriter& out) const {
   out.put_u32(kStateVersion);
   out.put_u32(static_cast<uint32_t>(bits_));
   out.put_f64(opt_.radius);
+  out.put_u8(opt_.data_radius ? 1 : 0);
+  out.put_f64(x_max_);
   out.put_u64(opt_.cap);
   clip_.save(out);
   const uint64_t n = index_.size();
@@ -204,15 +225,26 @@ void FtprlFullLearner::save(ModelWriter& out) const {
 
 void FtprlFullLearner::load(ModelReader& in) {
   auto bad = [&](const std::string& what) { return ModelFormatError(in.source() + ": ftprl-full state: " + what); };
-  if (in.get_u32("ftprl-full state version") != kStateVersion) throw bad("unknown state version");
+  const uint32_t version = in.get_u32("ftprl-full state version");
+  if (version != kStateVersion && version != 1) throw bad("unknown state version");
   const uint32_t bits = in.get_u32("ftprl-full bits");
   if (bits != static_cast<uint32_t>(bits_))
     throw bad("saved with -b " + std::to_string(bits) + ", this run has -b " + std::to_string(bits_));
   FtprlFullOptions o = opt_;
   o.radius = in.get_f64("ftprl-full radius");
+  o.data_radius = false;
+  double x_max = 0.0;
+  if (version >= 2) {
+    const uint8_t flag = in.get_u8("ftprl-full radius flag");
+    if (flag > 1) throw bad("bad radius flag");
+    o.data_radius = flag == 1;
+    x_max = in.get_f64("ftprl-full X");
+    if (!(x_max >= 0.0) || !std::isfinite(x_max)) throw bad("X out of range");
+  }
   o.cap = in.get_u64("ftprl-full cap");
   if (!(o.radius > 0.0) || !std::isfinite(o.radius) || o.cap < 1 || o.cap > kMaxCap)
     throw bad("radius or feature cap out of range");
+  const double radius = o.data_radius && x_max > 0.0 ? o.radius / x_max : o.radius;
   common::LabelClip clip = clip_;
   clip.load(in, "ftprl-full");
   const uint64_t n = in.get_u64("ftprl-full size");
@@ -229,8 +261,10 @@ void FtprlFullLearner::load(ModelReader& in) {
   dense_io::get_upper(in, qc, n, "ftprl-full regularizer");
   if (!w.allFinite() || !q.allFinite() || !z.allFinite() || !m.allFinite() || !qc.allFinite())
     throw bad("a non-finite value");
-  if (w.norm() > o.radius * (1 + 1e-9)) throw bad("the weights lie outside the ball");
+  if (w.norm() > radius * (1 + 1e-9)) throw bad("the weights lie outside the ball");
   opt_ = o;
+  radius_ = radius;
+  x_max_ = x_max;
   clip_ = clip;
   index_ = std::move(index);
   w_.swap(w);

@@ -1,6 +1,6 @@
-// ftprl-full: FTPRL with a full-matrix, data-adaptive regularizer on the L2 ball ||w|| <= R (H. B. McMahan and
-// M. Streeter, "Adaptive Bound Optimization for Online Convex Optimization", COLT 2010: the master algorithm of
-// eq. (2)/(5), its closed form Lemma 2, eq. (7) and (9), and Theorem 2's a-posteriori bound).
+// ftprl-full: FTPRL with a full-matrix, data-adaptive regularizer on the L2 ball ||w|| <= R (H. B. McMahan
+// and M. Streeter, "Adaptive Bound Optimization for Online Convex Optimization", COLT 2010: the master
+// algorithm of eq. (2)/(5), its closed form Lemma 2, eq. (7) and (9), and Theorem 2's a-posteriori bound).
 //
 // Master step: play w_t; after g_t = l'(w_t . x_t) x_t (importance weight included) pick Q_t >= 0 and set
 //     u_{t+1} = Q_{1:t}^+ (q_t - z_t),  q_t = sum_{tau<=t} Q_tau w_tau,  z_t = sum_{tau<=t} g_tau,
@@ -16,6 +16,16 @@
 // root of ||w(mu)|| = R (monotone; safeguarded Newton on 1/||w|| - 1/R).
 // Cost: one symmetric eigendecomposition of M per update, O(n^3) for n features seen; memory 3 n^2 doubles.
 // Exact and meant for few features (--max_dense_features, 256 by default).
+//
+// The data-derived radius (--ftprl_radius not given; lepus's variant, not in the paper, which gives no
+// default): the ball is scale-dependent (multiplying every feature by k makes the comparator k times smaller,
+// while the steps M^{-1/2} g are unchanged), so R_t = c / X_t, X_t the largest ||x|| learned from (this
+// example's included in its update), c = kDataRadiusFull (ftprl.h): the comparator's score is at most c on
+// every example seen. Then Q_{1:t} = M_t^{1/2} X_t / c is still nondecreasing (both factors are), the played
+// point lies in the ball of R_{t-1} and the next in the smaller one of R_t, so Theorem 2's bound above holds
+// for every u in the final ball ||u|| <= c / X_T. Multiplying every feature by k > 0 leaves every prediction
+// unchanged (exactly, up to rounding). Both modes (full and --matrix sketch) do this; --ftprl_radius R
+// restores the fixed ball.
 #pragma once
 #include <Eigen/Dense>
 #include <cstdint>
@@ -49,7 +59,8 @@ double ftprl_full_dloss(const Loss& loss, const Prediction& p, const Example& x,
                         uint64_t& safeguards);
 
 struct FtprlFullOptions {
-  double radius = 1.0;  // --ftprl_radius R
+  double radius = 1.0;       // --ftprl_radius R (data_radius: the constant c)
+  bool data_radius = false;  // --ftprl_radius not given on the command line: R = c / the largest ||x|| so far
   uint64_t cap = 256;   // --max_dense_features
   static FtprlFullOptions from(const OptionValues& values);  // throws ConfigError
 };
@@ -70,7 +81,8 @@ class FtprlFullLearner final : public Learner {
   uint64_t safeguard_count() const override { return safeguards_; }
 
   double weight(uint64_t slot) const;  // w_i, the point played next
-  double radius() const { return opt_.radius; }
+  double radius() const { return radius_; }       // R, or the data-derived c / X
+  double largest_norm() const { return x_max_; }  // X, the largest ||x|| learned from (data-derived radius)
   // Q_{1:t} and its last increment as the learner holds them (for the tests of Theorem 2's bound).
   const FtprlFullCore& core() const { return core_; }
   const CompactIndex& index() const { return index_; }
@@ -79,6 +91,8 @@ class FtprlFullLearner final : public Learner {
   FtprlFullOptions opt_;
   const Loss& loss_;
   int bits_;
+  double radius_;       // R_t
+  double x_max_ = 0.0;  // X_t (data-derived radius)
   common::LabelClip clip_;
   CompactIndex index_;
   Eigen::MatrixXd m_;  // M = sum g g'

@@ -13,16 +13,17 @@ namespace lepus {
 namespace {
 // Not the full mode's version: the two refuse each other's models. 0xF5C2 added G's eigendecomposition (a resumed
 // run borders the same one, so it continues bit for bit).
-constexpr uint32_t kStateVersion = 0xF5C2;
+constexpr uint32_t kStateVersion = 0xF5C3;  // 0xF5C3: the data-derived radius (flag, X)
 constexpr uint64_t kSketchCap = uint64_t{1} << 24;
 // G's eigenvalues below this times the largest count as 0: the full mode's tolerance (M's below 1e-14 of the
 // largest; G = BBᵀ and M = BᵀB share their nonzero eigenvalues).
 constexpr double kRankTolerance = 1e-14;
 }  // namespace
 
-FtprlSketchLearner::FtprlSketchLearner(const FtprlFullOptions& options, uint32_t rank, const Loss& loss, int bits,
-                                       bool test_only)
+FtprlSketchLearner::FtprlSketchLearner(const FtprlFullOptions& options, uint32_t rank, const Loss& loss,
+                                       int bits, bool test_only)
     : opt_(options),
+      radius_(options.radius),
       rank_(rank),
       loss_(loss),
       bits_(bits),
@@ -167,7 +168,11 @@ void FtprlSketchLearner::step(const SparseVector& v, double dloss, const Dots& d
   eig_current_ = true;
   const auto s2 = lam_.head(n);  // ascending
   const auto U = vec_.topLeftCorner(n, n);
-  const double delta = sketch_.shrinkage(), s = std::sqrt(delta), R = opt_.radius;
+  if (opt_.data_radius) {  // R_t = c / X_t, X_t including this example (μ is absolute: y_t's κ stays exact)
+    x_max_ = std::max(x_max_, std::sqrt(v.norm2()));
+    radius_ = opt_.radius / x_max_;
+  }
+  const double delta = sketch_.shrinkage(), s = std::sqrt(delta), R = radius_;
   const double floor = kRankTolerance * std::max(s2(n - 1), 0.0);
   auto kept = [&](Eigen::Index k) { return s2(k) > floor; };
   // y_t = κ w_t + Bᵀ U diag(1/(sqrt(Δ + σ²) + s)) Uᵀ (B w_t) / R − g_t = σ_y v + Bᵀ c_y.
@@ -307,6 +312,12 @@ void FtprlSketchLearner::merge(Collective& ranks) {
     bu_.head(sketch_.rows()) = bw.head(sketch_.rows());
   }
   mu_ = w[n];
+  if (opt_.data_radius) {  // the ranks' largest X: the smallest ball, the mean point shrunk into it
+    ranks.max(&x_max_, 1);
+    if (x_max_ > 0.0) radius_ = opt_.radius / x_max_;
+    const double norm = weight_norm();
+    if (norm > radius_) omega_ *= radius_ / norm;
+  }
   eig_current_ = false;
   common::merge_range(ranks, clip_);
 }
@@ -330,12 +341,20 @@ double FtprlSketchLearner::weight(uint64_t slot) const {
 }
 
 std::vector<std::string> FtprlSketchLearner::describe() const {
+  if (opt_.data_radius)
+    return {"ftprl_radius = data: " + common::number(opt_.radius) + " / the largest ||x|| so far",
+            "feasible set = ball ||w||_2 <= " + common::number(opt_.radius) + " / max ||x||",
+            "matrix = sketch, rank " + std::to_string(rank_)};
   return {"ftprl_radius = " + common::number(opt_.radius), "feasible set = ball ||w||_2 <= " + common::number(opt_.radius),
           "matrix = sketch, rank " + std::to_string(rank_)};
 }
 
 void FtprlSketchLearner::write_readable(std::ostream& out) const {
-  out << "ftprl_radius " << opt_.radius << "\n";
+  if (opt_.data_radius) {
+    out << "ftprl_radius data " << opt_.radius << "\nX " << x_max_ << "\nR " << radius_ << "\n";
+  } else {
+    out << "ftprl_radius " << opt_.radius << "\n";
+  }
   out << "matrix sketch\n";
   out << "rank " << rank_ << "\n";
   out << "shrinkage " << sketch_.shrinkage() << "\n";
@@ -353,6 +372,8 @@ void FtprlSketchLearner::save(ModelWriter& out) const {
   out.put_u32(kStateVersion);
   out.put_u32(static_cast<uint32_t>(bits_));
   out.put_f64(opt_.radius);
+  out.put_u8(opt_.data_radius ? 1 : 0);
+  out.put_f64(x_max_);
   out.put_u32(rank_);
   clip_.save(out);
   sketch_.save(out);
@@ -375,12 +396,23 @@ void FtprlSketchLearner::load(ModelReader& in) {
   auto bad = [&](const std::string& what) { return ModelFormatError(in.source() + ": ftprl-full state: " + what); };
   // 0xF5C1 (before the eigendecomposition was saved) still loads: the next update recomputes it.
   const uint32_t version = in.get_u32("ftprl-full state version");
-  if (version != kStateVersion && version != 0xF5C1) throw bad("unknown state version (a model of another --matrix?)");
+  if (version != kStateVersion && version != 0xF5C2 && version != 0xF5C1)
+    throw bad("unknown state version (a model of another --matrix?)");
   const uint32_t bits = in.get_u32("ftprl-full bits");
   if (bits != static_cast<uint32_t>(bits_))
     throw bad("saved with -b " + std::to_string(bits) + ", this run has -b " + std::to_string(bits_));
   const double radius = in.get_f64("ftprl-full radius");
   if (!(radius > 0.0) || !std::isfinite(radius)) throw bad("radius out of range");
+  bool data = false;
+  double x_max = 0.0;
+  if (version == kStateVersion) {
+    const uint8_t flag = in.get_u8("ftprl-full radius flag");
+    if (flag > 1) throw bad("bad radius flag");
+    data = flag == 1;
+    x_max = in.get_f64("ftprl-full X");
+    if (!(x_max >= 0.0) || !std::isfinite(x_max)) throw bad("X out of range");
+  }
+  const double r_now = data && x_max > 0.0 ? radius / x_max : radius;
   const uint32_t rank = in.get_u32("ftprl-full rank");
   if (rank != rank_) throw bad("saved with --rank " + std::to_string(rank) + ", this run has " + std::to_string(rank_));
   common::LabelClip clip = clip_;
@@ -420,8 +452,11 @@ void FtprlSketchLearner::load(ModelReader& in) {
     throw bad("a non-finite or negative value");
   const double w2 = omega * omega * uu + 2.0 * omega * c.head(n).dot(bu.head(n)) +
                     c.head(n).dot(sketch.gram().topLeftCorner(n, n) * c.head(n));
-  if (!(w2 <= radius * radius * (1 + 1e-9))) throw bad("the weights lie outside the ball");
+  if (!(w2 <= r_now * r_now * (1 + 1e-9))) throw bad("the weights lie outside the ball");
   opt_.radius = radius;
+  opt_.data_radius = data;
+  radius_ = r_now;
+  x_max_ = x_max;
   clip_ = clip;
   sketch_ = std::move(sketch);
   eig_current_ = current == 1;

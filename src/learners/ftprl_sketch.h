@@ -62,7 +62,8 @@ class FtprlSketchLearner final : public Learner {
 
   double weight(uint64_t slot) const;  // w_i, the point played next: O(m + rows)
   double weight_norm() const;          // ||w||, from the representation: O(rows²)
-  double radius() const { return opt_.radius; }
+  double radius() const { return radius_; }       // R, or the data-derived c / X (ftprl_full.h)
+  double largest_norm() const { return x_max_; }  // X, the largest ||x|| learned from (data-derived radius)
   double mu() const { return mu_; }  // the last projection's multiplier (0: the ball was not active)
   const FrequentDirections& sketch() const { return sketch_; }
 
@@ -77,6 +78,8 @@ class FtprlSketchLearner final : public Learner {
   void materialize();                       // v <- u, α <- 1, e <- 0 (before a rebase)
 
   FtprlFullOptions opt_;
+  double radius_;       // R_t
+  double x_max_ = 0.0;  // X_t (data-derived radius)
   uint32_t rank_;
   const Loss& loss_;
   int bits_;

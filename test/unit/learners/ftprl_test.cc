@@ -6,6 +6,8 @@
 // damaged and foreign state, weight 0 and unlabeled examples are the registry-wide conformance suite's
 // (conformance_test.cc), for every row and every --ftprl_set.
 #include "learners/ftprl.h"
+#include "learners/ftprl_full.h"
+#include "learners/ftprl_sketch.h"
 
 #include "long_run.h"
 #include <gtest/gtest.h>
@@ -952,12 +954,15 @@ TEST(FtprlOptions, ParsesAndRejects) {
   OptionValues v;
   v.set("ftprl_set", "sphere", true);
   EXPECT_THROW(FtprlOptions::from(v), ConfigError);
-  // Defaults: R = 1, the ball, every scale 1.
+  // Defaults: the radius from the data (no default value; FtprlOptions{} is the published R = 1), the ball,
+  // every scale 1.
   const FtprlOptions d = FtprlOptions::from(OptionValues{});
-  EXPECT_EQ(d.radius, 1.0);
+  EXPECT_TRUE(d.data_radius);
+  EXPECT_FALSE(FtprlOptions{}.data_radius);
+  EXPECT_EQ(FtprlOptions{}.radius, 1.0);
   EXPECT_EQ(d.set, FtprlOptions::Set::kBall);
   EXPECT_EQ(d.scale.of_group('q'), 1.0);
-  EXPECT_EQ(ftprl_diag_row().options[0].default_value, "1");
+  EXPECT_EQ(ftprl_diag_row().options[0].default_value, "");
 }
 
 // ---- numerics at scale ----
@@ -1091,6 +1096,209 @@ TEST(FtprlNumerics, NonFiniteFeatureValuesAreIgnored) {
     EXPECT_EQ(weight_of(*l, 2), 0.0) << kind;
     EXPECT_GT(l->safeguard_count(), 0u) << kind;
   }
+}
+
+// ---- the data-derived radius (--ftprl_radius not given) ----
+
+// --ftprl_radius left out: the data-derived radius (ftprl.h).
+FtprlOptions data_options(const char* set = "ball", const char* scale = nullptr) {
+  OptionValues v;
+  v.set("ftprl_set", set, true);
+  if (scale) v.set("ftprl_scale", scale, true);
+  return FtprlOptions::from(v);
+}
+
+FtprlFullOptions full_options(bool data, double radius = 1.0) {
+  FtprlFullOptions o;
+  o.data_radius = data;
+  o.radius = data ? kDataRadiusFull : radius;
+  return o;
+}
+
+// The four hashed learners and ftprl-full's two modes with the data-derived radius (fixed: --ftprl_radius 1).
+std::unique_ptr<Learner> make_any(const std::string& kind, const Loss& loss, bool data, int bits = 10) {
+  if (kind == "full") return std::make_unique<FtprlFullLearner>(full_options(data), loss, bits);
+  if (kind == "sketch") return std::make_unique<FtprlSketchLearner>(full_options(data), 4, loss, bits);
+  if (!data) return make(kind, loss, bits, 1.0);
+  if (kind == "diag") return std::make_unique<FtprlDiagLearner>(data_options(), loss, bits);
+  if (kind == "box") return std::make_unique<FtprlConstBoxLearner>(data_options("box"), loss, bits);
+  if (kind == "ball") return std::make_unique<FtprlConstBallLearner>(data_options(), loss, bits);
+  return std::make_unique<FtprlScaleLearner>(data_options("ball", "*:2"), loss, bits);
+}
+const char* const kAllKinds[] = {"diag", "box", "ball", "scale", "full", "sketch"};
+
+TEST(FtprlDataRadius, IsTheDefaultAndAGivenRadiusIsThePublishedOne) {
+  EXPECT_TRUE(FtprlOptions::from(OptionValues{}).data_radius);
+  EXPECT_FALSE(options(1.0).data_radius);
+  EXPECT_TRUE(FtprlFullOptions::from(OptionValues{}).data_radius);
+  OptionValues v;
+  v.set("ftprl_radius", "0.5", true);
+  EXPECT_FALSE(FtprlFullOptions::from(v).data_radius);
+  EXPECT_EQ(FtprlFullOptions::from(v).radius, 0.5);
+  LogisticLoss loss(-1.0f, 1.0f);
+  EXPECT_NE(FtprlDiagLearner(data_options(), loss, 4).describe()[0].find("data"), std::string::npos);
+}
+
+// ftprl-diag's data-derived boxes against a dense reference of the master algorithm (eq. (7), (9)) with
+// R_i = c / (M_i X^), X^ the largest ||x^||, x^_i = x_i / M_i, and lbar_i = M_i sqrt(G_i) X^ / c as of the
+// coordinate's last gradient (M_i and X^ including this round's; dloss = 1, so g = x), on values that grow
+// and shrink.
+TEST(FtprlDataRadius, DiagEqualsTheMasterAlgorithmWithShrinkingBoxes) {
+  LogisticLoss loss(-1.0f, 1.0f);
+  FtprlDiagLearner l(data_options(), loss, 4);
+  const double c = kDataRadiusDiag;
+  const size_t d = 3;
+  Vec m(d), g2(d), lbar(d), q(d), z(d), u(d);
+  double big_x = 0.0;
+  const std::vector<Vec> gs = {{0.5, 0, 2},  {-3, 1, 0},    {0.25, -8, -1},
+                               {10, 0.5, 0}, {-0.1, 2, 40}, {1, 1, -1}};
+  for (const Vec& g : gs) {
+    l.update(gradient_example(g), 1.0);
+    double n2 = 0.0;
+    for (size_t i = 0; i < d; ++i) {
+      if (g[i] == 0.0) continue;
+      m[i] = std::max(m[i], std::fabs(g[i]));
+      n2 += (g[i] / m[i]) * (g[i] / m[i]);
+    }
+    big_x = std::max(big_x, std::sqrt(n2));
+    for (size_t i = 0; i < d; ++i) {
+      if (g[i] == 0.0) continue;
+      const double r = c / (m[i] * big_x);
+      const double w = std::clamp(u[i], -r, r);  // the point played
+      g2[i] += g[i] * g[i];
+      const double lb = m[i] * std::sqrt(g2[i]) * big_x / c;
+      q[i] += (lb - lbar[i]) * w;
+      z[i] += g[i];
+      lbar[i] = lb;
+      u[i] = (q[i] - z[i]) / lb;
+    }
+    EXPECT_EQ(l.largest_norm(), big_x);
+    for (size_t i = 0; i < d; ++i) {
+      const double r = c / (m[i] * big_x);
+      expect_rel(l.slots()[i].u, u[i], "u");
+      expect_rel(l.weight(i), m[i] > 0.0 ? std::clamp(u[i], -r, r) : 0.0, "w");
+      EXPECT_EQ(l.slots()[i].m, m[i]);
+      // Every w_i x_i is at most c / X^ for every x_i seen.
+      EXPECT_LE(std::fabs(l.weight(i)) * m[i] * big_x, c * (1 + 1e-12));
+    }
+  }
+}
+
+// heart with column `col` (a hashed index) multiplied by k, or every feature when col is -1.
+std::vector<Example> heart_scaled(int64_t col, double k) {
+  std::vector<Example> out = heart();
+  for (Example& x : out)
+    for (Feature& f : x.features)
+      if (col < 0 || f.index == static_cast<uint64_t>(col)) f.value = static_cast<float>(f.value * k);
+  return out;
+}
+
+// Two passes over `data`: the progressive raw scores.
+Vec scores(Learner& l, const std::vector<Example>& data) {
+  Vec out;
+  for (int pass = 0; pass < 2; ++pass)
+    for (const Example& x : data) out.push_back(l.learn(x).raw);
+  return out;
+}
+
+double largest_difference(const Vec& a, const Vec& b) {
+  double worst = 0.0;
+  for (size_t i = 0; i < a.size(); ++i) worst = std::max(worst, std::fabs(a[i] - b[i]));
+  return worst;
+}
+
+// Multiplying every feature by k leaves every prediction of the data-derived radius unchanged (all six
+// learners); multiplying one column does so for ftprl-diag and ftprl-scale (per-feature scales). The
+// published fixed radius is not invariant (so the test can fail).
+TEST(FtprlDataRadius, PredictionsAreInvariantToFeatureScale) {
+  LogisticLoss loss(-1.0f, 1.0f);
+  const uint64_t col = heart()[0].features[2].index;
+  for (const char* kind : kAllKinds) {
+    const std::string k = kind;
+    auto base = make_any(k, loss, true);
+    const Vec want = scores(*base, heart());
+    // Rounding only: 1e-3 of the largest score. ftprl-const's box is checked at powers of two only (below,
+    // bit for bit): its steps, D = 2c sqrt(2^b) with dloss's slope, multiply a rounding difference in a score
+    // by about D / sqrt(G) per round, so other factors' float roundings grow to differences of the score's
+    // size.
+    double top = 1.0;
+    for (double w : want) top = std::max(top, std::fabs(w));
+    for (double factor : {256.0, 1.0 / 64, 3.7, 1000.0}) {
+      if (k == "box" && factor != 256.0 && factor != 1.0 / 64) continue;
+      auto all = make_any(k, loss, true);
+      EXPECT_LT(largest_difference(scores(*all, heart_scaled(-1, factor)), want), 1e-3 * top)
+          << k << " x " << factor << ", largest score " << top;
+      if (k == "diag" || k == "scale") {
+        auto one = make_any(k, loss, true);
+        EXPECT_LT(largest_difference(scores(*one, heart_scaled(static_cast<int64_t>(col), factor)), want),
+                  1e-3 * top)
+            << k << " column x " << factor;
+      }
+    }
+    // Powers of two scale every intermediate exactly: the predictions are identical.
+    auto exact = make_any(k, loss, true);
+    if (k == "diag" || k == "box" || k == "ball") {
+      const Vec got = scores(*exact, heart_scaled(-1, 256.0));
+      for (size_t i = 0; i < got.size(); ++i) ASSERT_EQ(got[i], want[i]) << k << " example " << i;
+    }
+    // The published radius (--ftprl_radius 1) sees raw-scaled data differently.
+    auto fixed = make_any(k, loss, false);
+    auto fixed_raw = make_any(k, loss, false);
+    EXPECT_GT(largest_difference(scores(*fixed, heart()), scores(*fixed_raw, heart_scaled(-1, 255.0))), 0.1)
+        << k;
+  }
+}
+
+// Saved after the first half of rcv1 and loaded into a learner built with another radius (a fixed one), the
+// data-derived state (M_i, X) comes back and the second half's predictions equal one run's, bit for bit.
+TEST(FtprlDataRadius, ResumedRunEqualsOneRun) {
+  LogisticLoss loss(-1.0f, 1.0f);
+  const auto& data = rcv1();
+  const size_t half = 300, end = 600;
+  for (const char* kind : kAllKinds) {
+    const std::string k = kind;
+    // ftprl-full keeps a dense matrix per feature: heart for it (few features), rcv1 for the others.
+    const std::vector<Example>& xs = k == "full" ? heart() : data;
+    const size_t h = k == "full" ? 100 : half, e = k == "full" ? 270 : end;
+    auto one = make_any(k, loss, true);
+    Vec want;
+    for (size_t t = 0; t < e; ++t) want.push_back(one->learn(xs[t]).raw);
+    auto first = make_any(k, loss, true);
+    for (size_t t = 0; t < h; ++t) first->learn(xs[t]);
+    const auto bytes = state_of(*first);
+    auto resumed = make_any(k, loss, false);  // built with --ftprl_radius 1: the model's mode wins
+    ModelReader in(bytes.data(), bytes.size(), "mem");
+    resumed->load(in);
+    EXPECT_EQ(state_of(*resumed), bytes) << k;
+    for (size_t t = h; t < e; ++t) ASSERT_EQ(resumed->learn(xs[t]).raw, want[t]) << k << " example " << t;
+    EXPECT_EQ(state_of(*resumed), state_of(*one)) << k;
+  }
+}
+
+// A model saved before the data-derived radius (state "ftprl-diag", slots (u, s)) still loads, as the
+// published algorithm with its radius.
+TEST(FtprlDataRadius, DiagModelOfTheFormerLayoutLoads) {
+  LogisticLoss loss(-1.0f, 1.0f);
+  auto l = make("diag", loss, 4, 0.5);
+  for (size_t t = 0; t < 30; ++t) l->learn(heart()[t]);
+  ModelWriter w;
+  w.put_string("ftprl-diag");
+  w.put_f64(0.5);
+  common::LabelClip(loss.initial_range(), false).save(w);
+  struct OldSlot {
+    double u, s;
+  };
+  ZeroedTable<OldSlot> old(16);
+  const auto& d = dynamic_cast<const FtprlDiagLearner&>(*l);
+  for (size_t i = 0; i < 16; ++i) old[i] = OldSlot{d.slots()[i].u, d.slots()[i].s};
+  EXPECT_NE(d.slots()[1].u, 0.0);
+  common::save_slots(w, old);
+  FtprlDiagLearner back(data_options(), loss, 4);
+  ModelReader in(w.bytes().data(), w.bytes().size(), "mem");
+  back.load(in);
+  EXPECT_FALSE(back.data_radius());
+  EXPECT_EQ(back.radius(), 0.5);
+  for (size_t i = 0; i < 16; ++i) EXPECT_EQ(back.slots()[i].u, d.slots()[i].u);
 }
 
 }  // namespace
