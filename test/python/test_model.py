@@ -1,0 +1,171 @@
+"""lepus.Model: the CLI's options, learn/predict, errors as exceptions, and one model file for Python and the CLI."""
+
+import os
+import pickle
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import lepus
+from conftest import read_predictions
+
+# A small binary problem in VW text: two namespaces, a few informative features, labels -1/1.
+def vw_lines(n, seed):
+    rng = np.random.default_rng(seed)
+    lines = []
+    for _ in range(n):
+        x = rng.normal(size=4)
+        y = 1 if x[0] + 0.5 * x[1] - x[2] > 0 else -1
+        lines.append(f"{y} |a f0:{x[0]:.4f} f1:{x[1]:.4f} |b g2:{x[2]:.4f} g3:{x[3]:.4f}")
+    return lines
+
+
+def write(path, lines):
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+
+
+def test_options_reach_the_learner_and_loss():
+    m = lepus.Model("--loss_function logistic --learner scinol2")
+    assert m.learner == "scinol2"
+    assert m.loss == "logistic"
+    assert lepus.Model(["--loss_function", "squared"]).loss == "squared"
+
+
+def test_learn_returns_the_pre_update_prediction():
+    m = lepus.Model("--loss_function squared")
+    line = "2 | a b c"
+    first = m.learn(line)
+    assert first == 0.0  # nothing learned yet
+    after = m.predict(line)
+    assert after != 0.0
+    assert m.predict(line) == after  # predict does not learn
+    assert m.learn(line) == pytest.approx(after)  # learn reports what predict said before this update
+    assert m.learn("") is None  # no example on an empty line
+    assert m.examples == 4
+
+
+@pytest.mark.parametrize("options", ["--loss_function logistic --link logistic", "--loss_function logistic "
+                                     "--learner mix", "-q ab --learner scinol2"])
+def test_learn_matches_the_clis_progressive_predictions(scratch, cli, options):
+    data = os.path.join(scratch, "train.vw")
+    preds = os.path.join(scratch, "p.txt")
+    lines = vw_lines(300, 1)
+    write(data, lines)
+    cli("-d", data, "-p", preds, *options.split())
+    m = lepus.Model(options)
+    ours = [m.learn(line) for line in lines]
+    np.testing.assert_allclose(ours, read_predictions(preds), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("options", ["--loss_function logistic", "--loss_function logistic --learner mix",
+                                     "-q ab --learner scinol2", "--learner ftprl-diag -b 20"])
+def test_a_model_saved_in_python_predicts_the_same_in_the_cli(scratch, cli, options):
+    train, test = vw_lines(400, 2), vw_lines(100, 3)
+    m = lepus.Model(options)
+    for line in train:
+        m.learn(line)
+    model = os.path.join(scratch, "py.model")
+    m.save(model)
+    test_file, preds = os.path.join(scratch, "test.vw"), os.path.join(scratch, "p.txt")
+    write(test_file, test)
+    cli("-t", "-i", model, "-d", test_file, "-p", preds)
+    # -t predicts with the model -f saves (mix: its online-to-batch mixture), as Model.load(path, "-t") does
+    tested = lepus.Model.load(model, "-t")
+    np.testing.assert_allclose([tested.predict(line) for line in test], read_predictions(preds), rtol=1e-5,
+                               atol=1e-6)
+    if "mix" not in options:  # the model learning in memory predicts as its saved self
+        np.testing.assert_allclose([m.predict(line) for line in test], read_predictions(preds), rtol=1e-5,
+                                   atol=1e-6)
+
+
+@pytest.mark.parametrize("options", ["--loss_function logistic", "--loss_function logistic --learner mix",
+                                     "--oaa 3 --learner scinol2"])
+def test_a_model_saved_by_the_cli_predicts_the_same_in_python(scratch, cli, options):
+    train, test = vw_lines(400, 4), vw_lines(100, 5)
+    if "--oaa" in options:  # classes 1..3
+        train = [str(i % 3 + 1) + line[line.index(" "):] for i, line in enumerate(train)]
+        test = [str(i % 3 + 1) + line[line.index(" "):] for i, line in enumerate(test)]
+    train_file, test_file = os.path.join(scratch, "train.vw"), os.path.join(scratch, "test.vw")
+    model, preds = os.path.join(scratch, "cli.model"), os.path.join(scratch, "p.txt")
+    write(train_file, train)
+    write(test_file, test)
+    cli("-d", train_file, "-f", model, *options.split())
+    cli("-t", "-i", model, "-d", test_file, "-p", preds)
+    # -t predicts with what -f saved (mix: its online-to-batch mixture); a model loaded to learn on predicts as it
+    # learns (mix: its online mixture), so it matches -t only for learners without that conversion
+    for m in [lepus.Model.load(model, "-t")] + ([] if "mix" in options else [lepus.Model.load(model)]):
+        np.testing.assert_allclose([m.predict(line) for line in test], read_predictions(preds), rtol=1e-5,
+                                   atol=1e-6)
+    # -t: learn only predicts, so the model stays as it was
+    m = lepus.Model.load(model, "-t")
+    assert [m.learn(line) for line in test] == [m.predict(line) for line in test]
+
+
+def test_errors_are_typed_exceptions_with_the_clis_message(scratch, cli):
+    with pytest.raises(lepus.ConfigError) as e:
+        lepus.Model("--bogus")
+    assert cli("--bogus", check=False).stderr.strip() == "lepus: error: " + str(e.value)
+    with pytest.raises(lepus.ConfigError, match="unknown --learner 'nope'"):
+        lepus.Model("--learner nope")
+    with pytest.raises(lepus.ConfigError, match="a data file"):
+        lepus.Model("train.vw")
+    garbage = os.path.join(scratch, "garbage")
+    with open(garbage, "w") as f:
+        f.write("not a model\n")
+    with pytest.raises(lepus.ModelFormatError) as e:
+        lepus.Model.load(garbage)
+    assert cli("-i", garbage, "--no_stdin", check=False).stderr.strip() == "lepus: error: " + str(e.value)
+    with pytest.raises(lepus.IoError):
+        lepus.Model.load(os.path.join(scratch, "missing"))
+    m = lepus.Model()
+    with pytest.raises(lepus.ParseError) as e:
+        m.learn("abc | a")
+    strict = cli("--strict_parse", stdin="abc | a\n", check=False).stderr.strip()
+    assert strict.endswith(str(e.value).split(": ", 1)[1])  # the same message, after its location
+    with pytest.raises(lepus.ParseError):
+        lepus.Model("--format libsvm").learn("1 0:1 x")
+    for error in (lepus.ConfigError, lepus.ModelFormatError, lepus.ParseError, lepus.IoError):
+        assert issubclass(error, lepus.Error)
+    assert m.learn("1 | a") == 0.0  # the model is still usable after an error
+
+
+def test_rows_hash_column_j_as_the_libsvm_feature_j():
+    rng = np.random.default_rng(7)
+    X = sp.random(200, 30, density=0.2, format="csr", random_state=8, dtype=np.float32)
+    X.data = np.ceil(X.data * 8)  # whole numbers: VW's float reader rounds some decimals differently
+    X.sort_indices()  # a row is learned in its stored order, a line in its text order: the same here
+    y = np.where(rng.random(200) > 0.5, 1.0, -1.0)
+    by_line = lepus.Model("--format libsvm --loss_function logistic")
+    lines = []
+    for i in range(X.shape[0]):
+        row = X.getrow(i)
+        feats = " ".join(f"{j}:{v!r}" for j, v in zip(row.indices, row.data.tolist()))
+        lines.append(f"{y[i]:g} {feats}")
+    expected = [by_line.learn(line) for line in lines]
+    by_rows = lepus.Model("--loss_function logistic")
+    np.testing.assert_allclose(by_rows.learn_rows(X, y), expected, rtol=1e-6)
+    dense = lepus.Model("--loss_function logistic")
+    np.testing.assert_allclose(dense.learn_rows(X.toarray(), y), expected, rtol=1e-6)
+    np.testing.assert_allclose(by_rows.predict_rows(X), [by_line.predict(line) for line in lines], rtol=1e-6)
+
+
+def test_rows_with_oaa_give_classes():
+    X = np.eye(3, dtype=np.float32).repeat(30, axis=0)
+    y = np.repeat([1, 2, 3], 30)
+    m = lepus.Model("--oaa 3")
+    m.learn_rows(X, y)
+    m.learn_rows(X, y)
+    assert list(m.predict_rows(np.eye(3))) == [1, 2, 3]
+    with pytest.raises(lepus.ParseError, match="class"):
+        m.learn_rows(X[:1], [7])
+
+
+def test_a_model_pickles():
+    m = lepus.Model("--loss_function logistic --learner mix")
+    for line in vw_lines(100, 9):
+        m.learn(line)
+    copy = pickle.loads(pickle.dumps(m))
+    test = vw_lines(20, 10)
+    assert [copy.predict(line) for line in test] == [m.predict(line) for line in test]
