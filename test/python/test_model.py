@@ -169,3 +169,29 @@ def test_a_model_pickles():
     copy = pickle.loads(pickle.dumps(m))
     test = vw_lines(20, 10)
     assert [copy.predict(line) for line in test] == [m.predict(line) for line in test]
+
+
+def test_learning_a_matrix_releases_the_gil():
+    import threading
+    import time
+
+    rows, per_row, rng = 200000, 20, np.random.default_rng(11)
+    indptr = np.arange(rows + 1, dtype=np.int64) * per_row
+    indices = rng.integers(0, 2000, size=rows * per_row, dtype=np.int64)
+    data = rng.random(rows * per_row, dtype=np.float32)
+    y = np.where(np.arange(rows) % 2 == 0, 1.0, -1.0).astype(np.float32)
+    arrays = (indptr, indices, data, y)
+    start = time.perf_counter()
+    lepus.Model("--learner scinol2")._session.learn_csr(*arrays)
+    alone = time.perf_counter() - start
+    thread = threading.Thread(target=lambda: lepus.Model("--learner scinol2")._session.learn_csr(*arrays))
+    gaps, last = [], time.perf_counter()
+    thread.start()
+    while thread.is_alive():  # this thread keeps running while the other learns (were the GIL held: one long gap)
+        now = time.perf_counter()
+        gaps.append(now - last)
+        last = now
+        time.sleep(0.001)
+    thread.join()
+    assert alone > 0.05, "the matrix is too small to tell"
+    assert len(gaps) > 5 and max(gaps) < alone / 2, (alone, max(gaps), len(gaps))
