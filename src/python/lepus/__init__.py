@@ -15,6 +15,9 @@ import tempfile
 
 from ._lepus import ConfigError, Error, IoError, ModelFormatError, ParseError, Session, __version__
 
+for _error in (Error, ConfigError, ModelFormatError, ParseError, IoError):
+    _error.__module__ = "lepus"  # tracebacks name lepus.ConfigError, not lepus._lepus.ConfigError
+
 __all__ = ["Model", "Error", "ConfigError", "ModelFormatError", "ParseError", "IoError", "LepusClassifier",
            "LepusRegressor", "__version__"]
 
