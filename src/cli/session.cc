@@ -172,6 +172,9 @@ SessionResult Session::run(std::string_view line, bool learn) {
 SessionResult Session::learn(std::string_view line) { return run(line, true); }
 SessionResult Session::predict(std::string_view line) { return run(line, false); }
 
+// Columns below this have their hashed index cached (8 MiB at most).
+constexpr int64_t kCachedColumns = int64_t{1} << 20;
+
 // Row i as the libsvm reader reads "label 0:x0 3:x3 ...": column j is the feature named "j" in the libsvm
 // namespace, value-0 entries dropped.
 void Session::fill_row(const CsrRows& rows, size_t i, Example& ex) {
@@ -213,6 +216,10 @@ void Session::fill_row(const CsrRows& rows, size_t i, Example& ex) {
     if (!std::isfinite(v))
       throw ParseError("row", i + 1, "column " + std::to_string(j) + " is not a finite number");
     if (v == 0.0f) continue;
+    if (j >= kCachedColumns) {  // a very wide matrix: hashed each time rather than cached
+      ex.features.push_back(Feature{hash_feature(std::to_string(j), libsvm_ns_hash_, po.hash_mode), v});
+      continue;
+    }
     if (static_cast<uint64_t>(j) >= column_index_.size()) {
       const size_t from = column_index_.size();
       column_index_.resize(static_cast<size_t>(j) + 1);

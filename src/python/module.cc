@@ -6,6 +6,7 @@
 #include <pybind11/stl.h>
 
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,15 @@ using lepus::cli::SessionResult;
 
 namespace {
 
+// A Session and the lock that keeps two Python threads from using it at once (the CSR calls run without the
+// GIL). The lock is taken after the GIL is released and given back before it is taken again, so a thread
+// waiting for it while holding the GIL never waits on one that needs the GIL.
+struct Locked {
+  explicit Locked(const std::vector<std::string>& args) : session(args) {}
+  Session session;
+  std::mutex mutex;
+};
+
 using Index = py::array_t<int64_t, py::array::c_style | py::array::forcecast>;
 using Values = py::array_t<float, py::array::c_style | py::array::forcecast>;
 
@@ -29,7 +39,7 @@ py::object result_object(const SessionResult& r) {
 }
 
 // Learns (or predicts) a CSR matrix; returns (shown, value[, classes, scores]) as numpy arrays.
-py::tuple csr(Session& s, bool learn, const Index& indptr, const Index& indices, const Values& data,
+py::tuple csr(Locked& l, bool learn, const Index& indptr, const Index& indices, const Values& data,
               const py::object& labels_obj, const py::object& weights_obj) {
   if (indptr.ndim() != 1 || indices.ndim() != 1 || data.ndim() != 1)
     throw lepus::ConfigError("indptr, indices and data must be one-dimensional");
@@ -37,8 +47,10 @@ py::tuple csr(Session& s, bool learn, const Index& indptr, const Index& indices,
   const size_t rows = static_cast<size_t>(indptr.shape(0) - 1);
   if (indices.shape(0) != data.shape(0)) throw lepus::ConfigError("indices and data differ in length");
   const int64_t* ip = indptr.data();
-  if (ip[0] != 0 || ip[rows] > indices.shape(0) || ip[rows] < 0)
+  if (ip[0] != 0 || ip[rows] > indices.shape(0))
     throw lepus::ConfigError("indptr does not describe indices and data");
+  for (size_t i = 0; i < rows; ++i)
+    if (ip[i + 1] < ip[i]) throw lepus::ConfigError("indptr decreases at row " + std::to_string(i + 1));
   Values labels, weights;
   CsrRows r;
   r.indptr = ip;
@@ -57,7 +69,7 @@ py::tuple csr(Session& s, bool learn, const Index& indptr, const Index& indices,
       throw lepus::ConfigError("weights must hold one entry per row");
     r.weights = weights.data();
   }
-  const uint32_t k = s.classes();
+  const uint32_t k = l.session.classes();
   Values shown(static_cast<py::ssize_t>(rows)), value(static_cast<py::ssize_t>(rows));
   py::array_t<uint32_t> klass(static_cast<py::ssize_t>(k ? rows : 0));
   Values scores(
@@ -68,10 +80,11 @@ py::tuple csr(Session& s, bool learn, const Index& indptr, const Index& indices,
   float* cp = k ? scores.mutable_data() : nullptr;
   {
     py::gil_scoped_release release;
+    std::lock_guard<std::mutex> lock(l.mutex);
     if (learn) {
-      s.learn_csr(r, sp, vp, kp, cp);
+      l.session.learn_csr(r, sp, vp, kp, cp);
     } else {
-      s.predict_csr(r, sp, vp, kp, cp);
+      l.session.predict_csr(r, sp, vp, kp, cp);
     }
   }
   if (k) return py::make_tuple(shown, value, klass, scores);
@@ -105,31 +118,49 @@ PYBIND11_MODULE(_lepus, m) {
     }
   });
 
-  py::class_<Session>(m, "Session")
+  py::class_<Locked>(m, "Session")
       .def(py::init<const std::vector<std::string>&>(), py::arg("args"))
       .def(
-          "learn", [](Session& s, std::string_view line) { return result_object(s.learn(line)); },
+          "learn",
+          [](Locked& l, std::string_view line) {
+            std::lock_guard<std::mutex> lock(l.mutex);
+            return result_object(l.session.learn(line));
+          },
           py::arg("line"))
       .def(
-          "predict", [](Session& s, std::string_view line) { return result_object(s.predict(line)); },
+          "predict",
+          [](Locked& l, std::string_view line) {
+            std::lock_guard<std::mutex> lock(l.mutex);
+            return result_object(l.session.predict(line));
+          },
           py::arg("line"))
       .def(
           "learn_csr",
-          [](Session& s, const Index& indptr, const Index& indices, const Values& data,
+          [](Locked& l, const Index& indptr, const Index& indices, const Values& data,
              const py::object& labels,
-             const py::object& weights) { return csr(s, true, indptr, indices, data, labels, weights); },
+             const py::object& weights) { return csr(l, true, indptr, indices, data, labels, weights); },
           py::arg("indptr"), py::arg("indices"), py::arg("data"), py::arg("labels"),
           py::arg("weights") = py::none())
       .def(
           "predict_csr",
-          [](Session& s, const Index& indptr, const Index& indices, const Values& data) {
-            return csr(s, false, indptr, indices, data, py::none(), py::none());
+          [](Locked& l, const Index& indptr, const Index& indices, const Values& data) {
+            return csr(l, false, indptr, indices, data, py::none(), py::none());
           },
           py::arg("indptr"), py::arg("indices"), py::arg("data"))
-      .def("save", &Session::save, py::arg("path"), py::call_guard<py::gil_scoped_release>())
-      .def_property_readonly("test_only", &Session::test_only)
-      .def_property_readonly("classes", &Session::classes)
-      .def_property_readonly("learner", &Session::learner_name)
-      .def_property_readonly("loss", &Session::loss_name)
-      .def_property_readonly("examples", &Session::examples);
+      .def(
+          "save",
+          [](Locked& l, const std::string& path) {
+            py::gil_scoped_release release;
+            std::lock_guard<std::mutex> lock(l.mutex);
+            l.session.save(path);
+          },
+          py::arg("path"))
+      .def_property_readonly("test_only", [](const Locked& l) { return l.session.test_only(); })
+      .def_property_readonly("classes", [](const Locked& l) { return l.session.classes(); })
+      .def_property_readonly("learner", [](const Locked& l) { return l.session.learner_name(); })
+      .def_property_readonly("loss", [](const Locked& l) { return l.session.loss_name(); })
+      .def_property_readonly("examples", [](Locked& l) {
+        std::lock_guard<std::mutex> lock(l.mutex);
+        return l.session.examples();
+      });
 }

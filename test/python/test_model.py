@@ -195,3 +195,38 @@ def test_learning_a_matrix_releases_the_gil():
     thread.join()
     assert alone > 0.05, "the matrix is too small to tell"
     assert len(gaps) > 5 and max(gaps) < alone / 2, (alone, max(gaps), len(gaps))
+
+
+def test_a_bad_matrix_is_an_error_not_a_crash():
+    m = lepus.Model()
+    data = np.ones(3, dtype=np.float32)
+    with pytest.raises(lepus.ConfigError, match="indptr decreases"):
+        m._session.learn_csr(np.array([0, 3, 1, 3]), np.array([0, 1, 2]), data, np.ones(3, dtype=np.float32))
+    with pytest.raises(lepus.ConfigError, match="indptr"):
+        m._session.learn_csr(np.array([0, 9]), np.array([0, 1, 2]), data, np.ones(1, dtype=np.float32))
+    with pytest.raises(lepus.ParseError, match="negative column"):
+        m._session.learn_csr(np.array([0, 3]), np.array([0, -1, 2]), data, np.ones(1, dtype=np.float32))
+    with pytest.raises(lepus.ParseError, match="not a finite number"):
+        m.learn_rows(np.array([[1.0, np.nan]]), [1.0])
+    # a column far past any cache is hashed as the libsvm reader hashes its index
+    wide = sp.csr_matrix((np.array([2.0], dtype=np.float32), np.array([2**40]), np.array([0, 1])), shape=(1, 2**40 + 1))
+    by_rows, by_line = lepus.Model(), lepus.Model("--format libsvm")
+    assert by_rows.learn_rows(wide, [1.0])[0] == by_line.learn(f"1 {2**40}:2")
+    assert by_rows.predict_rows(wide)[0] == by_line.predict(f"1 {2**40}:2") != 0.0
+
+
+def test_threads_sharing_a_model_take_turns():
+    import threading
+
+    rng = np.random.default_rng(12)
+    X = sp.csr_matrix(rng.random((3000, 50), dtype=np.float32))
+    y = np.where(rng.random(3000) > 0.5, 1.0, -1.0)
+    m = lepus.Model("--learner mix")
+    threads = [threading.Thread(target=m.learn_rows, args=(X, y)) for _ in range(4)]
+    for t in threads:
+        t.start()
+    lines = [m.learn("1 | a b") for _ in range(200)]
+    for t in threads:
+        t.join()
+    assert m.examples == 4 * 3000 + 200
+    assert all(np.isfinite(lines))
