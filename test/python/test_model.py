@@ -230,3 +230,27 @@ def test_threads_sharing_a_model_take_turns():
         t.join()
     assert m.examples == 4 * 3000 + 200
     assert all(np.isfinite(lines))
+
+
+def test_csv_rows_learn_as_the_cli_learns_them(scratch, cli):
+    rows = ["y,a,b,c"] + [f"{1 if i % 3 else -1},{i % 7 * 0.5},{i % 5},{'xyz'[i % 3]}" for i in range(60)]
+    data, preds = os.path.join(scratch, "t.csv"), os.path.join(scratch, "p.txt")
+    write(data, rows)
+    cli("--format", "csv", "-d", data, "-p", preds, "--loss_function", "logistic")
+    m = lepus.Model("--format csv --loss_function logistic")
+    ours = [m.learn(line) for line in rows]
+    assert ours[0] is None  # the header
+    np.testing.assert_allclose(ours[1:], read_predictions(preds), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("options", ["--learner wemm", "--learner kons --kernel rbf", "--learner sgd"])
+def test_matrix_rows_learn_as_the_cli_learns_libsvm(scratch, cli, options):
+    # learners that look at a prefix first (a scale, a kernel's bandwidth) see it from the matrix as from the file
+    rng = np.random.default_rng(13)
+    X = rng.integers(0, 4, size=(150, 6)).astype(np.float32)  # whole numbers: read alike from text
+    y = X[:, 0] - X[:, 1] + rng.integers(-1, 2, size=150)
+    data, preds = os.path.join(scratch, "t.libsvm"), os.path.join(scratch, "p.txt")
+    write(data, [f"{label:g} " + " ".join(f"{j}:{v:g}" for j, v in enumerate(row) if v) for row, label in zip(X, y)])
+    cli("--format", "libsvm", "-d", data, "-p", preds, *options.split())
+    ours = lepus.Model(options).learn_rows(X, y)
+    np.testing.assert_allclose(ours, read_predictions(preds), rtol=1e-4, atol=1e-5)

@@ -65,7 +65,9 @@ class Model:
     def learn(self, line):
         """Learns one example line in the --format (VW text by default) and returns the prediction made before
         learning from it, as the CLI's progressive table and -p report it (a class number for --oaa/--csoaa);
-        None for a line with no example. Under -t it only predicts."""
+        None for a line with no example. Under -t it only predicts. A learner that looks at a prefix of the
+        examples first (a kernel's bandwidth, a scale) takes the first line as that prefix; learn_rows gives it the
+        first rows, as the CLI does."""
         return self._session.learn(line)
 
     def predict(self, line):
