@@ -61,8 +61,9 @@ class Session {
   Session& operator=(const Session&) = delete;
 
   // One input line in the --format: learns from it (predicts only under -t) and returns the pre-update
-  // prediction. A parse warning (which the CLI prints and counts) is a ParseError "input:N: message" here. A learner
-  // that wants a warm-up prefix gets the first example alone (learn_csr gives it the matrix's first rows).
+  // prediction. A parse warning (which the CLI prints and counts) is a ParseError "input:N: message" here. A
+  // learner that wants a warm-up prefix gets the first example alone (learn_csr gives it the matrix's first
+  // rows).
   SessionResult learn(std::string_view line);
   SessionResult predict(std::string_view line);
   // Every row in order, learned (learn_csr; predicted under -t) or predicted: shown[i], value[i] per row
