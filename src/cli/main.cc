@@ -18,6 +18,7 @@
 #include <unordered_map>
 
 #include "cli/config.h"
+#include "cli/session.h"
 #include "io/model_file.h"
 #include "io/output_check.h"
 #include "io/safe_files.h"
@@ -63,38 +64,8 @@ void write_readable_model(const std::string& path, const cli::Config& c, const L
   });
 }
 
-// The learner and the feature space a configuration describes, the -i model's state loaded into both.
-struct Built {
-  std::unique_ptr<Learner> learner;
-  std::unique_ptr<FeatureSpace> space;
-};
-
-Built build(cli::Config& c) {
-  const LearnerRow* row = find_learner(c.learner);
-  // Some update rules need VW's per-group sum of x^2 from the feature space (sgd's plain --invariant).
-  c.space.invariant_norm = row->traits.needs_invariant_norm && row->traits.needs_invariant_norm(c.learner_options);
-  Built b;
-  LearnerContext ctx{c.learner_options, *c.loss_object, c.bits, c.driver.test_only, c.random_seed};
-  if (c.multiclass) {  // the reduction owns its base: one instance, or one per class (multiclass.h)
-    auto mc = std::make_unique<MulticlassLearner>(*c.multiclass, [&] { return row->make(ctx); });
-    if (mc->shared()) c.space.multiplier = c.multiclass->classes;  // VW's layout: classes at offsets in one table
-    b.learner = std::move(mc);
-  } else {
-    b.learner = row->make(ctx);
-  }
-  b.space = std::make_unique<FeatureSpace>(c.space);
-  if (c.model) {
-    ModelReader r(c.model->state.data(), c.model->state.size(), c.initial_regressor);
-    b.space->load(r);
-    if (c.model->predict_only()) {
-      b.learner->load_predict_only(r);
-    } else {
-      b.learner->load(r);
-    }
-    if (r.remaining() != 0) throw ModelFormatError(c.initial_regressor + ": damaged lepus model: trailing state");
-  }
-  return b;
-}
+using cli::build;
+using cli::Built;
 
 // --daemon: serves until SIGTERM or SIGINT. The model is built again from the same command line (re-reading the
 // -i file) on SIGHUP or a `reload` line.
