@@ -63,7 +63,8 @@ Config parse_args(const std::vector<std::string>& args) {
   auto refuse = [](bool given, const std::string& what) {
     if (given)
       throw ConfigError(what +
-                        " is for a run over data files; a session takes its examples one call at a time");
+                        " belongs to a run over data files (the lepus command); a session takes its examples "
+                        "one call at a time");
   };
   refuse(c.show_help || c.show_version || c.list_learners, "--help, --version and --learner help");
   refuse(!c.driver.data.empty(), "a data file");

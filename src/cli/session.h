@@ -79,6 +79,8 @@ class Session {
   std::string learner_name() const;
   std::string loss_name() const;
   uint64_t examples() const { return examples_; }
+  // What the CLI prints before a run (e.g. an option given with -i overriding the model's).
+  const std::vector<std::string>& warnings() const { return c_.warnings; }
 
  private:
   SessionResult run(std::string_view line, bool learn);

@@ -159,6 +159,7 @@ PYBIND11_MODULE(_lepus, m) {
       .def_property_readonly("classes", [](const Locked& l) { return l.session.classes(); })
       .def_property_readonly("learner", [](const Locked& l) { return l.session.learner_name(); })
       .def_property_readonly("loss", [](const Locked& l) { return l.session.loss_name(); })
+      .def_property_readonly("warnings", [](const Locked& l) { return l.session.warnings(); })
       .def_property_readonly("examples", [](Locked& l) {
         std::lock_guard<std::mutex> lock(l.mutex);
         return l.session.examples();

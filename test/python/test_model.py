@@ -1,4 +1,4 @@
-"""lepus.Model: the CLI's options, learn/predict, errors as exceptions, and one model file for Python and the CLI."""
+"""lepus.Model: the CLI's options, learn/predict, errors as exceptions, one model file for Python and the CLI."""
 
 import os
 import pickle
@@ -209,7 +209,8 @@ def test_a_bad_matrix_is_an_error_not_a_crash():
     with pytest.raises(lepus.ParseError, match="not a finite number"):
         m.learn_rows(np.array([[1.0, np.nan]]), [1.0])
     # a column far past any cache is hashed as the libsvm reader hashes its index
-    wide = sp.csr_matrix((np.array([2.0], dtype=np.float32), np.array([2**40]), np.array([0, 1])), shape=(1, 2**40 + 1))
+    wide = sp.csr_matrix((np.array([2.0], dtype=np.float32), np.array([2**40]), np.array([0, 1])),
+                         shape=(1, 2**40 + 1))
     by_rows, by_line = lepus.Model(), lepus.Model("--format libsvm")
     assert by_rows.learn_rows(wide, [1.0])[0] == by_line.learn(f"1 {2**40}:2")
     assert by_rows.predict_rows(wide)[0] == by_line.predict(f"1 {2**40}:2") != 0.0
@@ -250,7 +251,17 @@ def test_matrix_rows_learn_as_the_cli_learns_libsvm(scratch, cli, options):
     X = rng.integers(0, 4, size=(150, 6)).astype(np.float32)  # whole numbers: read alike from text
     y = X[:, 0] - X[:, 1] + rng.integers(-1, 2, size=150)
     data, preds = os.path.join(scratch, "t.libsvm"), os.path.join(scratch, "p.txt")
-    write(data, [f"{label:g} " + " ".join(f"{j}:{v:g}" for j, v in enumerate(row) if v) for row, label in zip(X, y)])
+    write(data, [f"{label:g} " + " ".join(f"{j}:{v:g}" for j, v in enumerate(row) if v)
+                 for row, label in zip(X, y)])
     cli("--format", "libsvm", "-d", data, "-p", preds, *options.split())
     ours = lepus.Model(options).learn_rows(X, y)
     np.testing.assert_allclose(ours, read_predictions(preds), rtol=1e-4, atol=1e-5)
+
+
+def test_the_clis_warnings_before_a_run_are_python_warnings(scratch):
+    path = os.path.join(scratch, "m.model")
+    m = lepus.Model("--loss_function logistic")
+    m.learn("1 | a")
+    m.save(path)
+    with pytest.warns(UserWarning, match="--loss_function squared overrides the model's --loss_function logistic"):
+        assert lepus.Model.load(path, "--loss_function squared").loss == "squared"

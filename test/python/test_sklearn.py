@@ -18,7 +18,11 @@ import lepus
 from conftest import read_predictions
 
 
-@pytest.mark.parametrize("estimator", [lepus.LepusClassifier(), lepus.LepusRegressor()], ids=lambda e: type(e).__name__)
+ESTIMATORS = [lepus.LepusClassifier(), lepus.LepusRegressor(), lepus.LepusClassifier(learner="mix"),
+              lepus.LepusRegressor(learner="mix")]
+
+
+@pytest.mark.parametrize("estimator", ESTIMATORS, ids=repr)
 def test_check_estimator(estimator):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", SkipTestWarning)

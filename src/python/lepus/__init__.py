@@ -12,6 +12,7 @@ scikit-learn estimators: lepus.LepusClassifier and lepus.LepusRegressor (loaded 
 import os
 import shlex
 import tempfile
+import warnings
 
 from ._lepus import ConfigError, Error, IoError, ModelFormatError, ParseError, Session, __version__
 
@@ -56,6 +57,8 @@ class Model:
     def __init__(self, options=""):
         self.options = options
         self._session = Session(_words(options))
+        for message in self._session.warnings:  # what the CLI prints before a run
+            warnings.warn(f"lepus: {message}", stacklevel=2)
 
     @classmethod
     def load(cls, path, options=""):

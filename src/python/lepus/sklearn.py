@@ -108,7 +108,8 @@ class LepusClassifier(ClassifierMixin, _LepusEstimator):
 
     def _labels(self, y):
         index = np.searchsorted(self.classes_, y)
-        if np.any(index >= len(self.classes_)) or np.any(self.classes_[np.minimum(index, len(self.classes_) - 1)] != y):
+        known = index < len(self.classes_)
+        if not np.all(known) or np.any(self.classes_[index] != y):
             raise ValueError(f"y holds labels not in classes {self.classes_!r}")
         if len(self.classes_) == 2:
             return np.where(index == 1, 1.0, -1.0)
