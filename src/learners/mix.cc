@@ -10,8 +10,6 @@
 
 #include <exception>
 
-#include <tbb/parallel_for.h>
-
 #include "lepus/errors.h"
 
 namespace lepus {
@@ -323,18 +321,20 @@ Prediction MixLearner::learn(const Example& x) {
   const size_t n = size();
   bool any_scored = false;
   if (common::teaches(x) && !test_only_) ++rounds_;  // examples learned from (others change no state)
-  // Each member's round is independent of the others' (the members never see the mixture), so they run in
-  // parallel; what they throw is handled afterwards in member order, exactly as one after the other would.
+  // Each member's round is independent of the others' (the members never see the mixture); what they throw is
+  // handled afterwards in member order. Running the rounds of one example in parallel (tbb::parallel_for) was
+  // measured and not kept: its per-example cost outweighed the members' work (rcv1_small x100, 2 cores: 2.8 s
+  // against 2.0 s serial; a9a x5: 1.6 s against 1.0 s). Members in parallel need blocks of examples.
   errors_.assign(n, nullptr);
-  tbb::parallel_for(size_t{0}, n, [&](size_t k) {
+  for (size_t k = 0; k < n; ++k) {
     scratch_[k] = Prediction{};
-    if (!active(k)) return;
+    if (!active(k)) continue;
     try {
       scratch_[k] = members_[k]->learn(x);  // each member's one round
     } catch (...) {
       errors_[k] = std::current_exception();
     }
-  });
+  }
   for (size_t k = 0; k < n; ++k) {
     if (errors_[k]) {
       try {
