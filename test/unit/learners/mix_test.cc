@@ -405,7 +405,9 @@ TEST(Mix, TestShareHedgesTheFinalWeightsTowardUniform) {
       }
       const double want = std::log(p) - std::log1p(-p);
       EXPECT_NEAR(t.predict(q).value, want, 1e-5 * std::max(1.0, std::fabs(want))) << alpha;
-      if (alpha == 0.0) EXPECT_EQ(t.predict(q).value, trained_mix->predict(q).value);
+      if (alpha == 0.0) {
+        EXPECT_EQ(t.predict(q).value, trained_mix->predict(q).value);
+      }
     }
   }
   auto learning = make_mix("sgd,scinol2", 0.0, *loss, 10);  // not -t: the hedge is never applied
