@@ -406,6 +406,24 @@ void ScinolFullLearner::save(ModelWriter& out) const {
     out.put_values(m_.data(), n);  // scinol2: no projector (Sigma is invertible), the maxima M instead
 }
 
+double load_variant(ModelReader& in, bool first_version, ScinolFullOptions& o) {
+  if (first_version) {  // version 1 states are the published algorithm's, without a wealth
+    o.variant = ScinolFullVariant::kPublished;
+    return 0.0;
+  }
+  auto bad = [&](const std::string& what) {
+    return ModelFormatError(in.source() + ": scinol-full state: " + what);
+  };
+  const uint32_t variant = in.get_u32("scinol-full variant");
+  if (variant > 1) throw bad("unknown variant");
+  o.variant = static_cast<ScinolFullVariant>(variant);
+  o.eps = in.get_f64("scinol-full eps");
+  const double wealth = in.get_f64("scinol-full wealth");
+  if (!(o.eps > 0.0) || !std::isfinite(o.eps) || !(wealth >= 0.0) || !std::isfinite(wealth))
+    throw bad("eps or the wealth out of range");
+  return wealth;
+}
+
 void ScinolFullLearner::load(ModelReader& in) {
   auto bad = [&](const std::string& what) {
     return ModelFormatError(in.source() + ": scinol-full state: " + what);
@@ -416,18 +434,7 @@ void ScinolFullLearner::load(ModelReader& in) {
   if (bits != static_cast<uint32_t>(bits_))
     throw bad("saved with -b " + std::to_string(bits) + ", this run has -b " + std::to_string(bits_));
   ScinolFullOptions o = opt_;
-  double wealth = 0.0;
-  if (version == 1) {
-    o.variant = ScinolFullVariant::kPublished;
-  } else {
-    const uint32_t variant = in.get_u32("scinol-full variant");
-    if (variant > 1) throw bad("unknown variant");
-    o.variant = static_cast<ScinolFullVariant>(variant);
-    o.eps = in.get_f64("scinol-full eps");
-    wealth = in.get_f64("scinol-full wealth");
-    if (!(o.eps > 0.0) || !std::isfinite(o.eps) || !(wealth >= 0.0) || !std::isfinite(wealth))
-      throw bad("eps or the wealth out of range");
-  }
+  const double wealth = load_variant(in, version == 1, o);
   o.alpha = in.get_f64("scinol-full alpha");
   o.lipschitz = in.get_f64("scinol-full L");
   o.cap = in.get_u64("scinol-full cap");

@@ -458,18 +458,7 @@ void ScinolSketchLearner::load(ModelReader& in) {
   if (bits != static_cast<uint32_t>(bits_))
     throw bad("saved with -b " + std::to_string(bits) + ", this run has -b " + std::to_string(bits_));
   ScinolFullOptions o = opt_;
-  double wealth = 0.0;
-  if (version == kStateVersion1) {
-    o.variant = ScinolFullVariant::kPublished;
-  } else {
-    const uint32_t variant = in.get_u32("scinol-full variant");
-    if (variant > 1) throw bad("unknown variant");
-    o.variant = static_cast<ScinolFullVariant>(variant);
-    o.eps = in.get_f64("scinol-full eps");
-    wealth = in.get_f64("scinol-full wealth");
-    if (!(o.eps > 0.0) || !std::isfinite(o.eps) || !(wealth >= 0.0) || !std::isfinite(wealth))
-      throw bad("eps or the wealth out of range");
-  }
+  const double wealth = load_variant(in, version == kStateVersion1, o);
   o.alpha = in.get_f64("scinol-full alpha");
   o.lipschitz = in.get_f64("scinol-full L");
   const uint32_t rank = in.get_u32("scinol-full rank");
