@@ -125,8 +125,8 @@ inline bool starts_like_number(std::string_view s) {
   return i < s.size() && static_cast<unsigned char>(s[i] - '0') < 10;
 }
 
-// Sets *value and returns true when the (trimmed, non-empty) cell is numeric in the sense of csv.h. A cell that
-// reads as a number beyond float range is not: ids such as 7e091613 (hex in a click log) are categories.
+// Sets *value and returns true when the (trimmed, non-empty) cell is numeric in the sense of csv.h. A cell
+// that reads as a number beyond float range is not: ids such as 7e091613 (hex in a click log) are categories.
 inline bool read_numeric(std::string_view cell, float* value) {
   if (!starts_like_number(cell)) return false;
   const char* const end = cell.data() + cell.size();
@@ -136,7 +136,6 @@ inline bool read_numeric(std::string_view cell, float* value) {
   *value = v;
   return true;
 }
-
 
 // Word bytes of text columns: ASCII letters and digits, and every byte >= 0x80 (so UTF-8 letters stay whole).
 constexpr std::array<bool, 256> make_word_bytes() {
@@ -185,8 +184,8 @@ void set_malformed(Example& ex) {
 
 // Appends the word features of one text cell.
 // names (names kept only): each word's name in the namespace ns.
-void add_words(std::string_view text, uint32_t ns_hash, HashMode mode, Scratch& s,
-               FeatureVector& features, std::vector<FeatureName>* names, const std::string& ns) {
+void add_words(std::string_view text, uint32_t ns_hash, HashMode mode, Scratch& s, FeatureVector& features,
+               std::vector<FeatureName>* names, const std::string& ns) {
   const char* p = text.data();
   const char* const end = p + text.size();
   while (p < end) {
@@ -279,12 +278,12 @@ size_t resolve_column(const std::string& ref, const std::vector<std::string>& na
       const auto [p, e] = std::from_chars(s.data(), s.data() + s.size(), v);
       return !s.empty() && e == std::errc() && p == s.data() + s.size();
     });
-    throw ConfigError("unknown CSV column '" + ref + "' (" + role_word(role) + "); the columns are " +
-                      list_names(names) +
-                      (numeric ? ". The first row was read as the header, but its cells are numbers: if the file "
-                                 "has no header row, add --csv_no_file_header (with --csv) or --no_header (with "
-                                 "--format csv)"
-                               : ""));
+    throw ConfigError(
+        "unknown CSV column '" + ref + "' (" + role_word(role) + "); the columns are " + list_names(names) +
+        (numeric ? ". The first row was read as the header, but its cells are numbers: if the file "
+                   "has no header row, add --csv_no_file_header (with --csv) or --no_header (with "
+                   "--format csv)"
+                 : ""));
   }
   if (index < -n || index >= n) {
     throw ConfigError("CSV column index " + ref + " (" + role_word(role) +
@@ -333,7 +332,8 @@ std::shared_ptr<const CsvSchema> make_csv_schema(std::string_view first_line, co
   schema->options = options;
   std::vector<std::string> names(cells.size());
   for (size_t i = 0; i < cells.size(); ++i) {
-    names[i] = options.header || !options.header_text.empty() ? std::string(trim(cells[i])) : std::to_string(i);
+    names[i] =
+        options.header || !options.header_text.empty() ? std::string(trim(cells[i])) : std::to_string(i);
   }
   schema->columns.resize(names.size());
   for (size_t i = 0; i < names.size(); ++i) schema->columns[i].name = names[i];
@@ -353,7 +353,8 @@ std::shared_ptr<const CsvSchema> make_csv_schema(std::string_view first_line, co
     for (const CsvSchema::Column& c : schema->columns) {
       if (c.role == Role::kIgnore) continue;
       if (c.name.find('|') != std::string::npos)
-        throw ConfigError("CSV column '" + c.name + "': VW's namespace|name header cells are not supported; lepus "
+        throw ConfigError("CSV column '" + c.name +
+                          "': VW's namespace|name header cells are not supported; lepus "
                           "puts every column in one namespace (--csv_namespace)");
       if (c.name == "_tag")
         throw ConfigError("CSV column '_tag': VW's tag column is not supported; list it in --ignore_columns");
@@ -423,7 +424,8 @@ void parse_csv_line(std::string_view line, const ParseOptions& options, Example&
             }
             if (schema.options.vw_strings) {
               features.push_back(Feature{hash_feature(cell, col.name_hash, mode), 1.0f});
-              if (names) names->push_back({NamePart{schema.options.csv_namespace, col.name, std::string(cell)}});
+              if (names)
+                names->push_back({NamePart{schema.options.csv_namespace, col.name, std::string(cell)}});
               return;
             }
             s.joined.assign(col.name);

@@ -11,20 +11,20 @@
 
 #include <algorithm>
 #include <exception>
-#include <functional>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <sstream>
 #include <unordered_map>
 
 #include "cli/config.h"
 #include "cli/session.h"
+#include "dist/collective.h"
 #include "io/model_file.h"
 #include "io/output_check.h"
 #include "io/safe_files.h"
 #include "lepus/errors.h"
 #include "pipeline/driver.h"
-#include "dist/collective.h"
 #include "serve/server.h"
 
 namespace {
@@ -34,8 +34,8 @@ using namespace lepus;
 // What a signal's handler says before the run ends (set while a run's passes are saved beside the model).
 std::atomic<const char*> g_interrupt_note{nullptr};
 
-// --readable_model, and --invert_hash with names: each "slot:..." line of the learner's then starts with the name
-// of the first feature seen in that slot (VW's "name:slot:weight ..."), where one is known.
+// --readable_model, and --invert_hash with names: each "slot:..." line of the learner's then starts with the
+// name of the first feature seen in that slot (VW's "name:slot:weight ..."), where one is known.
 void write_readable_model(const std::string& path, const cli::Config& c, const Learner& learner,
                           const std::unordered_map<uint64_t, FeatureName>* names = nullptr) {
   write_text_atomically(path, [&](std::ostream& out) {  // a full disk leaves the previous file whole
@@ -67,8 +67,8 @@ void write_readable_model(const std::string& path, const cli::Config& c, const L
 using cli::build;
 using cli::Built;
 
-// --daemon: serves until SIGTERM or SIGINT. The model is built again from the same command line (re-reading the
-// -i file) on SIGHUP or a `reload` line.
+// --daemon: serves until SIGTERM or SIGINT. The model is built again from the same command line (re-reading
+// the -i file) on SIGHUP or a `reload` line.
 int serve(cli::Config& c, int argc, const char* const argv[]) {
   ::signal(SIGPIPE, SIG_IGN);  // a client gone mid-answer is that connection's error, not the server's end
   auto load = [argc, argv]() {
@@ -111,8 +111,10 @@ int serve(cli::Config& c, int argc, const char* const argv[]) {
   if (watched->out[0] || watched->out[1])
     c.serve.watch = [watched](const std::string& prediction, const std::string& raw) {
       std::lock_guard<std::mutex> lock(watched->mutex);
-      if (watched->out[0]) watched->out[0]->write(prediction.data(), static_cast<std::streamsize>(prediction.size())).flush();
-      if (watched->out[1]) watched->out[1]->write(raw.data(), static_cast<std::streamsize>(raw.size())).flush();
+      if (watched->out[0])
+        watched->out[0]->write(prediction.data(), static_cast<std::streamsize>(prediction.size())).flush();
+      if (watched->out[1])
+        watched->out[1]->write(raw.data(), static_cast<std::streamsize>(raw.size())).flush();
     };
   Server server(c.serve, load, save, [log](const std::string& line) {
     if (log) *log << line << std::endl;
@@ -122,7 +124,8 @@ int serve(cli::Config& c, int argc, const char* const argv[]) {
     out << server.port() << "\n";
     if (!out.flush()) throw IoError(c.port_file + ": cannot write the port");
   }
-  if (!c.foreground) {  // as VW: detach once listening, so a client may connect as soon as the command returns
+  if (!c.foreground) {  // as VW: detach once listening, so a client may connect as soon as the command
+                        // returns
     const pid_t pid = ::fork();
     if (pid < 0) throw IoError(std::string("--daemon: fork failed: ") + std::strerror(errno));
     if (pid > 0) return 0;
@@ -158,7 +161,8 @@ void join_ranks(cli::Config& c) {
   bool own_files = false;
   for (auto& d : c.driver.data) own_files |= substitute(d);
   // Per-rank outputs (the command line allows them only with {rank} in their names).
-  for (std::string* name : {&c.driver.predictions, &c.driver.raw_predictions, &c.driver.cache_file}) substitute(*name);
+  for (std::string* name : {&c.driver.predictions, &c.driver.raw_predictions, &c.driver.cache_file})
+    substitute(*name);
   c.driver.ranks = g_ranks.get();
   c.driver.stripe_blocks = !own_files;
   if (g_ranks->rank() != 0) {
@@ -216,7 +220,8 @@ int run(int argc, const char* const argv[]) {
     pre << "num sources = " << std::max<size_t>(1, c.driver.data.size()) << "\n";
     if (g_ranks) {
       pre << "distributed: " << g_ranks->size() << " ranks, "
-          << (c.driver.stripe_blocks ? "sharing the blocks of the data" : "each its own data files (rank 0's shown)")
+          << (c.driver.stripe_blocks ? "sharing the blocks of the data"
+                                     : "each its own data files (rank 0's shown)")
           << ", models combined at the end of each pass";
       if (c.driver.sync_every > 0) pre << " and every " << c.driver.sync_every << " examples a rank reads";
       pre << "\nmerge = " << find_learner(c.learner)->traits.merge << "\n";
@@ -238,8 +243,9 @@ int run(int argc, const char* const argv[]) {
   };
   std::function<void()> save;
   std::function<void(int)> save_pass;
-  // Passes with a holdout save each better pass: into a file beside the model, moved over -f only when the run
-  // ends, so an interrupted run leaves the previous model as it was (a signal removes the side file and says so).
+  // Passes with a holdout save each better pass: into a file beside the model, moved over -f only when the
+  // run ends, so an interrupted run leaves the previous model as it was (a signal removes the side file and
+  // says so).
   std::string side;
   struct SideFile {
     std::string& path;
@@ -257,8 +263,9 @@ int run(int argc, const char* const argv[]) {
     if (c.driver.passes > 1 && !c.driver.holdout_off && regular) {
       side = temp_name_for(target);
       register_temp_file(side);
-      g_interrupt_note = "lepus: interrupted: the model file (-f) is left as it was; this run's passes were not "
-                         "saved\n";
+      g_interrupt_note =
+          "lepus: interrupted: the model file (-f) is left as it was; this run's passes were not "
+          "saved\n";
       save = [&]() { save_to(side); };
     } else {
       save = [&]() { save_to(c.final_regressor); };
@@ -281,14 +288,15 @@ int run(int argc, const char* const argv[]) {
     if (!out) throw IoError(c.metrics_json + ": cannot write the metrics");
   }
   if (!c.readable_model.empty()) write_readable_model(c.readable_model, c, *learner);
-  if (!c.invert_hash.empty()) write_readable_model(c.invert_hash, c, *learner, &driver.auditor()->slot_names());
+  if (!c.invert_hash.empty())
+    write_readable_model(c.invert_hash, c, *learner, &driver.auditor()->slot_names());
   return 0;
 }
 
 }  // namespace
 
-// SIGINT, SIGTERM, SIGHUP and SIGPIPE remove the temporary model and cache files being written (the files they
-// would replace stay as they were), then end the run as the signal would.
+// SIGINT, SIGTERM, SIGHUP and SIGPIPE remove the temporary model and cache files being written (the files
+// they would replace stay as they were), then end the run as the signal would.
 extern "C" void on_fatal_signal(int sig) {
   lepus::remove_temp_files();
   if (const char* note = g_interrupt_note.load(); note != nullptr && sig != SIGPIPE) {
@@ -305,7 +313,8 @@ int main(int argc, char** argv) {
   for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGPIPE}) {
     struct sigaction old {};
     ::sigaction(sig, nullptr, &old);
-    if (old.sa_handler == SIG_IGN) continue;  // ignored by whoever started us (nohup, a background job): stays so
+    if (old.sa_handler == SIG_IGN)
+      continue;  // ignored by whoever started us (nohup, a background job): stays so
     struct sigaction sa {};
     sa.sa_handler = on_fatal_signal;
     sigemptyset(&sa.sa_mask);

@@ -105,7 +105,8 @@ const char* decode_cache_record(const char* p, const char* end, Example& ex, con
   for (uint16_t g = 0; g < ngroups; ++g) {
     const uint8_t ns = get<uint8_t>(p, rec_end, source);
     const uint32_t count = get<uint32_t>(p, rec_end, source);
-    if (total + count > static_cast<uint64_t>(rec_end - p) / 12) throw IoError(source + ": malformed cache record");
+    if (total + count > static_cast<uint64_t>(rec_end - p) / 12)
+      throw IoError(source + ": malformed cache record");
     ex.groups.push_back(FeatureGroup{ns, static_cast<uint32_t>(total), static_cast<uint32_t>(total + count)});
     total += count;
   }
@@ -122,9 +123,10 @@ const char* decode_cache_record(const char* p, const char* end, Example& ex, con
 
 namespace {
 
-// A CRC-32 of a regular file's content: all of it up to 64 MiB (any change is seen); past that its first and last
-// MiB and 256 blocks of 4 KiB evenly spread between (a few MiB read, however large the file: a change confined to
-// bytes between the blocks can escape it, as it could escape size and time). "" when the file cannot be read.
+// A CRC-32 of a regular file's content: all of it up to 64 MiB (any change is seen); past that its first and
+// last MiB and 256 blocks of 4 KiB evenly spread between (a few MiB read, however large the file: a change
+// confined to bytes between the blocks can escape it, as it could escape size and time). "" when the file
+// cannot be read.
 std::string content_digest(const std::string& path, uint64_t size) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return "";
@@ -155,7 +157,8 @@ std::string content_digest(const std::string& path, uint64_t size) {
 
 }  // namespace
 
-std::string cache_fingerprint(const std::vector<std::string>& data_paths, const std::string& parse_options_text) {
+std::string cache_fingerprint(const std::vector<std::string>& data_paths,
+                              const std::string& parse_options_text) {
   std::string fp;
   for (const auto& path : data_paths) {
     fp += (fp.empty() ? "data=" : ";data=") + path;
@@ -322,9 +325,10 @@ std::unique_ptr<CacheReader> CacheReader::open(const std::string& path, const st
   }
   std::string fp(fp_len, '\0');
   const bool complete = r->file_.read(fp.data(), fp_len, &error) == fp_len;
-  const bool match = suffix_only ? fp.size() >= fingerprint.size() &&
-                                       fp.compare(fp.size() - fingerprint.size(), fingerprint.size(), fingerprint) == 0
-                                 : fp == fingerprint;
+  const bool match =
+      suffix_only ? fp.size() >= fingerprint.size() &&
+                        fp.compare(fp.size() - fingerprint.size(), fingerprint.size(), fingerprint) == 0
+                  : fp == fingerprint;
   if (!complete || !match) {
     *why = "cache made from other data or options";
     return nullptr;
@@ -390,7 +394,8 @@ bool CacheReader::next_block(ByteBuffer& out, size_t block_size) {
       whole += 4 + len;
     }
     if ((whole > 0 && out.size() >= block_size) || pos_ >= data_end_) {
-      if (whole < out.size() && pos_ >= data_end_) throw IoError(path_ + ": malformed cache (partial record)");
+      if (whole < out.size() && pos_ >= data_end_)
+        throw IoError(path_ + ": malformed cache (partial record)");
       carry_.assign(out.begin() + static_cast<long>(whole), out.end());
       out.resize(whole);
       return whole > 0;

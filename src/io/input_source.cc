@@ -11,7 +11,9 @@ namespace {
 
 class PlainSource final : public InputSource {
  public:
-  PlainSource(std::unique_ptr<FdReader> fd, std::string name) : fd_(std::move(fd)) { name_ = std::move(name); }
+  PlainSource(std::unique_ptr<FdReader> fd, std::string name) : fd_(std::move(fd)) {
+    name_ = std::move(name);
+  }
   size_t read(char* buf, size_t n) override { return fd_->read(buf, n); }
 
  private:
@@ -24,11 +26,12 @@ bool InputSource::have_isal() { return MemberInflater::have_isal_backend(); }
 
 std::unique_ptr<InputSource> InputSource::open(const std::string& path, Gzip gzip) {
   GzipReaderOptions options;
-  options.backend = gzip == Gzip::kZlib ? GzipBackend::kZlib
+  options.backend = gzip == Gzip::kZlib                  ? GzipBackend::kZlib
                     : gzip == Gzip::kIsal || have_isal() ? GzipBackend::kIsal
-                                                          : GzipBackend::kZlib;
+                                                         : GzipBackend::kZlib;
   std::unique_ptr<InputSource> s = open_input(path, options);
-  if (dynamic_cast<GzipReader*>(s.get()) != nullptr) return check_decoded(std::move(s), "gzip");  // gzip in gzip
+  if (dynamic_cast<GzipReader*>(s.get()) != nullptr)
+    return check_decoded(std::move(s), "gzip");  // gzip in gzip
   return s;
 }
 

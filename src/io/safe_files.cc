@@ -175,7 +175,8 @@ void write_text_atomically(const std::string& path, const std::function<void(std
   const bool synced = fd >= 0 && ::fchmod(fd, mode_for_replacing(target)) == 0 && ::fsync(fd) == 0;
   if (fd >= 0) ::close(fd);
   if (!synced) throw fail(std::string("cannot flush: ") + std::strerror(errno));
-  if (::rename(tmp.c_str(), target.c_str()) != 0) throw fail(std::string("cannot write: ") + std::strerror(errno));
+  if (::rename(tmp.c_str(), target.c_str()) != 0)
+    throw fail(std::string("cannot write: ") + std::strerror(errno));
   unregister_temp_file(tmp);
 }
 

@@ -2,10 +2,10 @@
 // temporary files lepus writes before renaming them into place (removed by a fatal signal, and recognised and
 // removed when a killed run left them behind), and the permissions a saved file gets.
 #pragma once
+#include <sys/types.h>
 #include <functional>
 #include <ostream>
 #include <string>
-#include <sys/types.h>
 
 namespace lepus {
 
@@ -30,8 +30,8 @@ void register_temp_file(const std::string& path);
 void unregister_temp_file(const std::string& path);
 void remove_temp_files() noexcept;
 
-// The name of a temporary file for `target` in the target's folder: "TARGET.lepus-tmp.PID". Before it is used,
-// temporaries of the same target left by runs that no longer exist (killed with SIGKILL) are removed.
+// The name of a temporary file for `target` in the target's folder: "TARGET.lepus-tmp.PID". Before it is
+// used, temporaries of the same target left by runs that no longer exist (killed with SIGKILL) are removed.
 std::string temp_name_for(const std::string& target);
 
 // The mode a new file gets (0666 less the umask), or an existing target's own mode when it is replaced.
@@ -41,13 +41,14 @@ mode_t mode_for_replacing(const std::string& target);
 // replaced, as VW writes through the path).
 std::string replaced_target(const std::string& path);
 
-// Renames the finished file `from` (in the target's folder) over `path`'s target, with `path`'s mode kept, and
-// makes the rename durable. Throws IoError naming `path`.
+// Renames the finished file `from` (in the target's folder) over `path`'s target, with `path`'s mode kept,
+// and makes the rename durable. Throws IoError naming `path`.
 void move_into_place(const std::string& from, const std::string& path);
 
-// Writes a text output (--readable_model, --invert_hash) as model files are written: into a temporary file in the
-// target's folder, renamed over the target once whole, so a full disk, an error or a kill leaves the old file as
-// it was. A symbolic link stays and the file it names is replaced (VW writes through the path); a device or FIFO
+// Writes a text output (--readable_model, --invert_hash) as model files are written: into a temporary file in
+// the target's folder, renamed over the target once whole, so a full disk, an error or a kill leaves the old
+// file as it was. A symbolic link stays and the file it names is replaced (VW writes through the path); a
+// device or FIFO
 // (/dev/stdout) is written through. Throws IoError naming the path.
 void write_text_atomically(const std::string& path, const std::function<void(std::ostream&)>& write);
 
