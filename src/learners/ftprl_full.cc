@@ -1,7 +1,6 @@
 // ftprl-full: see ftprl_full.h for the algorithm, its paper and equations.
 #include "learners/ftprl_full.h"
 
-#include <Eigen/Eigenvalues>
 #include <algorithm>
 #include <cmath>
 #include <ostream>
@@ -11,6 +10,7 @@
 #include "learners/ftprl_sketch.h"
 #include "lepus/errors.h"
 #include "sketch/dense_io.h"
+#include "sketch/sym_eigen.h"
 
 namespace lepus {
 namespace {
@@ -169,7 +169,7 @@ void FtprlFullLearner::update(const Example& x, double dloss) {
     radius_ = opt_.radius / x_max_;
   }
   // Q_{1:t} = M^{1/2} / R in M's eigenbasis.
-  const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig(m_);
+  const SymEigen eig(m_);
   Eigen::VectorXd l = eig.eigenvalues().cwiseMax(0.0).cwiseSqrt() / radius_;
   const double top = l.size() ? l.maxCoeff() : 0.0;
   for (Eigen::Index i = 0; i < l.size(); ++i)

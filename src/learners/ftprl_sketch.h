@@ -40,6 +40,7 @@
 #include "lepus/learner.h"
 #include "sketch/bordered_eigen.h"
 #include "sketch/frequent_directions.h"
+#include "sketch/sym_eigen.h"
 
 namespace lepus {
 
@@ -102,7 +103,7 @@ class FtprlSketchLearner final : public Learner {
   Eigen::MatrixXd vec_, vec_next_;
   bool eig_current_ = false;                             // lam_, vec_ are of the sketch's G now
   BorderedEigen bordered_;
-  Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig_;  // when the bordered route declines
+  SymEigen eig_;  // when the bordered route declines
   Eigen::VectorXd bw_, t_, cy_, gc_, av_, dv_, coef_;    // the update's scratch (2m entries)
 };
 

@@ -10,6 +10,7 @@
 #include "learners/common/matrix_option.h"
 #include "learners/common/plumbing.h"
 #include "lepus/errors.h"
+#include "sketch/sym_eigen.h"
 
 namespace lepus {
 namespace {
@@ -335,7 +336,7 @@ void MinmaxLearner::learn_full(const SparseVector& v, double y, double weight, R
   if (opt_.rule->reset == R::kPeriodic) {
     reset = t_ % static_cast<uint64_t>(opt_.t0) == 0;
   } else if (opt_.rule->reset == R::kLambdaMin) {
-    Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig(s, Eigen::EigenvaluesOnly);
+    const SymEigen eig(s, false);
     reset = std::min(eig.eigenvalues().minCoeff(), prior_) < opt_.lambda;
   }
   if (reset) {
@@ -350,7 +351,7 @@ void MinmaxLearner::learn_full(const SparseVector& v, double y, double weight, R
 // decreasing, so Newton from ζ = 0 converges monotonically. Slots not held have w = 0 and play no part.
 void MinmaxLearner::project_full() {
   const Eigen::Index n = static_cast<Eigen::Index>(index_.size());
-  Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig(s_.topLeftCorner(n, n));
+  const SymEigen eig(s_.topLeftCorner(n, n));
   const Eigen::VectorXd lam = eig.eigenvalues().cwiseMax(0.0);
   const Eigen::VectorXd z = eig.eigenvectors().transpose() * w_.head(n);
   const double r2 = opt_.radius * opt_.radius;

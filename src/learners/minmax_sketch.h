@@ -37,6 +37,7 @@
 #include "core/coords.h"
 #include "lepus/model_io.h"
 #include "sketch/compact_index.h"
+#include "sketch/sym_eigen.h"
 
 namespace lepus {
 
@@ -99,7 +100,7 @@ class MinmaxSketch {
   Eigen::VectorXd g_, e_, small_;
   RowMatrix tmp_;
   Eigen::MatrixXd gram_;
-  Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig_;
+  SymEigen eig_;
 };
 
 }  // namespace lepus

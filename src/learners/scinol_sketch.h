@@ -54,6 +54,7 @@
 #include "lepus/learner.h"
 #include "sketch/frequent_directions.h"
 #include "sketch/matrix.h"
+#include "sketch/sym_eigen.h"
 
 namespace lepus {
 
@@ -130,7 +131,7 @@ class ScinolSketchLearner final : public Learner {
   mutable VectorBuilder builder_;
   mutable std::vector<Coord> x_;  // scratch: x~
   mutable Eigen::VectorXd p_;
-  mutable Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig_;  // Δ = 0
+  mutable SymEigen eig_;  // Δ = 0
   mutable Eigen::MatrixXd k_;                                   // Δ > 0: Δ I + G, factored in place
   mutable Eigen::VectorXd lp_, lq_;                             // L⁻¹p, L⁻¹q
 };

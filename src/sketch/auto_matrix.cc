@@ -1,10 +1,10 @@
 #include "sketch/auto_matrix.h"
 
-#include <Eigen/Eigenvalues>
 #include <algorithm>
 #include <numeric>
 
 #include "lepus/errors.h"
+#include "sketch/sym_eigen.h"
 
 namespace lepus {
 
@@ -57,7 +57,7 @@ void AutoMatrix::switch_to_sketch() {
   Eigen::MatrixXd inv(n, n);
   for (uint32_t i = 0; i < n; ++i)
     for (uint32_t j = 0; j < n; ++j) inv(i, j) = f.inverse(i, j);
-  const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig(inv);
+  const SymEigen eig(inv);
   // A's eigenvalues are 1/e; the largest μ come from the smallest e (Eigen sorts e increasing).
   std::vector<Coord> row(n);
   for (uint32_t k = 0; k < n; ++k) {

@@ -42,6 +42,7 @@
 #include "core/coords.h"
 #include "lepus/model_io.h"
 #include "sketch/compact_index.h"
+#include "sketch/sym_eigen.h"
 
 namespace lepus {
 
@@ -149,7 +150,7 @@ class FrequentDirections {
                                   // sequential read instead of a pointer chase per column)
   Eigen::MatrixXd w_;             // W in the top-left rows x (m + k) block (2m rows, columns grown)
   Eigen::MatrixXd gram_;          // 2m x 2m
-  Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig_;  // the shrink's, kept for its buffers
+  SymEigen eig_;  // the shrink's, kept for its buffers
   std::vector<double> rebase_scratch_;  // the next base while it is formed
   uint64_t version_ = 0;          // changes whenever S does (a raw row, a rebase, clear, load)
   mutable Eigen::VectorXd s_;     // S x for gathered_ at gathered_version_
