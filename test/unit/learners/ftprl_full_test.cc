@@ -1,12 +1,12 @@
-// ftprl-full (McMahan & Streeter, "Adaptive Bound Optimization for Online Convex Optimization", COLT 2010): the
-// master step against the hand-computed oracle of FTPRL-Scale with a non-diagonal A (which is FTPRL with
+// ftprl-full (McMahan & Streeter, "Adaptive Bound Optimization for Online Convex Optimization", COLT 2010):
+// the master step against the hand-computed oracle of FTPRL-Scale with a non-diagonal A (which is FTPRL with
 // Q_t = alpha_t A^2, Section 3.4), the one-feature case against FTPRL-Diag's oracle (Algorithm 1, corrected
-// sign), and the full-matrix schedule checked by its argmin (eq. (5) minimised by brute force over the ball) and
-// by Theorem 2's a-posteriori regret bound on every run; iterates stay in the ball.
+// sign), and the full-matrix schedule checked by its argmin (eq. (5) minimised by brute force over the ball)
+// and by Theorem 2's a-posteriori regret bound on every run; iterates stay in the ball.
 #include "learners/ftprl_full.h"
 
-#include "long_run.h"
 #include <gtest/gtest.h>
+#include "long_run.h"
 
 #include <Eigen/Dense>
 #include <cmath>
@@ -15,6 +15,7 @@
 
 #include "lepus/errors.h"
 #include "losses/losses.h"
+#include "sketch/sym_eigen.h"
 
 namespace lepus {
 namespace {
@@ -53,9 +54,9 @@ TEST(FtprlFull, OneFeatureIsFtprlDiag) {
   }
 }
 
-// The master step with the fixed schedule Q_{1:t} = abar_t A^2 (abar_t = sqrt(sum ||A^-1 g||^2), R = 1) on the
-// ellipsoid ||A w|| <= 1, A = [[2, 1], [1, 1]]: FTPRL-Scale with a non-diagonal A (the hand-computed oracle P6).
-// In the Q-norm the projection onto the ellipsoid is the scaling u / ||A u||.
+// The master step with the fixed schedule Q_{1:t} = abar_t A^2 (abar_t = sqrt(sum ||A^-1 g||^2), R = 1) on
+// the ellipsoid ||A w|| <= 1, A = [[2, 1], [1, 1]]: FTPRL-Scale with a non-diagonal A (the hand-computed
+// oracle P6). In the Q-norm the projection onto the ellipsoid is the scaling u / ||A u||.
 TEST(FtprlFull, MasterStepReproducesNonDiagonalScaleOracle) {
   Eigen::Matrix2d a;
   a << 2, 1, 1, 1;
@@ -63,7 +64,8 @@ TEST(FtprlFull, MasterStepReproducesNonDiagonalScaleOracle) {
   const Eigen::SelfAdjointEigenSolver<Eigen::Matrix2d> eig(a2);
   const std::vector<Eigen::Vector2d> gs = {{1, 0}, {0, -2}, {-0.5, 1}, {0.3, 0}};
   const double abar[] = {1.41421, 4.69042, 5.52268, 5.53895};
-  const double w_next[][2] = {{-1.41421, 2.12132}, {-1.39682, 2.20579}, {-1.40399, 2.19084}, {-1.40513, 2.18772}};
+  const double w_next[][2] = {
+      {-1.41421, 2.12132}, {-1.39682, 2.20579}, {-1.40399, 2.19084}, {-1.40513, 2.18772}};
   FtprlFullCore core;
   core.resize(2);
   Eigen::VectorXd w = Eigen::VectorXd::Zero(2);
@@ -119,8 +121,8 @@ Trace run(uint64_t seed, int d, int n, double r) {
   return out;
 }
 
-// w_{t+1} minimises eq. (5), 1/2 sum_tau (w - w_tau)' Q_tau (w - w_tau) + z_t . w, over the ball: compared with
-// projected gradient descent run to convergence.
+// w_{t+1} minimises eq. (5), 1/2 sum_tau (w - w_tau)' Q_tau (w - w_tau) + z_t . w, over the ball: compared
+// with projected gradient descent run to convergence.
 TEST(FtprlFull, IterateIsTheArgminOfTheProximalObjective) {
   const int d = 3;
   const double r = 1.5;
@@ -131,7 +133,7 @@ TEST(FtprlFull, IterateIsTheArgminOfTheProximalObjective) {
     lin += (a.q[t] - prev) * a.w[t] - a.g[t];
     prev = a.q[t];
     // minimise 1/2 w'Qw - lin.w over ||w|| <= r
-    const double step = 1.0 / std::max(1e-12, Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>(a.q[t]).eigenvalues().maxCoeff());
+    const double step = 1.0 / std::max(1e-12, lepus::SymEigen(a.q[t]).eigenvalues().maxCoeff());
     Eigen::VectorXd w = a.w[t + 1];
     for (int it = 0; it < 200000; ++it) {
       Eigen::VectorXd next = w - step * (a.q[t] * w - lin);
@@ -140,13 +142,15 @@ TEST(FtprlFull, IterateIsTheArgminOfTheProximalObjective) {
       w = next;
     }
     auto f = [&](const Eigen::VectorXd& v) { return 0.5 * v.dot(a.q[t] * v) - lin.dot(v); };
-    // The learner's iterate is at least as good as the brute-force minimiser (up to rounding) and close to it.
+    // The learner's iterate is at least as good as the brute-force minimiser (up to rounding) and close to
+    // it.
     EXPECT_LE(f(a.w[t + 1]), f(w) + 1e-9 * std::max(1.0, std::fabs(f(w)))) << t;
     EXPECT_LT((a.w[t + 1] - w).norm(), 1e-5) << t;
   }
 }
 
-// Theorem 2: for every u in the ball, sum_t g_t.(w_t - u) <= 1/2 sum_t (u - w_t)'Q_t(u - w_t) + sum_t g_t'Q_{1:t}^+ g_t.
+// Theorem 2: for every u in the ball, sum_t g_t.(w_t - u) <= 1/2 sum_t (u - w_t)'Q_t(u - w_t) + sum_t
+// g_t'Q_{1:t}^+ g_t.
 TEST(FtprlFull, RegretWithinTheoremTwosBoundOnEveryRun) {
   const int d = 4;
   const double r = 2.0;

@@ -1,12 +1,12 @@
-// ftprl-full --matrix sketch (McMahan & Streeter, COLT 2010, FTPRL on the L2 ball with Q_{1:t} = M~_t^{1/2}/R,
-// M~_t = BᵀB + Δ_t I the Frequent Directions sketch of the gradients plus its shrinkage ridge): while the
-// gradients span at most m dimensions every iterate equals the full mode's; with m below the data's rank the
-// iterates equal a dense reference that forms Q_{1:t} from the same sketch and runs the textbook recurrence
-// (y += Q_t w_t − g_t, w = the Q-norm projection onto the ball), every increment Q_t is ⪰ 0 and Theorem 2's
-// a-posteriori bound holds; 10^5 rounds with feature scales from 1e-6 to 1e6 stay finite and in the ball; the
-// modes refuse each other's state.
-#include "long_run.h"
+// ftprl-full --matrix sketch (McMahan & Streeter, COLT 2010, FTPRL on the L2 ball with Q_{1:t} =
+// M~_t^{1/2}/R, M~_t = BᵀB + Δ_t I the Frequent Directions sketch of the gradients plus its shrinkage ridge):
+// while the gradients span at most m dimensions every iterate equals the full mode's; with m below the data's
+// rank the iterates equal a dense reference that forms Q_{1:t} from the same sketch and runs the textbook
+// recurrence (y += Q_t w_t − g_t, w = the Q-norm projection onto the ball), every increment Q_t is ⪰ 0 and
+// Theorem 2's a-posteriori bound holds; 10^5 rounds with feature scales from 1e-6 to 1e6 stay finite and in
+// the ball; the modes refuse each other's state.
 #include <gtest/gtest.h>
+#include "long_run.h"
 
 #include <Eigen/Dense>
 #include <cmath>
@@ -20,6 +20,7 @@
 #include "lepus/model_io.h"
 #include "losses/losses.h"
 #include "sketch/frequent_directions.h"
+#include "sketch/sym_eigen.h"
 
 namespace lepus {
 namespace {
@@ -45,8 +46,8 @@ FtprlFullOptions opts(double r) {
 
 // Rows of rank `rank` in d features (a random basis, the directions entering one by one: a rank-deficient
 // start). exact: small integers throughout, so the float features hold the rows exactly and their rank is
-// exactly `rank` (rounding to float would add directions at 1e-8 of the scale, which the full mode's tolerance
-// keeps and the sketch's drops).
+// exactly `rank` (rounding to float would add directions at 1e-8 of the scale, which the full mode's
+// tolerance keeps and the sketch's drops).
 std::vector<std::vector<double>> rows(int n, int d, int rank, uint64_t seed, bool exact = false) {
   std::mt19937_64 rng(seed);
   std::normal_distribution<double> normal;
@@ -69,7 +70,8 @@ std::vector<std::vector<double>> rows(int n, int d, int rank, uint64_t seed, boo
 
 // The same gradients (fixed, so that float-rounded predictions do not feed back) give the same iterates.
 TEST(FtprlSketch, EqualsTheFullModeWhileTheGradientsSpanAtMostM) {
-  for (const auto& [rank, m, radius] : {std::tuple{3, 3u, 0.5}, std::tuple{4, 6u, 5.0}, std::tuple{2, 2u, 100.0}}) {
+  for (const auto& [rank, m, radius] :
+       {std::tuple{3, 3u, 0.5}, std::tuple{4, 6u, 5.0}, std::tuple{2, 2u, 100.0}}) {
     SCOPED_TRACE("rank " + std::to_string(rank) + " m " + std::to_string(m) + " R " + std::to_string(radius));
     FtprlFullLearner full(opts(radius), kLogistic, 10);
     FtprlSketchLearner sketch(opts(radius), m, kLogistic, 10);
@@ -84,8 +86,10 @@ TEST(FtprlSketch, EqualsTheFullModeWhileTheGradientsSpanAtMostM) {
       sketch.update(example(data[t]), dloss);
       active += sketch.mu() > 0.0;
       for (uint64_t i = 0; i < 7; ++i) {
-        const double dev = std::fabs(sketch.weight(i) - full.weight(i)) / (std::fabs(full.weight(i)) + 1e-3 * radius);
-        ASSERT_LT(dev, 1e-7) << "round " << t << " w_" << i << " " << sketch.weight(i) << " " << full.weight(i);
+        const double dev =
+            std::fabs(sketch.weight(i) - full.weight(i)) / (std::fabs(full.weight(i)) + 1e-3 * radius);
+        ASSERT_LT(dev, 1e-7) << "round " << t << " w_" << i << " " << sketch.weight(i) << " "
+                             << full.weight(i);
         worst = std::max(worst, dev);
       }
     }
@@ -103,8 +107,8 @@ struct Reference {
   FrequentDirections fd;
   Eigen::MatrixXd q = Eigen::MatrixXd::Zero(d, d);
   Eigen::VectorXd y = Eigen::VectorXd::Zero(d), w = Eigen::VectorXd::Zero(d);
-  std::vector<Eigen::MatrixXd> qs;       // Q_{1:t}
-  std::vector<Eigen::VectorXd> ws, gs;   // w_t played, g_t
+  std::vector<Eigen::MatrixXd> qs;      // Q_{1:t}
+  std::vector<Eigen::VectorXd> ws, gs;  // w_t played, g_t
 
   Reference(int d_, double r_, uint32_t m) : d(d_), r(r_), fd(m, 1024) {}
   void step(const std::vector<double>& x, double dloss) {
@@ -127,7 +131,7 @@ struct Reference {
         m(fd.index().slot(p), fd.index().slot(p2)) += col.dot(col2);
       }
     }
-    Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig(m);
+    lepus::SymEigen eig(m);
     Eigen::VectorXd l = eig.eigenvalues().cwiseMax(0.0).cwiseSqrt() / r;
     const double top = l.maxCoeff();
     Eigen::VectorXd inv = Eigen::VectorXd::Zero(d);
@@ -147,7 +151,8 @@ struct Reference {
 
 TEST(FtprlSketch, BelowTheDataRankEqualsTheDenseReferenceAndKeepsTheoremTwo) {
   const int d = 6;
-  for (const auto& [m, radius, seed] : {std::tuple{2u, 0.7, 1}, std::tuple{3u, 3.0, 2}, std::tuple{1u, 1.0, 3}}) {
+  for (const auto& [m, radius, seed] :
+       {std::tuple{2u, 0.7, 1}, std::tuple{3u, 3.0, 2}, std::tuple{1u, 1.0, 3}}) {
     SCOPED_TRACE("m " + std::to_string(m) + " R " + std::to_string(radius));
     FtprlSketchLearner sketch(opts(radius), m, kSquared, 8);
     Reference ref(d, radius, m);
@@ -159,7 +164,8 @@ TEST(FtprlSketch, BelowTheDataRankEqualsTheDenseReferenceAndKeepsTheoremTwo) {
       sketch.update(example(data[t]), dloss);
       ref.step(data[t], dloss);
       for (int i = 0; i < d; ++i)
-        ASSERT_NEAR(sketch.weight(i), ref.w(i), 1e-7 * (1.0 + std::fabs(ref.w(i)))) << "round " << t << " w_" << i;
+        ASSERT_NEAR(sketch.weight(i), ref.w(i), 1e-7 * (1.0 + std::fabs(ref.w(i))))
+            << "round " << t << " w_" << i;
       ASSERT_LE(sketch.weight_norm(), radius * (1.0 + 1e-12));
     }
     EXPECT_GT(sketch.sketch().shrinkage(), 0.0);  // the ridge was exercised
@@ -167,8 +173,7 @@ TEST(FtprlSketch, BelowTheDataRankEqualsTheDenseReferenceAndKeepsTheoremTwo) {
     double pen = 0.0;
     for (size_t t = 0; t < ref.qs.size(); ++t) {
       const Eigen::MatrixXd inc = ref.qs[t] - (t ? ref.qs[t - 1] : Eigen::MatrixXd::Zero(d, d));
-      EXPECT_GE(Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>(inc).eigenvalues().minCoeff(),
-                -1e-9 * ref.qs[t].norm()) << t;
+      EXPECT_GE(lepus::SymEigen(inc).eigenvalues().minCoeff(), -1e-9 * ref.qs[t].norm()) << t;
       pen += ref.gs[t].dot(ref.qs[t].completeOrthogonalDecomposition().pseudoInverse() * ref.gs[t]);
     }
     for (int k = 0; k < 20; ++k) {
@@ -187,7 +192,8 @@ TEST(FtprlSketch, BelowTheDataRankEqualsTheDenseReferenceAndKeepsTheoremTwo) {
 }
 
 // 10^6 rounds in d = 20, m = 5, feature scales from 1e-6 to 1e6: every prediction finite, w in the ball (its
-// norm from the representation equal to the one from the weights), the sketch's Gram matrix exactly symmetric.
+// norm from the representation equal to the one from the weights), the sketch's Gram matrix exactly
+// symmetric.
 TEST(FtprlSketch, MillionRoundsWithWildScalesStayFiniteAndInTheBall) {
   std::mt19937_64 rng(43);
   std::uniform_real_distribution<double> u(-1, 1);
@@ -231,8 +237,8 @@ TEST(FtprlSketch, TheModesRefuseEachOthersState) {
   EXPECT_THROW(load(other_rank, bytes(sketch)), ModelFormatError);
 }
 
-// A model of state version 0xF5C1 (before G's eigendecomposition was saved: the same bytes up to that part) still
-// loads; the next update recomputes the decomposition, and its predictions are the current format's.
+// A model of state version 0xF5C1 (before G's eigendecomposition was saved: the same bytes up to that part)
+// still loads; the next update recomputes the decomposition, and its predictions are the current format's.
 TEST(FtprlSketch, ModelWithoutTheEigendecompositionLoads) {
   std::mt19937_64 rng(5);
   std::uniform_real_distribution<double> u(-1, 1);

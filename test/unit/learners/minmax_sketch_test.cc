@@ -1,31 +1,34 @@
-// --matrix sketch for wemm, laser and laser-noshrink (src/learners/minmax_sketch.h): with a rank at least that of
-// the data the sketch is the full recursion of E. Moroshko's thesis ("New Min-Max Algorithms and Analysis for
-// Online Regression", Technion 2013; Table 3.1 for WEMM, Table 5.1 for LASER) round by round; the guarantees of
-// the low-rank forms (WEMM: Σ ⪯ I/b, so m < 1 whenever ‖x‖² < b; LASER: λ, δ > 0, Q orthonormal, the isotropic
-// part follows the drift map until the first truncation); on a 200-dimensional rank-20-plus-noise stream a rank-30 sketch loses at
-// most 2% against full; 10^6 rounds with tiny and huge inputs stay finite and symmetric; the other rows have no
-// sketch; a model of another rank is refused.
+// --matrix sketch for wemm, laser and laser-noshrink (src/learners/minmax_sketch.h): with a rank at least
+// that of the data the sketch is the full recursion of E. Moroshko's thesis ("New Min-Max Algorithms and
+// Analysis for Online Regression", Technion 2013; Table 3.1 for WEMM, Table 5.1 for LASER) round by round;
+// the guarantees of the low-rank forms (WEMM: Σ ⪯ I/b, so m < 1 whenever ‖x‖² < b; LASER: λ, δ > 0, Q
+// orthonormal, the isotropic part follows the drift map until the first truncation); on a 200-dimensional
+// rank-20-plus-noise stream a rank-30 sketch loses at most 2% against full; 10^6 rounds with tiny and huge
+// inputs stay finite and symmetric; the other rows have no sketch; a model of another rank is refused.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <random>
 
+#include "health_stream.h"
 #include "learners/minmax.h"
 #include "lepus/errors.h"
 #include "lepus/loss.h"
-#include "health_stream.h"
 #include "long_run.h"
+#include "sketch/sym_eigen.h"
 
 namespace lepus {
 namespace {
 
-std::unique_ptr<MinmaxLearner> make(const std::string& name, std::vector<std::pair<std::string, std::string>> options,
+std::unique_ptr<MinmaxLearner> make(const std::string& name,
+                                    std::vector<std::pair<std::string, std::string>> options,
                                     const std::string& matrix, int bits = 10) {
   const LearnerRow* row = find_learner(name);
   if (!row) throw std::runtime_error("no row " + name);
   OptionValues v;
   for (const auto& spec : row->options)
-    if (spec.kind != OptionSpec::Kind::kFlag && !spec.default_value.empty()) v.set(spec.name, spec.default_value, false);
+    if (spec.kind != OptionSpec::Kind::kFlag && !spec.default_value.empty())
+      v.set(spec.name, spec.default_value, false);
   for (const auto& [k, val] : options) v.set(k, val, true);
   v.set("matrix", matrix, true);
   LossOptions lo;
@@ -49,9 +52,9 @@ Example example(const Eigen::VectorXd& x, double y, float weight = 1.0f) {
   return ex;
 }
 
-// x = (U s + noise ε) / ‖·‖ with U a d x r orthonormal basis, s ~ N(0, I_r) / √r, ε ~ N(0, I_d) / √d (noise = 0:
-// exactly rank r); y = u·x + 0.1 N(0, 1) with u = U β, β ~ N(0, I_r). Unit-norm inputs, so wemm's default b = 2
-// keeps m <= 1/2.
+// x = (U s + noise ε) / ‖·‖ with U a d x r orthonormal basis, s ~ N(0, I_r) / √r, ε ~ N(0, I_d) / √d (noise =
+// 0: exactly rank r); y = u·x + 0.1 N(0, 1) with u = U β, β ~ N(0, I_r). Unit-norm inputs, so wemm's default
+// b = 2 keeps m <= 1/2.
 struct Stream {
   Stream(int d, int r, double noise, uint64_t seed) : gen(seed), d(d), r(r), noise(noise) {
     Eigen::MatrixXd g(d, r);
@@ -108,8 +111,8 @@ TEST(MinmaxSketch, EqualsFullWhenTheRankCoversTheData) {
   }
 }
 
-// WEMM: Σ = I/b − ZZᵀ ⪯ I/b after every round, compressions included, so m <= ‖x‖²/b and inputs with ‖x‖² just
-// below b never need the guard; the sketched Σ stays positive semi-definite.
+// WEMM: Σ = I/b − ZZᵀ ⪯ I/b after every round, compressions included, so m <= ‖x‖²/b and inputs with ‖x‖²
+// just below b never need the guard; the sketched Σ stays positive semi-definite.
 TEST(MinmaxSketch, WemmSigmaStaysBelowIOverB) {
   const double b = 2.0;
   auto l = make("wemm", {{"rank", "4"}, {"mm_b", "2"}}, "sketch");
@@ -124,7 +127,7 @@ TEST(MinmaxSketch, WemmSigmaStaysBelowIOverB) {
     EXPECT_GE(r.m, 0.0) << t;
     l->learn(ex);
     const Eigen::MatrixXd z = l->sketch()->basis();
-    const double top = Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>(z.transpose() * z).eigenvalues().maxCoeff();
+    const double top = lepus::SymEigen(z.transpose() * z).eigenvalues().maxCoeff();
     EXPECT_LE(top, (1.0 + 1e-9) / b) << "ZZᵀ ⪯ I/b, t=" << t;
     compressions += l->sketch()->columns() < cols ? 1 : 0;
     cols = l->sketch()->columns();
@@ -133,9 +136,9 @@ TEST(MinmaxSketch, WemmSigmaStaysBelowIOverB) {
   EXPECT_EQ(l->safeguard_count(), 0u) << "the m < 1 guard never fired";
 }
 
-// LASER: λ_j, δ > 0 and Q orthonormal; the isotropic precision is the drift map's, 1/δ_t = (c − b)/(bc) + t/c,
-// until the first truncation, and never below it after (a truncated pair's excess over δ is spread over the
-// isotropic part).
+// LASER: λ_j, δ > 0 and Q orthonormal; the isotropic precision is the drift map's, 1/δ_t = (c − b)/(bc) +
+// t/c, until the first truncation, and never below it after (a truncated pair's excess over δ is spread over
+// the isotropic part).
 TEST(MinmaxSketch, LaserEigenFormStaysValid) {
   const double b = 1.0, c = 100.0;
   auto l = make("laser", {{"rank", "5"}, {"mm_b", "1"}, {"mm_c", "100"}}, "sketch");
@@ -156,8 +159,8 @@ TEST(MinmaxSketch, LaserEigenFormStaysValid) {
   EXPECT_EQ(l->sketch()->columns(), 5);
 }
 
-// The acceptance check of the sketch: a 200-dimensional stream of a rank-20 signal plus isotropic noise (a tenth
-// of the input's energy), wemm and laser at rank 30 within 2% of full in cumulative squared loss.
+// The acceptance check of the sketch: a 200-dimensional stream of a rank-20 signal plus isotropic noise (a
+// tenth of the input's energy), wemm and laser at rank 30 within 2% of full in cumulative squared loss.
 TEST(MinmaxSketch, Rank20PlusNoiseAtRank30IsWithinTwoPercentOfFull) {
   for (const char* rule : {"wemm", "laser"}) {
     auto full = make(rule, {}, "full");
@@ -174,8 +177,8 @@ TEST(MinmaxSketch, Rank20PlusNoiseAtRank30IsWithinTwoPercentOfFull) {
   }
 }
 
-// 10^6 rounds, d = 10, inputs of norm 1e-6 and 1e6, rank 4 (every round truncates): predictions and weights stay
-// finite, Σ symmetric; wemm's ZZᵀ stays ⪯ I/b; LASER keeps λ, δ > 0 and Q orthonormal, its precision
+// 10^6 rounds, d = 10, inputs of norm 1e-6 and 1e6, rank 4 (every round truncates): predictions and weights
+// stay finite, Σ symmetric; wemm's ZZᵀ stays ⪯ I/b; LASER keeps λ, δ > 0 and Q orthonormal, its precision
 // symmetric positive definite.
 struct Health {
   const char* rule;
@@ -202,16 +205,15 @@ TEST_P(MinmaxSketchHealth, LongRunStaysFiniteAndSymmetric) {
   const Eigen::MatrixXd q = k.basis();
   if (k.form() == MinmaxSketch::Form::kWemm) {
     const double b = l->options().b;
-    EXPECT_LE(Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>(q.transpose() * q).eigenvalues().maxCoeff(),
-              (1.0 + 1e-9) / b);
-    EXPECT_GE(Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>(S).eigenvalues().minCoeff(), -1e-12 / b);
+    EXPECT_LE(lepus::SymEigen(q.transpose() * q).eigenvalues().maxCoeff(), (1.0 + 1e-9) / b);
+    EXPECT_GE(lepus::SymEigen(S).eigenvalues().minCoeff(), -1e-12 / b);
   } else {
     EXPECT_GT(k.delta(), 0.0);
     for (double v : k.lambda()) EXPECT_GT(v, 0.0);
     EXPECT_LT((q.transpose() * q - Eigen::MatrixXd::Identity(q.cols(), q.cols())).norm(), 1e-9);
     for (int i = 0; i < d; ++i)
       for (int j = 0; j < d; ++j) EXPECT_EQ(D(i, j), D(j, i));
-    EXPECT_GT(Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>(D).eigenvalues().minCoeff(), 0.0);
+    EXPECT_GT(lepus::SymEigen(D).eigenvalues().minCoeff(), 0.0);
   }
 }
 
@@ -219,7 +221,8 @@ INSTANTIATE_TEST_SUITE_P(All, MinmaxSketchHealth,
                          ::testing::Values(Health{"wemm", 1e-6}, Health{"wemm", 1e6}, Health{"laser", 1e-6},
                                            Health{"laser", 1e6}, Health{"laser-noshrink", 1e6}),
                          [](const ::testing::TestParamInfo<Health>& i) {
-                           std::string n = std::string(i.param.rule) + (i.param.scale < 1.0 ? "_tiny" : "_huge");
+                           std::string n =
+                               std::string(i.param.rule) + (i.param.scale < 1.0 ? "_tiny" : "_huge");
                            for (char& c : n)
                              if (c == '-') c = '_';
                            return n;

@@ -1,10 +1,10 @@
 // The min-max regressors (wemm, laser, laser-noshrink, rls, aaw, arowr, arcor, cr-rls): the oracles of E.
 // Moroshko's thesis "New Min-Max Algorithms and Analysis for Online Regression" (Technion 2013) recomputed in
-// double precision on the three-round sequence S3 (x = (1,0), (0.6,0.8), (0,1); y = 1, 2, -1), on a repeated input
-// and on one-hot and 2-sparse sequences (diagonal mode); the properties: WEMM's cumulative loss equals its weighted
-// ridge objective every round (Theorem 4), aaw and ridge share their state, LASER is invariant under
-// (x, b, c) -> (2x, 4b, 4c) and becomes aaw as c -> infinity; invalid configurations are refused; long runs with
-// tiny and huge inputs stay finite and symmetric.
+// double precision on the three-round sequence S3 (x = (1,0), (0.6,0.8), (0,1); y = 1, 2, -1), on a repeated
+// input and on one-hot and 2-sparse sequences (diagonal mode); the properties: WEMM's cumulative loss equals
+// its weighted ridge objective every round (Theorem 4), aaw and ridge share their state, LASER is invariant
+// under (x, b, c) -> (2x, 4b, 4c) and becomes aaw as c -> infinity; invalid configurations are refused; long
+// runs with tiny and huge inputs stay finite and symmetric.
 #include "learners/minmax.h"
 
 #include <gtest/gtest.h>
@@ -12,10 +12,11 @@
 #include <cmath>
 #include <random>
 
+#include "health_stream.h"
 #include "lepus/errors.h"
 #include "lepus/loss.h"
-#include "health_stream.h"
 #include "long_run.h"
+#include "sketch/sym_eigen.h"
 
 namespace lepus {
 namespace {
@@ -42,13 +43,15 @@ std::unique_ptr<Loss> squared() {
 }
 
 // The learner `name` from its registry row with `options` (name, value) and --matrix `matrix`.
-std::unique_ptr<MinmaxLearner> make(const std::string& name, std::vector<std::pair<std::string, std::string>> options,
+std::unique_ptr<MinmaxLearner> make(const std::string& name,
+                                    std::vector<std::pair<std::string, std::string>> options,
                                     const std::string& matrix = "full", int bits = 4) {
   const LearnerRow* row = find_learner(name);
   if (!row) throw std::runtime_error("no row " + name);
   OptionValues v;
   for (const auto& spec : row->options)
-    if (spec.kind != OptionSpec::Kind::kFlag && !spec.default_value.empty()) v.set(spec.name, spec.default_value, false);
+    if (spec.kind != OptionSpec::Kind::kFlag && !spec.default_value.empty())
+      v.set(spec.name, spec.default_value, false);
   for (const auto& [k, val] : options) v.set(k, val, true);
   v.set("matrix", matrix, true);
   static const std::unique_ptr<Loss> loss = squared();
@@ -128,7 +131,7 @@ TEST(Minmax, WemmOracleS3) {
   const double yhat[] = {0, 0.3, 0.68}, m[] = {0.5, 0.41, 0.34}, a[] = {2, 1.694915, 1.515152};
   const double L[] = {1, 3.89, 6.7124}, w[][2] = {{0.5, 0}, {0.755, 0.68}, {0.8558, 0.1088}};
   const double S[][3] = {{0.25, 0, 0.5}, {0.2275, -0.06, 0.34}, {0.2239, -0.0396, 0.2244}};
-  const double post[] = {0.25, 0.2419, 0.2244};  // x_tᵀ Σ_t x_t = m(1 - m)
+  const double post[] = {0.25, 0.2419, 0.2244};            // x_tᵀ Σ_t x_t = m(1 - m)
   const double logdet[] = {0.693147, 1.220780, 1.636295};  // ln|A_t/b|, A_t = bI + Σ a_s x_s x_sᵀ
   const auto xs = s3();
   Eigen::Matrix2d A = 2.0 * Eigen::Matrix2d::Identity();
@@ -156,7 +159,8 @@ TEST(Minmax, LaserOracleS3) {
   auto l = make("laser", {{"mm_b", "1"}, {"mm_c", "4"}});
   near(l->sigma(0, 0), 0.75, "Sigma_0");
   const double m[] = {1, 1.07, 1.016908}, p[] = {0, 0.3, 0.821256}, yhat[] = {0, 0.144928, 0.407186};
-  const double L[] = {1, 4.441294, 6.421465}, w[][2] = {{0.5, 0}, {0.869565, 0.821256}, {1.065868, -0.097006}};
+  const double L[] = {1, 4.441294, 6.421465},
+               w[][2] = {{0.5, 0}, {0.869565, 0.821256}, {1.065868, -0.097006}};
   const double S[][3] = {{0.5, 0, 1}, {0.652174, -0.217391, 0.766908}, {0.878743, -0.107784, 0.504192}};
   s3_rounds(*l, [&](int t, const MinmaxLearner::Round& r, double total) {
     near(r.m, m[t], "t=" + std::to_string(t + 1) + " m");
@@ -363,17 +367,19 @@ TEST(Minmax, FullModeRefusesMoreFeaturesThanItsCap) {
 
 // ---- diagonal variants ----
 std::vector<Example> one_hot() {
-  return {example({{0, 2.0}}, 1.0), example({{1, 1.0}}, -1.0), example({{0, 1.0}}, 0.5), example({{2, 3.0}}, 2.0),
-          example({{0, 1.0}}, 1.0)};
+  return {example({{0, 2.0}}, 1.0), example({{1, 1.0}}, -1.0), example({{0, 1.0}}, 0.5),
+          example({{2, 3.0}}, 2.0), example({{0, 1.0}}, 1.0)};
 }
 std::vector<Example> two_sparse() {
-  return {example({{0, 1.0}, {1, 1.0}}, 1.0), example({{1, 1.0}, {2, 1.0}}, 2.0), example({{0, 1.0}, {2, 1.0}}, -1.0)};
+  return {example({{0, 1.0}, {1, 1.0}}, 1.0), example({{1, 1.0}, {2, 1.0}}, 2.0),
+          example({{0, 1.0}, {2, 1.0}}, -1.0)};
 }
 
 void expect_diag_row(MinmaxLearner& l, const std::vector<Example>& xs, std::vector<double> yhat,
                      std::vector<double> w, std::vector<double> s, const std::string& what) {
   const Trace r = run(l, xs);
-  for (size_t t = 0; t < yhat.size(); ++t) near(r.yhat[t], yhat[t], what + " yhat t=" + std::to_string(t + 1));
+  for (size_t t = 0; t < yhat.size(); ++t)
+    near(r.yhat[t], yhat[t], what + " yhat t=" + std::to_string(t + 1));
   for (uint64_t i = 0; i < 3; ++i) {
     near(l.weight(i), w[i], what + " w" + std::to_string(i + 1));
     near(l.sigma(i, i), s[i], what + " S" + std::to_string(i + 1));
@@ -396,14 +402,14 @@ TEST(Minmax, DiagonalTwoSparsePinsThePrecisionRule) {
   expect_diag_row(*lf, two_sparse(), {0, 0.105263, 0.239845}, {-0.516441, 1.135397, 0.050290},
                   {0.662476, 0.795938, 0.625725}, "laser full");
   auto ld = make("laser", {{"mm_b", "1"}, {"mm_c", "4"}}, "diag");
-  expect_diag_row(*ld, two_sparse(), {0, 0.111111, 0.366337}, {-0.389439, 0.75, 0.112211}, {0.5, 0.678571, 0.446154},
-                  "laser diag");
+  expect_diag_row(*ld, two_sparse(), {0, 0.111111, 0.366337}, {-0.389439, 0.75, 0.112211},
+                  {0.5, 0.678571, 0.446154}, "laser diag");
   auto wf = make("wemm", {{"mm_b", "3"}}, "full");
   expect_diag_row(*wf, two_sparse(), {0, 0.333333, 0.703704}, {-0.272519, 0.977138, 0.113855},
                   {0.148910, 0.147081, 0.155007}, "wemm full");
   auto wd = make("wemm", {{"mm_b", "3"}}, "diag");
-  expect_diag_row(*wd, two_sparse(), {0, 0.333333, 0.888889}, {0.018519, 0.611111, 0.177778}, {0.131944, 0.125, 0.152},
-                  "wemm diag");
+  expect_diag_row(*wd, two_sparse(), {0, 0.333333, 0.888889}, {0.018519, 0.611111, 0.177778},
+                  {0.131944, 0.125, 0.152}, "wemm diag");
 }
 
 // The baselines' diagonal forms are exact on one-hot inputs too (the reset and forgetting clocks included).
@@ -412,7 +418,8 @@ TEST(Minmax, EveryRuleDiagEqualsFullOnOneHotInputs) {
   std::mt19937_64 gen(7);
   std::normal_distribution<double> n01;
   std::vector<Example> xs;
-  for (int t = 0; t < 60; ++t) xs.push_back(example({{static_cast<uint64_t>(t * 7 % 5), 1.0 + 0.5 * n01(gen)}}, n01(gen)));
+  for (int t = 0; t < 60; ++t)
+    xs.push_back(example({{static_cast<uint64_t>(t * 7 % 5), 1.0 + 0.5 * n01(gen)}}, n01(gen)));
   for (const auto& rule : minmax_rules()) {
     std::vector<std::pair<std::string, std::string>> o;
     if (std::string(rule.name) == "cr-rls") o = {{"rls_r", "0.95"}, {"crrls_T0", "7"}};
@@ -422,7 +429,8 @@ TEST(Minmax, EveryRuleDiagEqualsFullOnOneHotInputs) {
     auto f = make(rule.name, o, "full"), d = make(rule.name, o, "diag");
     const Trace rf = run(*f, xs), rd = run(*d, xs);
     for (size_t t = 0; t < xs.size(); ++t)
-      ASSERT_NEAR(rf.yhat[t], rd.yhat[t], 1e-9 * std::max(1.0, std::fabs(rf.yhat[t]))) << rule.name << " t=" << t;
+      ASSERT_NEAR(rf.yhat[t], rd.yhat[t], 1e-9 * std::max(1.0, std::fabs(rf.yhat[t])))
+          << rule.name << " t=" << t;
     for (uint64_t i = 0; i < 6; ++i) {
       EXPECT_NEAR(f->weight(i), d->weight(i), 1e-9) << rule.name;
       EXPECT_NEAR(f->sigma(i, i), d->sigma(i, i), 1e-9 * std::max(1.0, f->sigma(i, i))) << rule.name;
@@ -450,8 +458,8 @@ std::vector<Example> random_stream(int n, int d, uint64_t seed, double scale = 1
   return out;
 }
 
-
-// Theorem 4: L_t(wemm) = Σ a_s y_s² − b_tᵀA_t⁻¹b_t = min_u b‖u‖² + Σ a_s (y_s − uᵀx_s)², at every t; and w_t = A_t⁻¹b_t.
+// Theorem 4: L_t(wemm) = Σ a_s y_s² − b_tᵀA_t⁻¹b_t = min_u b‖u‖² + Σ a_s (y_s − uᵀx_s)², at every t; and w_t
+// = A_t⁻¹b_t.
 TEST(Minmax, WemmLossEqualsItsWeightedRidgeObjectiveEveryRound) {
   const int d = 5;
   const double b = 2.0;
@@ -476,8 +484,8 @@ TEST(Minmax, WemmLossEqualsItsWeightedRidgeObjectiveEveryRound) {
       ASSERT_NEAR(total, objective, 1e-9 * total);
       for (int i = 0; i < d; ++i) ASSERT_NEAR(l->weight(i), u(i), 1e-9 * std::max(1.0, u.norm()));
     }
-    // Theorem 5: R_T(u) <= b‖u‖² + (b/(b-1)) S(u) ln|A_T/b|, S(u) the worst single-round loss of u, for u = 0,
-    // the batch least-squares u and random u.
+    // Theorem 5: R_T(u) <= b‖u‖² + (b/(b-1)) S(u) ln|A_T/b|, S(u) the worst single-round loss of u, for u =
+    // 0, the batch least-squares u and random u.
     const auto xs = random_stream(200, d, 11);
     Eigen::MatrixXd X(xs.size(), d);
     Eigen::VectorXd Y(xs.size());
@@ -499,7 +507,8 @@ TEST(Minmax, WemmLossEqualsItsWeightedRidgeObjectiveEveryRound) {
   }
 }
 
-// aaw and ridge share (w, Σ): ŷ_aaw = ŷ_ridge / (1 + m) every round; arowr(r, b) is ridge(r b) with Σ = r Σ_ridge.
+// aaw and ridge share (w, Σ): ŷ_aaw = ŷ_ridge / (1 + m) every round; arowr(r, b) is ridge(r b) with Σ = r
+// Σ_ridge.
 TEST(Minmax, AawRidgeAndArowrShareTheirState) {
   for (const char* mode : {"full", "diag"}) {
     auto aaw = make("aaw", {{"mm_b", "0.7"}}, mode);
@@ -524,7 +533,8 @@ TEST(Minmax, AawRidgeAndArowrShareTheirState) {
   }
 }
 
-// LASER: (x, b, c) -> (2x, 4b, 4c) leaves every prediction unchanged (full and diag); wemm: (x, b) -> (2x, 4b).
+// LASER: (x, b, c) -> (2x, 4b, 4c) leaves every prediction unchanged (full and diag); wemm: (x, b) -> (2x,
+// 4b).
 TEST(Minmax, ScaleInvarianceOnRandomData) {
   for (const char* mode : {"full", "diag"}) {
     auto a = make("laser", {{"mm_b", "0.3"}, {"mm_c", "5"}}, mode);
@@ -535,8 +545,10 @@ TEST(Minmax, ScaleInvarianceOnRandomData) {
     for (const Example& ex : xs) {
       Example big = ex;
       for (Feature& f : big.features) f.value *= 2.0f;
-      ASSERT_NEAR(a->evaluate(ex).yhat, b->evaluate(big).yhat, 1e-9 * std::max(1.0, std::fabs(a->evaluate(ex).yhat)));
-      ASSERT_NEAR(wa->evaluate(ex).yhat, wb->evaluate(big).yhat, 1e-9 * std::max(1.0, std::fabs(wa->evaluate(ex).yhat)));
+      ASSERT_NEAR(a->evaluate(ex).yhat, b->evaluate(big).yhat,
+                  1e-9 * std::max(1.0, std::fabs(a->evaluate(ex).yhat)));
+      ASSERT_NEAR(wa->evaluate(ex).yhat, wb->evaluate(big).yhat,
+                  1e-9 * std::max(1.0, std::fabs(wa->evaluate(ex).yhat)));
       a->learn(ex);
       b->learn(big);
       wa->learn(ex);
@@ -567,15 +579,15 @@ TEST(Minmax, LaserEqualsItsDeFormOnRandomData) {
   }
 }
 
-// LASER's per-round inequality (thesis eq 6.4 with Lemma 11), with the competitor's optimum Q*_t from the dynamic
-// program of Lemma 10 (eq 5.6): ℓ_t <= (Q*_t - Q*_{t-1}) + y_t² x_tᵀΣ_t x_t, equality at t = 1; summed, Theorem 12.
-// On S3 against the recomputed numbers (b = 1, c = 4), then on random data (d = 5).
+// LASER's per-round inequality (thesis eq 6.4 with Lemma 11), with the competitor's optimum Q*_t from the
+// dynamic program of Lemma 10 (eq 5.6): ℓ_t <= (Q*_t - Q*_{t-1}) + y_t² x_tᵀΣ_t x_t, equality at t = 1;
+// summed, Theorem 12. On S3 against the recomputed numbers (b = 1, c = 4), then on random data (d = 5).
 struct LaserBound {
   Eigen::MatrixXd D;
   Eigen::VectorXd e;
   double f = 0.0, q = 0.0, c;
-  LaserBound(int d, double b, double c_) : D((b * c_ / (c_ - b)) * Eigen::MatrixXd::Identity(d, d)),
-                                             e(Eigen::VectorXd::Zero(d)), c(c_) {}
+  LaserBound(int d, double b, double c_)
+      : D((b * c_ / (c_ - b)) * Eigen::MatrixXd::Identity(d, d)), e(Eigen::VectorXd::Zero(d)), c(c_) {}
   // Returns Q*_t after (x, y).
   double step(const Eigen::VectorXd& x, double y) {
     const int d = static_cast<int>(x.size());
@@ -598,7 +610,8 @@ double post_quad(const MinmaxLearner& l, const Eigen::VectorXd& x) {  // x_tᵀ 
 TEST(Minmax, LaserPerRoundBoundAndTheorem12) {
   auto l = make("laser", {{"mm_b", "1"}, {"mm_c", "4"}});
   LaserBound bound(2, 1.0, 4.0);
-  const double f[] = {1, 4.833333, 4.835878}, q[] = {0.5, 1.896135, 3.540719}, slack[] = {0, 0.022474, 0.168604};
+  const double f[] = {1, 4.833333, 4.835878}, q[] = {0.5, 1.896135, 3.540719},
+               slack[] = {0, 0.022474, 0.168604};
   double total = 0.0, quads = 0.0, prev = 0.0;
   for (int t = 0; t < 3; ++t) {
     const Example ex = s3()[t];
@@ -670,7 +683,7 @@ TEST_P(MinmaxHealth, LongRunStaysFiniteAndSymmetric) {
     EXPECT_GT(S(i, i), 0.0);
     for (int j = 0; j < d; ++j) EXPECT_EQ(S(i, j), S(j, i));
   }
-  Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig(S);
+  lepus::SymEigen eig(S);
   EXPECT_GT(eig.eigenvalues().minCoeff(), 0.0) << "positive definite";
   if (name == "aaw") {  // no drifting inverse: Σ A = I
     const double err = (S * A - Eigen::MatrixXd::Identity(d, d)).norm();
@@ -687,14 +700,15 @@ std::vector<Health> health_cases() {
 
 INSTANTIATE_TEST_SUITE_P(All, MinmaxHealth, ::testing::ValuesIn(health_cases()),
                          [](const ::testing::TestParamInfo<Health>& i) {
-                           std::string n = std::string(i.param.rule) + (i.param.scale < 1.0 ? "_tiny" : "_huge");
+                           std::string n =
+                               std::string(i.param.rule) + (i.param.scale < 1.0 ? "_tiny" : "_huge");
                            for (char& c : n)
                              if (c == '-') c = '_';
                            return n;
                          });
 
-// Save and load: a model resumes exactly (the conformance suite checks this for every row and mode); here, the
-// version tag and the learner's name are checked.
+// Save and load: a model resumes exactly (the conformance suite checks this for every row and mode); here,
+// the version tag and the learner's name are checked.
 TEST(Minmax, ModelOfAnotherRuleIsRefused) {
   auto a = make("aaw", {});
   a->learn(s3()[0]);
@@ -705,10 +719,11 @@ TEST(Minmax, ModelOfAnotherRuleIsRefused) {
   EXPECT_THROW(r->load(in), ModelFormatError);
 }
 
-// The data-relative defaults: without --mm_b/--mm_c, wemm's b and LASER's c and b are multiples of X², the largest
-// ‖x‖² of the warm-up prefix (wemm 2X²; laser 100X², laser-noshrink 3X², b = 0.1X²), so with them every prediction
-// is unchanged when all features are scaled by s (the (x, b, c) -> (sx, s²b, s²c) invariance), in every mode; a
-// given option keeps its value and asks for no warm-up; the resolved values survive save/load.
+// The data-relative defaults: without --mm_b/--mm_c, wemm's b and LASER's c and b are multiples of X², the
+// largest ‖x‖² of the warm-up prefix (wemm 2X²; laser 100X², laser-noshrink 3X², b = 0.1X²), so with them
+// every prediction is unchanged when all features are scaled by s (the (x, b, c) -> (sx, s²b, s²c)
+// invariance), in every mode; a given option keeps its value and asks for no warm-up; the resolved values
+// survive save/load.
 TEST(Minmax, DataRelativeDefaults) {
   const auto data = random_stream(300, 6, 17, 3.0);
   double x2 = 0.0;

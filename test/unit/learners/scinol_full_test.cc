@@ -26,6 +26,7 @@
 #include "learners/scinol2.h"
 #include "lepus/errors.h"
 #include "losses/losses.h"
+#include "sketch/sym_eigen.h"
 
 namespace lepus {
 namespace {
@@ -193,7 +194,7 @@ TEST(ScinolFull, PotentialRangeAndPseudoInverse) {
       ASSERT_LT(l.last().lev, 1.0);
     }
     // From scratch: S^+ by eigendecomposition with a relative cut-off.
-    const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig(s);
+    const lepus::SymEigen eig(s);
     Eigen::MatrixXd pinv = Eigen::MatrixXd::Zero(d, d), proj = Eigen::MatrixXd::Zero(d, d);
     const double top = eig.eigenvalues().cwiseAbs().maxCoeff();
     for (int k = 0; k < d; ++k)

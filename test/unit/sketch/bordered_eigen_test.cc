@@ -10,6 +10,7 @@
 #include <random>
 
 #include "sketch/bordered_eigen.h"
+#include "sketch/sym_eigen.h"
 
 namespace lepus {
 namespace {
@@ -30,7 +31,7 @@ TEST(BorderedEigen, MatchesTheFullDecomposition) {
     Eigen::VectorXd d = Eigen::VectorXd::Zero(p);
     Eigen::MatrixXd u = Eigen::MatrixXd::Zero(p, p);
     if (p > 0) {
-      const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> old(g.topLeftCorner(p, p));
+      const lepus::SymEigen old(g.topLeftCorner(p, p));
       d = old.eigenvalues();
       u = old.eigenvectors();
     }
@@ -40,7 +41,7 @@ TEST(BorderedEigen, MatchesTheFullDecomposition) {
       ++declined;
       continue;
     }
-    const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> full(g);
+    const lepus::SymEigen full(g);
     const double norm = g.norm();
     EXPECT_LE((values - full.eigenvalues()).cwiseAbs().maxCoeff(), 1e-13 * norm) << trial;
     EXPECT_LE((vectors * values.asDiagonal() * vectors.transpose() - g).norm(), 1e-13 * norm) << trial;
@@ -76,7 +77,7 @@ TEST(BorderedEigen, RootHuggingItsPoleConvergesFast) {
   Eigen::MatrixXd vectors = Eigen::MatrixXd::Zero(n, n);
   ASSERT_TRUE(bordered.compute(d, Eigen::MatrixXd::Identity(p, p), p, z, beta, values, vectors));
   EXPECT_LE(bordered.evaluations(), 7 * n / 2);  // 60 (78 when bisection took over)
-  const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> full(g);
+  const lepus::SymEigen full(g);
   EXPECT_LE((values - full.eigenvalues()).cwiseAbs().maxCoeff(), 1e-13 * g.norm());
   EXPECT_LE((vectors * values.asDiagonal() * vectors.transpose() - g).norm(), 1e-13 * g.norm());
   EXPECT_LE((vectors.transpose() * vectors - Eigen::MatrixXd::Identity(n, n)).norm(), 1e-13);
@@ -85,9 +86,9 @@ TEST(BorderedEigen, RootHuggingItsPoleConvergesFast) {
 }
 
 // Roots hugging their poles, as a sketch's Gram matrix gives them (a new row nearly in the span of the old: z
-// small against the gaps between the d_i): the fixed weight model (the pole the root is measured from keeps its
-// own weight) finds them in 3.43 evaluations each on average; the model that fits both poles' weights to the
-// slope took 4.31 here. Accuracy as above.
+// small against the gaps between the d_i): the fixed weight model (the pole the root is measured from keeps
+// its own weight) finds them in 3.43 evaluations each on average; the model that fits both poles' weights to
+// the slope took 4.31 here. Accuracy as above.
 TEST(BorderedEigen, PoleHuggingRootsTakeFewEvaluations) {
   std::mt19937 rng(11);
   std::uniform_real_distribution<double> unit(0.0, 1.0);
@@ -113,7 +114,7 @@ TEST(BorderedEigen, PoleHuggingRootsTakeFewEvaluations) {
     g.row(p).head(p) = z.transpose();
     g(p, p) = beta;
     const double norm = g.norm();
-    const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> full(g);
+    const lepus::SymEigen full(g);
     EXPECT_LE((values - full.eigenvalues()).cwiseAbs().maxCoeff(), 1e-13 * norm) << trial;
     EXPECT_LE((vectors * values.asDiagonal() * vectors.transpose() - g).norm(), 1e-13 * norm) << trial;
     EXPECT_LE((vectors.transpose() * vectors - Eigen::MatrixXd::Identity(n, n)).norm(), 1e-13) << trial;

@@ -17,6 +17,7 @@
 #include "matrix_test_util.h"
 #include "sketch/full_matrix.h"
 #include "sketch/sketch_matrix.h"
+#include "sketch/sym_eigen.h"
 
 namespace lepus {
 namespace {
@@ -49,14 +50,9 @@ Eigen::MatrixXd sketch_a(const SketchMatrix& m, const Pool& pool) {
   return ridge * Eigen::MatrixXd::Identity(pool.size(), pool.size()) + b.transpose() * b;
 }
 
-double min_eigenvalue(const Eigen::MatrixXd& s) {
-  return Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>(s, Eigen::EigenvaluesOnly).eigenvalues()(0);
-}
+double min_eigenvalue(const Eigen::MatrixXd& s) { return lepus::SymEigen(s, false).eigenvalues()(0); }
 double spectral_norm(const Eigen::MatrixXd& s) {
-  return Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>(s, Eigen::EigenvaluesOnly)
-      .eigenvalues()
-      .cwiseAbs()
-      .maxCoeff();
+  return lepus::SymEigen(s, false).eigenvalues().cwiseAbs().maxCoeff();
 }
 
 // A random combination of the given sparse directions: data of exactly their rank.
@@ -134,7 +130,7 @@ TEST(SketchMatrix, StaysAccurateWhenThePriorIsSmallAgainstTheData) {
       ref.a *= r;
     }
   }
-  const Eigen::VectorXd eig = Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>(ref.a).eigenvalues();
+  const Eigen::VectorXd eig = lepus::SymEigen(ref.a).eigenvalues();
   EXPECT_GT(eig.maxCoeff() / eig.minCoeff(), 1e7);
   EXPECT_LT(max_error(s, ref, pool, queries(pool, 73)), 1e-7);
 }
@@ -181,8 +177,7 @@ TEST(FrequentDirections, ErrorBoundsOfThePaperHold) {
     EXPECT_GT(min_eigenvalue(gap), -tol) << m;  // 0 ⪯ XᵀX − BᵀB
     EXPECT_GT(min_eigenvalue(delta * Eigen::MatrixXd::Identity(50, 50) - gap), -tol) << m;  // ⪯ Δ I
     EXPECT_LE(delta, (frobenius2 - b.squaredNorm()) / (m + 1) + tol) << m;
-    const Eigen::VectorXd sigma2 =
-        Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>(xtx, Eigen::EigenvaluesOnly).eigenvalues().reverse();
+    const Eigen::VectorXd sigma2 = lepus::SymEigen(xtx, false).eigenvalues().reverse();
     for (int k = 0; k <= m; ++k) {  // ‖XᵀX − BᵀB‖₂ <= ‖X − X_k‖_F² / (m + 1 − k)
       const double tail = sigma2.tail(sigma2.size() - k).sum();
       EXPECT_LE(spectral_norm(gap), tail / (m + 1 - k) + tol) << m << " " << k;
@@ -265,12 +260,13 @@ TEST(FrequentDirections, DeferredRotationEqualsTheTextbookForm) {
       const double c = 0.5 + (t % 3);
       if (rows == static_cast<int>(2 * m)) {  // textbook shrink: rotate every column
         const Eigen::MatrixXd g = b * b.transpose();
-        const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig(g);
+        const lepus::SymEigen eig(g);
         const double delta = std::max(eig.eigenvalues()(m - 1), 0.0);
         Eigen::MatrixXd w = Eigen::MatrixXd::Zero(2 * m, 2 * m);
         for (uint32_t k = 0; k < m; ++k) {
           const double mu = eig.eigenvalues()(2 * m - 1 - k);
-          w.row(k) = (mu > delta ? std::sqrt((mu - delta) / mu) : 0.0) * eig.eigenvectors().col(2 * m - 1 - k).transpose();
+          w.row(k) = (mu > delta ? std::sqrt((mu - delta) / mu) : 0.0) *
+                     eig.eigenvectors().col(2 * m - 1 - k).transpose();
         }
         b = (w * b).eval();
         shrinkage += delta;
@@ -298,8 +294,9 @@ TEST(FrequentDirections, DeferredRotationEqualsTheTextbookForm) {
     EXPECT_EQ(fd.rows(), static_cast<uint32_t>(rows)) << m;
     EXPECT_LT((got.transpose() * got - b.transpose() * b).norm(), 1e-10 * scale) << m;
     EXPECT_NEAR(fd.shrinkage(), shrinkage, 1e-10 * scale) << m;
-    EXPECT_LT((fd.gram().topLeftCorner(rows, rows) - got.topRows(rows) * got.topRows(rows).transpose()).norm(),
-              1e-10 * scale)
+    EXPECT_LT(
+        (fd.gram().topLeftCorner(rows, rows) - got.topRows(rows) * got.topRows(rows).transpose()).norm(),
+        1e-10 * scale)
         << m;
     const Vec probe = random_vector(rng, pool, 0, pool.size(), 9);
     Eigen::VectorXd p;
