@@ -55,9 +55,11 @@ namespace {
 // knows its file: warnings name that file and its own line numbers, while holdout counts lines over the stream.
 class TextSource final : public BlockSource {
  public:
-  // No paths means stdin; none = true means no input at all (--no_stdin without a data file).
-  TextSource(std::vector<std::string> paths, size_t block, size_t max_line, bool lenient, bool none = false)
-      : paths_(std::move(paths)), block_(block), max_line_(max_line), lenient_(lenient) {
+  // No paths means stdin; none = true means no input at all (--no_stdin without a data file). csv_delimiter
+  // >= 0: RFC 4180 CSV, whose records may span lines inside quoted cells.
+  TextSource(std::vector<std::string> paths, size_t block, size_t max_line, bool lenient, bool none,
+             int csv_delimiter)
+      : paths_(std::move(paths)), block_(block), max_line_(max_line), lenient_(lenient), csv_(csv_delimiter) {
     if (paths_.empty() && !none) paths_.push_back("");  // stdin
     if (!paths_.empty()) open_next();
   }
@@ -97,19 +99,29 @@ class TextSource final : public BlockSource {
     if (!has_pending_) return "";
     return line_of(pending_);
   }
-  static std::string line_of(const ByteBuffer& b) {
-    const auto nl = std::find(b.begin(), b.end(), '\n');
-    return std::string(b.begin(), nl);
+  // A block's first line (its first record, in CSV), without its line end.
+  std::string line_of(const ByteBuffer& b) const {
+    size_t end = b.size();
+    if (csv_ >= 0) {
+      CsvScan scan;
+      csv_scan(b.data(), b.size(), static_cast<char>(csv_), scan, true);
+      if (scan.record_end > 0) end = scan.record_end - 1;
+    } else if (const void* nl = std::memchr(b.data(), '\n', b.size())) {
+      end = static_cast<size_t>(static_cast<const char*>(nl) - b.data());
+    }
+    return std::string(b.data(), end);
   }
 
  private:
   void open_next() {
-    reader_ = std::make_unique<BlockReader>(InputSource::open(paths_[file_]), block_, max_line_, lenient_);
+    reader_ =
+        std::make_unique<BlockReader>(InputSource::open(paths_[file_]), block_, max_line_, lenient_, csv_);
     fresh_ = true;
   }
   std::vector<std::string> paths_;
   size_t block_, max_line_;
   bool lenient_;
+  int csv_;
   size_t file_ = 0;
   std::unique_ptr<BlockReader> reader_;
   bool fresh_ = true, starts_file_ = false;
@@ -375,9 +387,14 @@ Driver::Driver(const DriverOptions& options, Learner& learner, FeatureSpace& spa
 
 Driver::~Driver() = default;
 
+int Driver::csv_records() const {
+  return opt_.format == InputFormat::kCsv && opt_.csv.quoted ? static_cast<unsigned char>(opt_.csv.delimiter)
+                                                             : -1;
+}
+
 std::unique_ptr<BlockSource> Driver::open_text() const {
   return std::make_unique<TextSource>(opt_.data, opt_.block_size, opt_.max_line_bytes, !opt_.strict_parse,
-                                      opt_.no_input);
+                                      opt_.no_input, csv_records());
 }
 
 Driver::Location Driver::locate(const PassState& ps, uint64_t stream_line) const {
@@ -417,20 +434,36 @@ void Driver::parse_batch(Batch& b, bool records) const {
   const ParseLine parse = opt_.format == InputFormat::kLibsvm ? &parse_libsvm_line
                           : opt_.format == InputFormat::kCsv  ? &parse_csv_line
                                                               : &parse_vw_line;
+  // CSV whose quoted cells may hold line ends: a record ends at a '\n' outside quotes (a batch without '"'
+  // has none inside quotes, and is split at every '\n' as any text).
+  const int csv = csv_records();
+  const bool records_span = csv >= 0 && std::memchr(p, '"', static_cast<size_t>(end - p)) != nullptr;
   while (p < end) {
-    const char* nl = static_cast<const char*>(std::memchr(p, '\n', static_cast<size_t>(end - p)));
+    const char* nl = nullptr;
+    if (records_span) {
+      CsvScan scan;
+      csv_scan(p, static_cast<size_t>(end - p), static_cast<char>(csv), scan, true);
+      nl = scan.record_end > 0 ? p + scan.record_end - 1 : nullptr;
+    } else {
+      nl = static_cast<const char*>(std::memchr(p, '\n', static_cast<size_t>(end - p)));
+    }
     const char* line_end = nl ? nl : end;
+    const char* const next = nl ? nl + 1 : end;
+    // The lines of a record after its first (line numbers stay the file's); a warning names the first.
+    const uint64_t more_lines = records_span ? count_newlines(p, static_cast<size_t>(line_end - p)) : 0;
     Example& ex = slot();
     ex.line = ++b.line_count;
     if (b.skip_first_line && b.line_count == 1) {  // a table's header row
-      p = nl ? nl + 1 : end;
+      b.line_count += more_lines;
+      p = next;
       continue;
     }
     if (static_cast<size_t>(line_end - p) > opt_.max_line_bytes) {  // an error, raised in order by the learn stage
       b.warnings.emplace_back(b.line_count, kFatalMark + std::string("line longer than ") +
                                                 std::to_string(opt_.max_line_bytes) +
                                                 " bytes; raise the limit with --max_line_bytes to read it");
-      p = nl ? nl + 1 : end;
+      b.line_count += more_lines;
+      p = next;
       continue;
     }
     parse(std::string_view(p, static_cast<size_t>(line_end - p)), opt_.parse, ex, sink);
@@ -440,7 +473,8 @@ void Driver::parse_batch(Batch& b, bool records) const {
                   "; it is predicted, not learned from");
       ++b.size;
     }
-    p = nl ? nl + 1 : end;
+    b.line_count += more_lines;
+    p = next;
   }
 }
 
@@ -849,7 +883,7 @@ void Driver::run_pass(BlockSource& source, bool records, RunStats& st, PassState
                                            b->file = text.file();
                                            b->skip_first_line = header && text.starts_file();
                                            if (b->skip_first_line && text.file() > 0 &&
-                                               TextSource::line_of(b->bytes) != header_)
+                                               text.line_of(b->bytes) != header_)
                                              throw ParseError(names_[text.file()], 1,
                                                               "this table's header differs from " + names_[0] +
                                                                   "'s; every data file must have the same columns");

@@ -142,6 +142,8 @@ class Driver {
   // Hands the buffered prefix to the learner's warm-up, then finishes its examples in order.
   void flush_warmup(RunStats& st, PassState& ps);
   std::unique_ptr<BlockSource> open_text() const;
+  // The CSV delimiter when records may span lines (RFC 4180 quoted cells: --format csv, not tsv), else -1.
+  int csv_records() const;
   struct Location {
     std::string source;
     uint64_t line;
