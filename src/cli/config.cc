@@ -514,10 +514,13 @@ Config parse_command_line(int argc, const char* const argv[]) {
       ("sync_every", po::value<S>()->default_value("0"), "with --distributed, also combine the models every this "
                                                          "many examples a rank reads (0: only at the end of each "
                                                          "pass), so that one pass mixes what the ranks learn")
-      ("sync_timeout", po::value<S>()->default_value("0"), "with --distributed, end the job when a rank has waited "
-                                                           "this many seconds for the others to join a combination "
-                                                           "(0: no limit; a rank that is stuck, not dead, would "
-                                                           "otherwise hold the job; a dead rank ends it at once)");
+      ("sync_timeout", po::value<S>()->default_value("auto"), "with --distributed, end the job, naming the rank, "
+                                                              "when the others wait in a combination for a rank "
+                                                              "that has neither joined it nor shown a sign of life "
+                                                              "(reading, learning) for this many seconds; auto: 10 "
+                                                              "times the longest such silence seen so far in the "
+                                                              "job, at least 60 s; 0: wait for ever (a dead rank "
+                                                              "ends the job at once either way)");
   po::options_description serving("Serving (--daemon)");
   serving.add_options()
       ("daemon", po::bool_switch(), "serve predictions over TCP: each example line a client writes is answered with "
@@ -1026,9 +1029,15 @@ Config parse_command_line(int argc, const char* const argv[]) {
       throw ConfigError("--" + n + " is not combined across ranks; " + hint);
     }
     c.driver.sync_every = to_number<uint64_t>("sync_every", text("sync_every"));
-    c.sync_timeout = to_number<double>("sync_timeout", text("sync_timeout"));
-    if (!(c.sync_timeout >= 0.0) || !std::isfinite(c.sync_timeout))
-      throw ConfigError("--sync_timeout must be a number of seconds, 0 or more");
+    if (text("sync_timeout") != "auto") {
+      std::istringstream in(text("sync_timeout"));
+      double seconds = -1.0;
+      in >> seconds;
+      if (in.fail() || !in.eof() || !(seconds >= 0.0) || !std::isfinite(seconds))
+        throw ConfigError("--sync_timeout must be auto or a number of seconds, 0 or more");
+      c.sync_timeout = seconds == 0.0 ? SyncTimeout{SyncTimeout::Mode::kNone, 0.0}
+                                      : SyncTimeout{SyncTimeout::Mode::kFixed, seconds};
+    }
   } else {
     for (const char* n : {"sync_every", "sync_timeout"})
       if (given(n))

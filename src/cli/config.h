@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/feature_space.h"
+#include "dist/collective.h"
 #include "io/model_file.h"
 #include "lepus/learner.h"
 #include "lepus/loss.h"
@@ -39,7 +40,7 @@ struct Config {
   uint64_t random_seed = 0;         // --random_seed
   std::optional<MulticlassOptions> multiclass;  // --oaa / --csoaa: the learner is the base of this reduction
   bool distributed = false;  // --distributed: one rank of an MPI job (dist/collective.h)
-  double sync_timeout = 0.0;  // --sync_timeout: seconds a rank waits for the others in a sync (0: no limit)
+  SyncTimeout sync_timeout;  // --sync_timeout: when a rank the others wait for in a sync is stuck (auto)
   // --daemon: serve predictions over TCP (serve/server.h) instead of reading data.
   bool daemon = false;
   ServeOptions serve;

@@ -387,6 +387,13 @@ Driver::Driver(const DriverOptions& options, Learner& learner, FeatureSpace& spa
 
 Driver::~Driver() = default;
 
+void Driver::save_model_now(const std::function<void()>& save_model) {
+  // --distributed: rank 0 writes the model while the others wait for it in the next synchronisation; the time
+  // writing takes (a large model on a slow disk) is not silence (--sync_timeout).
+  if (opt_.ranks) opt_.ranks->busy();
+  save_model();
+}
+
 int Driver::csv_records() const {
   return opt_.format == InputFormat::kCsv && opt_.csv.quoted ? static_cast<unsigned char>(opt_.csv.delimiter)
                                                              : -1;
@@ -479,6 +486,7 @@ void Driver::parse_batch(Batch& b, bool records) const {
 }
 
 void Driver::consume_batch(Batch& b, RunStats& st, PassState& ps) {
+  if (opt_.ranks) opt_.ranks->alive();  // --distributed: a rank learning is not stuck (--sync_timeout)
   ps.line_base += b.lines_before;
   size_t w = 0;
   if (b.line_count > 0 && b.file != ps.file) {  // text from the next data file
@@ -984,7 +992,7 @@ RunStats Driver::run(const std::function<void()>& save_model, const std::functio
       if (loss < best) {
         best = loss;
         misses = 0;
-        if (save_model) save_model();
+        if (save_model) save_model_now(save_model);
         saved_best = true;
       } else if (++misses >= opt_.early_terminate) {
         break;
@@ -992,7 +1000,7 @@ RunStats Driver::run(const std::function<void()>& save_model, const std::functio
     }
   }
   if (st.holdout_on && best < FLT_MAX / 2) st.best_holdout = best;
-  if (save_model && (!st.holdout_on || !saved_best || !st.best_holdout)) save_model();
+  if (save_model && (!st.holdout_on || !saved_best || !st.best_holdout)) save_model_now(save_model);
   pred_out_->flush();
   raw_out_->flush();
   if (audit_) {

@@ -144,6 +144,7 @@ class Driver {
   std::unique_ptr<BlockSource> open_text() const;
   // The CSV delimiter when records may span lines (RFC 4180 quoted cells: --format csv, not tsv), else -1.
   int csv_records() const;
+  void save_model_now(const std::function<void()>& save_model);
   struct Location {
     std::string source;
     uint64_t line;
