@@ -439,7 +439,13 @@ Config parse_command_line(int argc, const char* const argv[]) {
   model.add_options()
       ("final_regressor,f", po::value<S>(), "save the final model here (atomically)")
       ("initial_regressor,i", po::value<S>(), "start from this model; its saved options apply")
-      ("readable_model", po::value<S>(), "write the weights as text: index:weight [other per-slot state]")
+      ("readable_model", po::value<S>(), "write the model as text in VW 9.11.2's layout: VW's header, then sgd's "
+                                         "state as VW's gd writes it and an index:weight line per nonzero slot "
+                                         "(with VW's adaptive and normalizer sums while training, not under -t); "
+                                         "another learner's own state lines follow VW's header")
+      ("readable_full", po::bool_switch(), "with --readable_model or --invert_hash, write lepus's own layout "
+                                           "instead of VW's: its header (version, learner, options) and the "
+                                           "learner's full state (sgd's per-slot sums under -t too)")
       ("testonly,t", po::bool_switch(), "predict only, never learn")
       ("predict_only_model", po::bool_switch(), "save only what prediction needs (smaller; such a model predicts "
                                                 "with -t but cannot be trained further)")
@@ -653,6 +659,7 @@ Config parse_command_line(int argc, const char* const argv[]) {
   for (const char* n : {"initial_regressor", "final_regressor", "readable_model"})
     if (given(n) && text(n).empty()) throw ConfigError(std::string("--") + n + " needs a file name, got ''");
   c.readable_model = text("readable_model");
+  c.readable_full = flag("readable_full");
   if (!c.initial_regressor.empty()) {
     c.model = read_model_file(c.initial_regressor);
     merge_model(m, *c.model, c.initial_regressor, c.warnings);
@@ -931,6 +938,9 @@ Config parse_command_line(int argc, const char* const argv[]) {
   c.driver.test_only = flag("testonly");
   c.driver.audit.audit = flag("audit");
   c.invert_hash = text("invert_hash");
+  if (c.readable_full && c.readable_model.empty() && c.invert_hash.empty())
+    throw ConfigError("--readable_full sets the layout of --readable_model and --invert_hash; give one of "
+                      "them");
   c.driver.audit.invert_hash = !c.invert_hash.empty();
   c.driver.audit.audit_regressor = text("audit_regressor");
   c.driver.audit.bits = c.bits;

@@ -33,6 +33,7 @@ struct Config {
   std::string final_regressor;    // -f
   std::string initial_regressor;  // -i
   std::string readable_model;     // --readable_model
+  bool readable_full = false;     // --readable_full: lepus's layout for --readable_model, --invert_hash
   std::string metrics_json;       // --metrics_json
   std::string invert_hash;        // --invert_hash: the readable model with feature names
   bool predict_only_model = false;  // save only what prediction needs

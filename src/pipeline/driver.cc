@@ -1026,6 +1026,21 @@ RunStats Driver::run(const std::function<void()>& save_model, const std::functio
   return st;
 }
 
+VwRunFigures Driver::vw_figures(const RunStats& st) const {
+  VwRunFigures f;
+  f.sum_loss = st.sum_loss;
+  f.sum_loss_since_last_dump = st.sum_loss - table_last_.loss;  // VW's table state, kept as VW keeps it
+  f.dump_interval = next_row_;
+  f.weighted_labeled_examples = st.weighted_labeled;
+  f.weighted_labels = st.weighted_labels;
+  f.weighted_unlabeled_examples = st.weighted_unlabeled;
+  f.example_number = st.examples;
+  f.total_features = st.total_features;
+  f.old_weighted_labeled_examples = table_last_.weight;
+  f.current_pass = static_cast<uint64_t>(st.passes_used);
+  return f;
+}
+
 std::string Driver::summary(const RunStats& st) const {
   SummaryFigures s;
   s.examples = st.examples;

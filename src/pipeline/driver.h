@@ -123,6 +123,8 @@ class Driver {
   std::string summary(const RunStats& stats) const;
   // --metrics_json: the run's evaluation figures as one JSON object ("" without --metrics or --metrics_json).
   std::string metrics_json() const;
+  // The run's figures VW's readable model holds (its shared_data as the run ends), from run()'s stats.
+  VwRunFigures vw_figures(const RunStats& stats) const;
   // --audit, --invert_hash, --audit_regressor; nullptr when none was asked for.
   Auditor* auditor() const { return audit_.get(); }
 
