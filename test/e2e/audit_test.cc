@@ -184,6 +184,16 @@ TEST(Audit, AuditRegressorRefusesWhatItCannotDo) {
   EXPECT_TRUE(has(read_file(d + "/err"), "once")) << read_file(d + "/err");
 }
 
+// --oaa over sgd: VW's readable model byte for byte, its slots laid out as VW's (classes at index + i, each
+// feature's K slots rounded up to a power of two).
+TEST(AuditShared, OaaReadableModelIsVws) {
+  if (!exists(kShared + "/README.md")) GTEST_SKIP() << "no " << kShared;
+  const std::string d = scratch_dir("oaa_readable");
+  ASSERT_EQ(
+      run_in(d, "-d " + kShared + "/inputs/mnist3k.vw.gz --oaa 10 --sgd -l 0.5 --readable_model r 2> e"), 0);
+  EXPECT_EQ(read_file(d + "/r"), read_file(kShared + "/multiclass/08_oaa_sgd_model.readable"));
+}
+
 // ---- with ../shared: the text oracles on the whole SMS set ----
 TEST(AuditShared, InvertHashAndAuditRegressorOnSms) {
   if (!exists(kShared + "/README.md")) GTEST_SKIP() << "no " << kShared;
