@@ -36,7 +36,8 @@ inline std::string_view trim(std::string_view s) {
   return s.substr(b, e - b);
 }
 
-// The line readers strip '\n'; a CRLF file leaves its '\r', and the first line may carry a UTF-8 BOM.
+// The record readers strip the record's '\n'; a CRLF file leaves its '\r', and the first line may carry a
+// UTF-8 BOM.
 std::string_view strip_line(std::string_view line) {
   if (line.size() >= 3 && line[0] == '\xEF' && line[1] == '\xBB' && line[2] == '\xBF') line.remove_prefix(3);
   if (!line.empty() && line.back() == '\n') line.remove_suffix(1);
@@ -308,6 +309,69 @@ void assign_role(CsvSchema& schema, size_t column, Role role) {
 
 }  // namespace
 
+void csv_scan(const char* buf, size_t n, char delimiter, CsvScan& scan, bool first_only) {
+  size_t pos = scan.pos;
+  if (!scan.in_quotes && std::memchr(buf + pos, '"', n - pos) == nullptr) {  // unquoted text: its last '\n'
+    const void* end = n == pos     ? nullptr
+                      : first_only ? std::memchr(buf + pos, '\n', n - pos)
+                                   : memrchr(buf + pos, '\n', n - pos);
+    if (end != nullptr) {
+      scan.record_end = static_cast<size_t>(static_cast<const char*>(end) - buf) + 1;
+      if (first_only) {
+        scan.pos = scan.record_end;
+        scan.cell_start = true;
+        return;
+      }
+    }
+    if (n > pos) scan.cell_start = buf[n - 1] == delimiter || buf[n - 1] == '\n';
+    scan.pos = n;
+    return;
+  }
+  while (pos < n) {
+    if (scan.in_quotes) {
+      const auto* q = static_cast<const char*>(std::memchr(buf + pos, '"', n - pos));
+      if (q == nullptr) {
+        pos = n;
+        break;
+      }
+      const auto at = static_cast<size_t>(q - buf);
+      if (at + 1 == n) {  // "" or the closing quote: the next byte decides, so stop before it
+        pos = at;
+        break;
+      }
+      if (q[1] == '"') {
+        pos = at + 2;
+        continue;
+      }
+      pos = at + 1;
+      scan.in_quotes = false;
+      scan.cell_start = false;
+      continue;
+    }
+    const auto* nl = static_cast<const char*>(std::memchr(buf + pos, '\n', n - pos));
+    const char* stop = nl != nullptr ? nl : buf + n;
+    const auto* q =
+        static_cast<const char*>(std::memchr(buf + pos, '"', static_cast<size_t>(stop - (buf + pos))));
+    if (q == nullptr) {  // no quote before the line end: the record ends there
+      if (nl == nullptr) {
+        scan.cell_start = buf[n - 1] == delimiter;
+        pos = n;
+        break;
+      }
+      pos = static_cast<size_t>(nl - buf) + 1;
+      scan.record_end = pos;
+      scan.cell_start = true;
+      if (first_only) break;
+      continue;
+    }
+    const auto at = static_cast<size_t>(q - buf);
+    scan.in_quotes = at == pos ? scan.cell_start : q[-1] == delimiter;  // a quote opens only a cell
+    scan.cell_start = false;
+    pos = at + 1;
+  }
+  scan.pos = pos;
+}
+
 bool split_csv_row(std::string_view line, char delimiter, bool quoted, std::vector<std::string>& cells) {
   cells.clear();
   std::string unescaped;
@@ -448,10 +512,11 @@ void parse_csv_line(std::string_view line, const ParseOptions& options, Example&
       });
 
   if (status != SplitStatus::kOk) {
-    warnings.warn((status == SplitStatus::kUnterminated ? "unterminated quote in "
-                                                        : "text after the closing quote of ") +
-                  describe_cell(schema, column) +
-                  (status == SplitStatus::kUnterminated ? " (a quoted CSV cell cannot span lines)" : ""));
+    warnings.warn(
+        (status == SplitStatus::kUnterminated ? "unterminated quote in "
+                                              : "text after the closing quote of ") +
+        describe_cell(schema, column) +
+        (status == SplitStatus::kUnterminated ? " (the quoted cell runs to the end of the input)" : ""));
     set_malformed(ex);
     return;
   }

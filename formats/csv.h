@@ -13,8 +13,8 @@
 //     column's name. Numeric: after trimming spaces and TABs, VW's float reader consumes all of the cell, the
 //     value is finite, and the cell starts like a number ([sign] ['.'] digit), so "E", "-" or "." (a grade,
 //     a missing-value mark) stay strings instead of reading as VW's 0. A value of 0 gives no feature, as in
-//     VW. A cell that reads as a number beyond float range is a string: ids such as 7e091613 (hex ids in click
-//     logs), which VW's int8 exponent would read as 7e-35, are categories;
+//     VW. A cell that reads as a number beyond float range is a string: ids such as 7e091613 (hex ids in
+//     click logs), which VW's int8 exponent would read as 7e-35, are categories;
 //   - any other cell becomes the feature "NAME=VALUE" with value 1, VALUE being the cell's exact text (quotes
 //     removed, not trimmed), hashed as that text, so a hand conversion `|c NAME=VALUE` hashes alike;
 //   - those features go to one namespace (--csv_namespace, default "c", so -q cc works; "" is VW's default
@@ -25,9 +25,11 @@
 // Groups: the CSV namespace's features first (column order), then the text namespaces in order of first
 // appearance among the text columns, each contiguous; a text namespace whose first byte is the CSV
 // namespace's shares its group (after the CSV features), as VW would regroup `|c a:1 |cat word`.
-// A row with the wrong number of cells, with an unterminated quote or text after a closing quote (a quoted
-// cell cannot span lines: the reader splits at '\n'), or with a label cell that is empty, is malformed: a
-// warning, and the line gives no example (ex.empty).
+// A record is a line, except that a quoted cell may hold line ends (RFC 4180, as Python's csv module and
+// pandas read it): the reader then joins the lines into one record (csv_scan below). A row with the wrong
+// number of cells, with an unterminated quote (the record then runs to the end of the input) or text after a
+// closing quote, or with a label cell that is empty, is malformed: a warning naming the record's first line,
+// and the record gives no example (ex.empty).
 //
 // Column references (the label, --ignore... lists): a column NAME, or else an integer INDEX, 0-based,
 // negative counting from the end (-1 = last). A name that matches a header cell wins over the index reading.
@@ -91,11 +93,25 @@ std::shared_ptr<const CsvSchema> make_csv_schema(std::string_view first_line, co
 // is for tests and tools.
 bool split_csv_row(std::string_view line, char delimiter, bool quoted, std::vector<std::string>& cells);
 
-// Parses one row against options.csv (which must be set). The line has no '\n'; a trailing '\r' and a BOM are
-// removed; an empty line gives ex.empty without a warning. ex.clear() is called first; ex.features receives
-// the linear features (see "Groups" above), ex.groups their runs, ex.num_linear their count; no constant
-// feature. Groups set in options.drop_group are skipped. Allocation-free once its thread's buffers have
-// grown.
+// Where the records of RFC 4180 CSV end: a '\n' ends a record unless it is inside a quoted cell, one whose
+// first byte is '"' (a '"' elsewhere in a cell is an ordinary byte, as split_csv_row reads it; "" inside
+// quotes is one quote). The scan resumes where it stopped, so a reader can feed it a buffer that grows block
+// by block.
+struct CsvScan {
+  size_t pos = 0;          // the next byte to look at
+  size_t record_end = 0;   // just after the last record end ('\n') found so far; 0: none yet
+  bool in_quotes = false;  // pos is inside a quoted cell
+  bool cell_start = true;  // pos, outside quotes, begins a cell
+};
+// Advances `scan` over buf[scan.pos, n), n >= scan.pos. With first_only it stops after the first record end.
+// Fast when the bytes hold no '"': then only the last '\n' is looked for.
+void csv_scan(const char* buf, size_t n, char delimiter, CsvScan& scan, bool first_only = false);
+
+// Parses one row against options.csv (which must be set). The line has no line end but those inside quoted
+// cells; a trailing '\r' and a BOM are removed; an empty line gives ex.empty without a warning. ex.clear() is
+// called first; ex.features receives the linear features (see "Groups" above), ex.groups their runs,
+// ex.num_linear their count; no constant feature. Groups set in options.drop_group are skipped.
+// Allocation-free once its thread's buffers have grown.
 void parse_csv_line(std::string_view line, const ParseOptions& options, Example& ex, WarningSink& warnings);
 
 }  // namespace lepus

@@ -45,6 +45,22 @@ struct SlotAudit {
   std::optional<float> state;  // VW's '@' figure, when there is one (sgd's adaptive sum while it learns)
 };
 
+// What VW's readable model holds of a run besides the learner's state (VW's shared_data at the end of the
+// run), interleaved by VW with its gd learner's own lines.
+struct VwRunFigures {
+  double sum_loss = 0.0;
+  double sum_loss_since_last_dump = 0.0;  // since the last progress-table row
+  double dump_interval = 1.0;             // the example weight of the next row
+  double weighted_labeled_examples = 0.0;
+  double weighted_labels = 0.0;
+  double weighted_unlabeled_examples = 0.0;
+  uint64_t example_number = 0;
+  uint64_t total_features = 0;
+  double old_weighted_labeled_examples = 0.0;  // at the last row
+  uint64_t current_pass = 0;
+  bool save_resume = true;  // false: VW's --predict_only_model, whose text is ":0" and the weights alone
+};
+
 class Learner {
  public:
   virtual ~Learner() = default;
@@ -70,9 +86,13 @@ class Learner {
   virtual LabelRange label_range() const { return {}; }
   // Lines for the stderr preamble ("learning rate = 0.5", ...), in order.
   virtual std::vector<std::string> describe() const { return {}; }
-  // --readable_model: the learner's global state as "name value" lines, then one "index:weight [state...]" line
-  // per slot with any nonzero value, in index order (VW's layout).
+  // --readable_full: the learner's global state as "name value" lines, then a line per slot with any nonzero
+  // value, "index:weight [state...]", in index order. --readable_model writes it after VW's header for a learner
+  // with no VW counterpart.
   virtual void write_readable(std::ostream& out) const = 0;
+  // --readable_model for a learner that reproduces VW's (sgd): what VW 9.11.2 writes after its header, byte
+  // for byte (`run`: the run's figures VW writes among the learner's). false: the learner has no VW layout.
+  virtual bool write_vw_readable(std::ostream& out, const VwRunFigures& run) const { return false; }
   // --audit and --audit_regressor: the slot of feature f (in feature group `group`, -1 for an interaction), as f
   // meets it in a prediction; nullopt for a learner whose prediction is not one weight per slot times the value
   // (second-order, kernel and mixture learners), which answers so for every feature.

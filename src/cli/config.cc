@@ -439,7 +439,13 @@ Config parse_command_line(int argc, const char* const argv[]) {
   model.add_options()
       ("final_regressor,f", po::value<S>(), "save the final model here (atomically)")
       ("initial_regressor,i", po::value<S>(), "start from this model; its saved options apply")
-      ("readable_model", po::value<S>(), "write the weights as text: index:weight [other per-slot state]")
+      ("readable_model", po::value<S>(), "write the model as text in VW 9.11.2's layout: VW's header, then sgd's "
+                                         "state as VW's gd writes it and an index:weight line per nonzero slot "
+                                         "(with VW's adaptive and normalizer sums while training, not under -t); "
+                                         "another learner's own state lines follow VW's header")
+      ("readable_full", po::bool_switch(), "with --readable_model or --invert_hash, write lepus's own layout "
+                                           "instead of VW's: its header (version, learner, options) and the "
+                                           "learner's full state (sgd's per-slot sums under -t too)")
       ("testonly,t", po::bool_switch(), "predict only, never learn")
       ("predict_only_model", po::bool_switch(), "save only what prediction needs (smaller; such a model predicts "
                                                 "with -t but cannot be trained further)")
@@ -514,10 +520,13 @@ Config parse_command_line(int argc, const char* const argv[]) {
       ("sync_every", po::value<S>()->default_value("0"), "with --distributed, also combine the models every this "
                                                          "many examples a rank reads (0: only at the end of each "
                                                          "pass), so that one pass mixes what the ranks learn")
-      ("sync_timeout", po::value<S>()->default_value("0"), "with --distributed, end the job when a rank has waited "
-                                                           "this many seconds for the others to join a combination "
-                                                           "(0: no limit; a rank that is stuck, not dead, would "
-                                                           "otherwise hold the job; a dead rank ends it at once)");
+      ("sync_timeout", po::value<S>()->default_value("auto"), "with --distributed, end the job, naming the rank, "
+                                                              "when the others wait in a combination for a rank "
+                                                              "that has neither joined it nor shown a sign of life "
+                                                              "(reading, learning) for this many seconds; auto: 10 "
+                                                              "times the longest such silence seen so far in the "
+                                                              "job, at least 60 s; 0: wait for ever (a dead rank "
+                                                              "ends the job at once either way)");
   po::options_description serving("Serving (--daemon)");
   serving.add_options()
       ("daemon", po::bool_switch(), "serve predictions over TCP: each example line a client writes is answered with "
@@ -650,6 +659,7 @@ Config parse_command_line(int argc, const char* const argv[]) {
   for (const char* n : {"initial_regressor", "final_regressor", "readable_model"})
     if (given(n) && text(n).empty()) throw ConfigError(std::string("--") + n + " needs a file name, got ''");
   c.readable_model = text("readable_model");
+  c.readable_full = flag("readable_full");
   if (!c.initial_regressor.empty()) {
     c.model = read_model_file(c.initial_regressor);
     merge_model(m, *c.model, c.initial_regressor, c.warnings);
@@ -928,6 +938,9 @@ Config parse_command_line(int argc, const char* const argv[]) {
   c.driver.test_only = flag("testonly");
   c.driver.audit.audit = flag("audit");
   c.invert_hash = text("invert_hash");
+  if (c.readable_full && c.readable_model.empty() && c.invert_hash.empty())
+    throw ConfigError("--readable_full sets the layout of --readable_model and --invert_hash; give one of "
+                      "them");
   c.driver.audit.invert_hash = !c.invert_hash.empty();
   c.driver.audit.audit_regressor = text("audit_regressor");
   c.driver.audit.bits = c.bits;
@@ -1026,9 +1039,15 @@ Config parse_command_line(int argc, const char* const argv[]) {
       throw ConfigError("--" + n + " is not combined across ranks; " + hint);
     }
     c.driver.sync_every = to_number<uint64_t>("sync_every", text("sync_every"));
-    c.sync_timeout = to_number<double>("sync_timeout", text("sync_timeout"));
-    if (!(c.sync_timeout >= 0.0) || !std::isfinite(c.sync_timeout))
-      throw ConfigError("--sync_timeout must be a number of seconds, 0 or more");
+    if (text("sync_timeout") != "auto") {
+      std::istringstream in(text("sync_timeout"));
+      double seconds = -1.0;
+      in >> seconds;
+      if (in.fail() || !in.eof() || !(seconds >= 0.0) || !std::isfinite(seconds))
+        throw ConfigError("--sync_timeout must be auto or a number of seconds, 0 or more");
+      c.sync_timeout = seconds == 0.0 ? SyncTimeout{SyncTimeout::Mode::kNone, 0.0}
+                                      : SyncTimeout{SyncTimeout::Mode::kFixed, seconds};
+    }
   } else {
     for (const char* n : {"sync_every", "sync_timeout"})
       if (given(n))

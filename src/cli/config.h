@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/feature_space.h"
+#include "dist/collective.h"
 #include "io/model_file.h"
 #include "lepus/learner.h"
 #include "lepus/loss.h"
@@ -32,6 +33,7 @@ struct Config {
   std::string final_regressor;    // -f
   std::string initial_regressor;  // -i
   std::string readable_model;     // --readable_model
+  bool readable_full = false;     // --readable_full: lepus's layout for --readable_model, --invert_hash
   std::string metrics_json;       // --metrics_json
   std::string invert_hash;        // --invert_hash: the readable model with feature names
   bool predict_only_model = false;  // save only what prediction needs
@@ -39,7 +41,7 @@ struct Config {
   uint64_t random_seed = 0;         // --random_seed
   std::optional<MulticlassOptions> multiclass;  // --oaa / --csoaa: the learner is the base of this reduction
   bool distributed = false;  // --distributed: one rank of an MPI job (dist/collective.h)
-  double sync_timeout = 0.0;  // --sync_timeout: seconds a rank waits for the others in a sync (0: no limit)
+  SyncTimeout sync_timeout;  // --sync_timeout: when a rank the others wait for in a sync is stuck (auto)
   // --daemon: serve predictions over TCP (serve/server.h) instead of reading data.
   bool daemon = false;
   ServeOptions serve;

@@ -18,6 +18,7 @@
 #include <unordered_map>
 
 #include "cli/config.h"
+#include "cli/readable_model.h"
 #include "cli/session.h"
 #include "dist/collective.h"
 #include "io/model_file.h"
@@ -33,36 +34,6 @@ using namespace lepus;
 
 // What a signal's handler says before the run ends (set while a run's passes are saved beside the model).
 std::atomic<const char*> g_interrupt_note{nullptr};
-
-// --readable_model, and --invert_hash with names: each "slot:..." line of the learner's then starts with the
-// name of the first feature seen in that slot (VW's "name:slot:weight ..."), where one is known.
-void write_readable_model(const std::string& path, const cli::Config& c, const Learner& learner,
-                          const std::unordered_map<uint64_t, FeatureName>* names = nullptr) {
-  write_text_atomically(path, [&](std::ostream& out) {  // a full disk leaves the previous file whole
-    out << "lepus " << LEPUS_VERSION << " readable model\n";
-    out << "learner: " << learner.name() << "\n";
-    out << "bits:" << c.bits << "\n";
-    out << "options:";
-    for (const auto& o : c.saved_options)
-      if (o.given || o.name == "learner") out << " --" << o.name << (o.value.empty() ? "" : " " + o.value);
-    out << "\n";
-    if (names == nullptr) {
-      learner.write_readable(out);
-      return;
-    }
-    std::ostringstream text;
-    learner.write_readable(text);
-    std::istringstream lines(text.str());
-    for (std::string line; std::getline(lines, line);) {
-      const size_t digits = line.find_first_not_of("0123456789");
-      if (digits != 0 && digits != std::string::npos && line[digits] == ':') {
-        const auto it = names->find(std::stoull(line.substr(0, digits)));
-        if (it != names->end()) out << audit_name(it->second) << ':';
-      }
-      out << line << '\n';
-    }
-  });
-}
 
 using cli::build;
 using cli::Built;
@@ -287,9 +258,11 @@ int run(int argc, const char* const argv[]) {
     out.close();
     if (!out) throw IoError(c.metrics_json + ": cannot write the metrics");
   }
-  if (!c.readable_model.empty()) write_readable_model(c.readable_model, c, *learner);
+  VwRunFigures figures = driver.vw_figures(stats);
+  figures.save_resume = !c.predict_only_model;
+  if (!c.readable_model.empty()) cli::write_readable_model(c.readable_model, c, *learner, figures);
   if (!c.invert_hash.empty())
-    write_readable_model(c.invert_hash, c, *learner, &driver.auditor()->slot_names());
+    cli::write_readable_model(c.invert_hash, c, *learner, figures, &driver.auditor()->slot_names());
   return 0;
 }
 

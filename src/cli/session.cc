@@ -1,5 +1,6 @@
 #include "cli/session.h"
 
+#include <bit>
 #include <cmath>
 #include <span>
 
@@ -24,7 +25,9 @@ Built build(Config& c) {
   if (c.multiclass) {  // the reduction owns its base: one instance, or one per class (multiclass.h)
     auto mc = std::make_unique<MulticlassLearner>(*c.multiclass, [&] { return row->make(ctx); });
     if (mc->shared())
-      c.space.multiplier = c.multiclass->classes;  // VW's layout: classes at offsets in one table
+      // VW's layout: classes at offsets in one table, each feature's K slots rounded up to a power of two
+      // (VW's feature width, which VW makes a power of two)
+      c.space.multiplier = std::bit_ceil(uint64_t{c.multiclass->classes});
     b.learner = std::move(mc);
   } else {
     b.learner = row->make(ctx);

@@ -4,9 +4,10 @@
 #include <mpi.h>
 
 #include <algorithm>
-#include <climits>
 #include <chrono>
+#include <climits>
 #include <cstdlib>
+#include <deque>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -16,7 +17,7 @@ namespace {
 
 class MpiCollective final : public Collective {
  public:
-  MpiCollective(int* argc, char*** argv, double timeout) : timeout_(timeout) {
+  MpiCollective(int* argc, char*** argv, SyncTimeout timeout) : timeout_(timeout) {
     int ready = 0;
     MPI_Initialized(&ready);
     // Serialized: the sums come from whichever thread learns (--sync_every syncs from the learn stage, the
@@ -31,8 +32,36 @@ class MpiCollective final : public Collective {
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
     MPI_Comm_size(MPI_COMM_WORLD, &size_);
+    watching_ = size_ > 1 && timeout_.mode != SyncTimeout::Mode::kNone;
+    if (watching_) {
+      // Signs of life travel on a communicator of their own, between rank 0 and each other rank.
+      MPI_Comm_dup(MPI_COMM_WORLD, &beats_);
+      const auto now = Clock::now();
+      peers_.assign(static_cast<size_t>(size_), Peer{now, 0, false});
+      last_beat_ = now;
+    }
   }
-  ~MpiCollective() override { MPI_Finalize(); }
+  ~MpiCollective() override {
+    if (watching_) {
+      drain();
+      for (Outgoing& o : sent_) {
+        int done = 0;
+        MPI_Testall(static_cast<int>(o.requests.size()), o.requests.data(), &done, MPI_STATUSES_IGNORE);
+        if (!done)
+          for (MPI_Request& r : o.requests)
+            if (r != MPI_REQUEST_NULL) MPI_Request_free(&r);
+      }
+    }
+    MPI_Finalize();
+  }
+  void alive() override {
+    if (!watching_ || Clock::now() - last_beat_ < kBeatEvery) return;
+    beat(joined_);
+    drain();
+  }
+  void busy() override {
+    if (watching_) beat(-joined_ - 1);
+  }
   int rank() const override { return rank_; }
   int size() const override { return size_; }
   void sum(double* v, size_t n) override { reduce(v, n, MPI_DOUBLE, MPI_SUM); }
@@ -98,39 +127,130 @@ class MpiCollective final : public Collective {
     MPI_Error_string(rc, text, &length);
     throw IoError(std::string(what) + " failed: " + std::string(text, length));  // main() names the rank
   }
-  // One collective: blocking without a timeout; with one, started without blocking and polled, so that a wait
-  // past the timeout can end the job. The poll spins at first (a sync whose ranks arrive together pays no sleep),
-  // then sleeps 0.2 ms a turn.
+  using Clock = std::chrono::steady_clock;
+  // Often enough that a limit of a few seconds never meets a live rank's gap between two signs of life; rank
+  // 0 hears from every rank that often.
+  static constexpr auto kBeatEvery = std::chrono::milliseconds(200);
+  static constexpr int kBeatTag = 43;
+  static double seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
+
+  // What this rank last heard from a peer (rank 0 hears every rank; the others hear rank 0).
+  struct Peer {
+    Clock::time_point heard;  // its last sign of life (the job's start before any)
+    int64_t joined = 0;       // the synchronisations it has joined
+    bool busy = false;        // busy with work of its own since its last message
+  };
+  struct Outgoing {
+    int64_t value;
+    std::vector<MPI_Request> requests;
+  };
+
+  // Tells the peers this rank's state: v >= 0, alive and v synchronisations joined; v < 0, busy, -v - 1
+  // joined.
+  void beat(int64_t v) {
+    while (!sent_.empty()) {  // the sends that completed (small messages complete at once)
+      int done = 0;
+      MPI_Testall(static_cast<int>(sent_.front().requests.size()), sent_.front().requests.data(), &done,
+                  MPI_STATUSES_IGNORE);
+      if (!done) break;
+      sent_.pop_front();
+    }
+    sent_.push_back(Outgoing{v, {}});
+    Outgoing& o = sent_.back();
+    for (int r = rank_ == 0 ? 1 : 0; r < (rank_ == 0 ? size_ : 1); ++r) {
+      o.requests.emplace_back();
+      if (MPI_Isend(&o.value, 1, MPI_INT64_T, r, kBeatTag, beats_, &o.requests.back()) != MPI_SUCCESS)
+        o.requests.back() = MPI_REQUEST_NULL;
+    }
+    last_beat_ = Clock::now();
+  }
+  // Reads every message that has arrived; the longest silence of a live peer so far sets the automatic limit.
+  void drain() {
+    for (;;) {
+      int flag = 0;
+      MPI_Status status;
+      if (MPI_Iprobe(MPI_ANY_SOURCE, kBeatTag, beats_, &flag, &status) != MPI_SUCCESS || !flag) return;
+      int64_t v = 0;
+      if (MPI_Recv(&v, 1, MPI_INT64_T, status.MPI_SOURCE, kBeatTag, beats_, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+        return;
+      Peer& p = peers_[static_cast<size_t>(status.MPI_SOURCE)];
+      const auto now = Clock::now();
+      if (!p.busy) longest_silence_ = std::max(longest_silence_, seconds(now - p.heard));
+      p.heard = now;
+      p.busy = v < 0;
+      p.joined = std::max(p.joined, v < 0 ? -v - 1 : v);
+    }
+  }
+  // Throws IoError naming the ranks that have not joined this synchronisation and have been silent past the
+  // limit (rank 0 judges every rank; another rank judges rank 0, whose own judgement covers the rest).
+  void check_stuck() {
+    const double limit = sync_timeout_limit(timeout_, longest_silence_);
+    const auto now = Clock::now();
+    std::ostringstream stuck;
+    double silent = 0.0;
+    int count = 0;
+    for (int r = 0; r < (rank_ == 0 ? size_ : 1); ++r) {
+      const Peer& p = peers_[static_cast<size_t>(r)];
+      if (r == rank_ || p.joined >= joined_ || p.busy) continue;
+      const double s = seconds(now - p.heard);
+      if (s < limit) continue;
+      stuck << (count++ ? ", " : "") << r;
+      silent = std::max(silent, s);
+    }
+    if (count == 0) return;
+    std::ostringstream text;
+    text.precision(3);
+    text << (count == 1 ? "rank " : "ranks ") << stuck.str() << (count == 1 ? " is" : " are")
+         << " stuck: not in synchronisation " << joined_ << " with the others and no sign of life for "
+         << silent << " s (--sync_timeout ";
+    if (timeout_.mode == SyncTimeout::Mode::kFixed) {
+      text << timeout_.seconds;
+    } else {
+      text << "auto: " << limit << " s, the longest silence seen (" << longest_silence_ << " s) times "
+           << kSyncTimeoutFactor << ", at least " << kSyncTimeoutFloor << " s";
+    }
+    text << "; --sync_timeout 0 waits for ever)";
+    throw IoError(text.str());
+  }
+  // One collective: blocking when nothing is watched; else started without blocking and polled, this rank's
+  // arrival and signs of life told to its peers and theirs read, so that a wait for a stuck rank can end the
+  // job naming it. The poll spins at first (a sync whose ranks arrive together pays no sleep), then sleeps
+  // 0.2 ms a turn.
   template <class Blocking, class Start>
   int complete(Blocking blocking, Start start) {
-    if (!(timeout_ > 0.0)) return blocking();
+    if (!watching_) return blocking();
+    beat(++joined_);
     MPI_Request request;
     int rc = start(&request);
     if (rc != MPI_SUCCESS) return rc;
-    const auto begun = std::chrono::steady_clock::now();
     for (long turn = 0;; ++turn) {
       int done = 0;
       rc = MPI_Test(&request, &done, MPI_STATUS_IGNORE);
       if (rc != MPI_SUCCESS || done) return rc;
       if (turn < 10000) continue;
       std::this_thread::sleep_for(std::chrono::microseconds(200));
-      if (std::chrono::duration<double>(std::chrono::steady_clock::now() - begun).count() > timeout_) {
-        std::ostringstream text;
-        text << "the other ranks have not joined a synchronisation for " << timeout_
-             << " s (--sync_timeout): a rank is stuck (a stalled read?) or far behind";
-        throw IoError(text.str());
-      }
+      if (turn % 50 != 0) continue;  // every 10 ms or so
+      drain();
+      if (Clock::now() - last_beat_ >= kBeatEvery) beat(joined_);
+      check_stuck();
     }
   }
-  double timeout_;
+  SyncTimeout timeout_;
   int rank_ = 0;
   int size_ = 1;
+  bool watching_ = false;  // several ranks and a limit: signs of life are exchanged
+  MPI_Comm beats_ = MPI_COMM_NULL;
+  std::vector<Peer> peers_;
+  std::deque<Outgoing> sent_;
+  Clock::time_point last_beat_;
+  int64_t joined_ = 0;  // the synchronisations this rank has joined
+  double longest_silence_ = 0.0;
 };
 
 }  // namespace
 
-std::unique_ptr<Collective> join_mpi(int* argc, char*** argv, double timeout_seconds) {
-  return std::make_unique<MpiCollective>(argc, argv, timeout_seconds);
+std::unique_ptr<Collective> join_mpi(int* argc, char*** argv, SyncTimeout timeout) {
+  return std::make_unique<MpiCollective>(argc, argv, timeout);
 }
 bool have_mpi() { return true; }
 
@@ -140,7 +260,7 @@ bool have_mpi() { return true; }
 
 namespace lepus {
 
-std::unique_ptr<Collective> join_mpi(int*, char***, double) {
+std::unique_ptr<Collective> join_mpi(int*, char***, SyncTimeout) {
   throw ConfigError("--distributed needs Open MPI: this lepus was built without it (install libopenmpi-dev with "
                     "utl/setup, then rebuild)");
 }

@@ -37,14 +37,67 @@ size_t count_newlines(const char* p, size_t n) {
 }
 
 BlockReader::BlockReader(std::unique_ptr<InputSource> source, size_t block_size, size_t max_line_bytes,
-                         bool lenient_damage)
-    : source_(std::move(source)), block_(block_size), max_line_(max_line_bytes), lenient_(lenient_damage) {}
+                         bool lenient_damage, int csv_delimiter)
+    : source_(std::move(source)),
+      block_(block_size),
+      max_line_(max_line_bytes),
+      lenient_(lenient_damage),
+      csv_delimiter_(csv_delimiter) {}
+
+size_t BlockReader::settle_line_ends(ByteBuffer& out, size_t from) {
+  char* const p = out.data();
+  const size_t n = out.size();
+  if (ends_ == Ends::kUnknown) {
+    const size_t start = detect_from_;
+    const auto* lf = static_cast<const char*>(std::memchr(p + start, '\n', n - start));
+    const size_t lf_at = lf != nullptr ? static_cast<size_t>(lf - p) : n;
+    const auto* cr = static_cast<const char*>(std::memchr(p + start, '\r', lf_at - start));
+    if (cr == nullptr) {
+      if (lf != nullptr) ends_ = Ends::kLf;
+      detect_from_ = n;
+      return n;
+    }
+    const auto cr_at = static_cast<size_t>(cr - p);
+    if (cr_at + 1 == n) {  // the byte after it decides
+      detect_from_ = cr_at;
+      return n;
+    }
+    ends_ = p[cr_at + 1] == '\n' ? Ends::kLf : Ends::kCr;
+    if (ends_ == Ends::kLf) return n;
+    from = cr_at;  // the bytes before it hold no CR
+  }
+  size_t changed = n;
+  for (size_t i = from; i + 1 < n;) {
+    const auto* cr = static_cast<const char*>(std::memchr(p + i, '\r', n - 1 - i));
+    if (cr == nullptr) break;
+    const auto at = static_cast<size_t>(cr - p);
+    if (p[at + 1] != '\n') {
+      p[at] = '\n';
+      changed = std::min(changed, at);
+    }
+    i = at + 1;
+  }
+  return changed;
+}
+
+size_t BlockReader::last_end(const ByteBuffer& out, size_t from) {
+  const size_t n = out.size();
+  if (csv_delimiter_ < 0) {
+    const void* nl = from < n ? memrchr(out.data() + from, '\n', n - from) : nullptr;
+    return nl != nullptr ? static_cast<size_t>(static_cast<const char*>(nl) - out.data()) + 1 : 0;
+  }
+  // A CR still waiting for the byte after it is not scanned yet (it may become a line end).
+  const size_t limit = n - (ends_ != Ends::kLf && n > 0 && out[n - 1] == '\r' ? 1 : 0);
+  csv_scan(out.data(), limit, static_cast<char>(csv_delimiter_), csv_);
+  return csv_.record_end;
+}
 
 bool BlockReader::next(ByteBuffer& out) {
   out.clear();
   out.swap(carry_);
   for (;;) {
     if (eof_) {
+      if (ends_ != Ends::kLf && !out.empty() && out.back() == '\r') out.back() = '\n';  // a CR file's last CR
       if (!damage_.empty()) {  // the line the damage cut short is not data: drop it
         const void* nl = memrchr(out.data(), '\n', out.size());
         out.resize(nl ? static_cast<size_t>(static_cast<const char*>(nl) - out.data()) + 1 : 0);
@@ -66,18 +119,26 @@ bool BlockReader::next(ByteBuffer& out) {
       eof_ = true;
       continue;
     }
-    const void* nl = memrchr(out.data() + old, '\n', got);
-    if (nl != nullptr) {
-      const size_t cut = static_cast<size_t>(static_cast<const char*>(nl) - out.data()) + 1;
+    size_t from = old;
+    if (ends_ != Ends::kLf) from = std::min(from, settle_line_ends(out, old > 0 ? old - 1 : 0));
+    const size_t cut = last_end(out, from);
+    if (cut > 0) {
       carry_.assign(out.begin() + static_cast<long>(cut), out.end());
       out.resize(cut);
+      csv_.pos -= cut;
+      csv_.record_end = 0;
       lines_ += count_newlines(out.data(), out.size());
       return true;
     }
     if (out.size() > max_line_) {
-      throw ParseError(source_->name(), lines_ + 1,
-                       "line longer than " + std::to_string(max_line_) +
-                           " bytes; raise the limit with --max_line_bytes to read it");
+      throw ParseError(
+          source_->name(), lines_ + 1,
+          (csv_.in_quotes ? "CSV record longer than " : "line longer than ") + std::to_string(max_line_) +
+              " bytes" +
+              (csv_.in_quotes ? " (a quoted cell opened in it is not closed; quoted cells may hold line "
+                                "ends)"
+                              : "") +
+              "; raise the limit with --max_line_bytes to read it");
     }
   }
 }

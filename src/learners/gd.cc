@@ -41,6 +41,7 @@ GdOptions GdOptions::from(const OptionValues& v) {
   }
   o.power_t = static_cast<float>(v.number("power_t"));
   o.initial_t = v.number("initial_t");
+  o.normalizer_start = o.initial_t;
   o.eta = static_cast<float>(v.number("learning_rate"));
   if (!(o.adaptive && o.normalized) && !v.given("learning_rate")) o.eta = 10.0f;
   if (!o.adaptive && !o.normalized) {
@@ -71,12 +72,12 @@ GdLearner::GdLearner(const GdOptions& options, const Loss& loss, int bits, bool 
       test_only_(test_only),
       sqrt_rate_(options.power_t == 0.5f),
       slots_(size_t{1} << bits),
-      clip_(initial_range(options, loss), test_only || options.min_given || options.max_given, options.min_given,
-            options.max_given),
-      total_norm_(options.initial_t),
-      total_weight_(options.initial_t),
+      clip_(initial_range(options, loss), test_only || options.min_given || options.max_given,
+            options.min_given, options.max_given),
+      total_norm_(options.normalizer_start),
+      total_weight_(options.normalizer_start),
       t_(options.initial_t),
-      merged_{options.initial_t, options.initial_t, options.initial_t} {
+      merged_{options.initial_t, options.normalizer_start, options.normalizer_start} {
   if (opt_.adaptive && opt_.initial_t > 0.0) {
     for (auto& s : slots_) s.g = static_cast<float>(opt_.initial_t);
   }
@@ -273,13 +274,51 @@ void GdLearner::write_readable(std::ostream& out) const {
   out << "total_weight " << total_weight_ << "\n";
   out << "l1_state " << gravity_ << "\n";
   out << "l2_state " << contraction_ << "\n";
+  write_slots(out, opt_.adaptive, opt_.normalized);
+}
+
+// VW 9.11.2's gd text (its save_resume layout, which VW 9 always writes): the resume flag, gd's state among
+// the run's figures in VW's order, then VW's slot lines, whose adaptive and normalizer sums VW leaves out
+// under -t.
+bool GdLearner::write_vw_readable(std::ostream& out, const VwRunFigures& run) const {
+  if (!run.save_resume) {  // VW's --predict_only_model: the weights alone
+    out << ":0\n";
+    write_slots(out, false, false);
+    return true;
+  }
+  const LabelRange range = clip_.range();
+  out << ":1\n";
+  out << "initial_t " << static_cast<float>(opt_.initial_t) << "\n";
+  out << "norm normalizer " << total_norm_ << "\n";
+  out << "t " << t_ << "\n";
+  out << "sum_loss " << run.sum_loss << "\n";
+  out << "sum_loss_since_last_dump " << run.sum_loss_since_last_dump << "\n";
+  out << "dump_interval " << static_cast<float>(run.dump_interval) << "\n";
+  out << "min_label " << range.lo << "\n";
+  out << "max_label " << range.hi << "\n";
+  out << "weighted_labeled_examples " << run.weighted_labeled_examples << "\n";
+  out << "weighted_labels " << run.weighted_labels << "\n";
+  out << "weighted_unlabeled_examples " << run.weighted_unlabeled_examples << "\n";
+  out << "example_number " << run.example_number << "\n";
+  out << "total_features " << run.total_features << "\n";
+  out << "total_weight " << total_weight_ << "\n";
+  out << "sd::oec.weighted_labeled_examples " << run.old_weighted_labeled_examples << "\n";
+  out << "current_pass " << run.current_pass << "\n";
+  out << "l1_state " << gravity_ << "\n";
+  out << "l2_state " << contraction_ << "\n";
+  write_slots(out, opt_.adaptive && !test_only_, opt_.normalized && !test_only_);
+  return true;
+}
+
+// One "index:weight [adaptive] [normalizer]" line per slot with any of them nonzero, in index order.
+void GdLearner::write_slots(std::ostream& out, bool adaptive, bool normalized) const {
   slots_.for_each_touched([&](size_t i) {
     const Slot& s = slots_[i];
-    const bool nonzero = s.w != 0.0f || (opt_.adaptive && s.g != 0.0f) || (opt_.normalized && s.n != 0.0f);
+    const bool nonzero = s.w != 0.0f || (adaptive && s.g != 0.0f) || (normalized && s.n != 0.0f);
     if (!nonzero) return;
     out << i << ":" << s.w;
-    if (opt_.adaptive) out << " " << s.g;
-    if (opt_.normalized) out << " " << s.n;
+    if (adaptive) out << " " << s.g;
+    if (normalized) out << " " << s.n;
     out << "\n";
   });
 }

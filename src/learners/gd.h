@@ -30,6 +30,9 @@ struct GdOptions {
   float eta = 0.5f;          // after VW's defaults and initial_t^p scaling
   float power_t = 0.5f;
   double initial_t = 0.0;
+  // The normalizer's sums (S and T) start at initial_t as given: VW sets them before plain sgd's default
+  // of 1.
+  double normalizer_start = 0.0;
   float l1 = 0.0f;
   float l2 = 0.0f;
   bool min_given = false, max_given = false;
@@ -55,6 +58,7 @@ class GdLearner final : public Learner {
   LabelRange label_range() const override { return clip_.range(); }
   std::vector<std::string> describe() const override;
   void write_readable(std::ostream& out) const override;
+  bool write_vw_readable(std::ostream& out, const VwRunFigures& run) const override;
   // VW's audit figures: the stored weight, the one predictions use (l1-truncated, times the l2 contraction) and,
   // while the default (adaptive) update learns, its adaptive sum after an '@'.
   bool concurrent_predict() const override { return true; }  // predict() only reads
@@ -80,6 +84,7 @@ class GdLearner final : public Learner {
   void save_slots(ModelWriter& out, bool weights_only) const;  // weights_only: a predict-only model
   void load_slots(ModelReader& in, bool weights_only);  // weights_only: a predict-only model
   float raw_score(const Example& x) const;
+  void write_slots(std::ostream& out, bool adaptive, bool normalized) const;
   // Whether an example of n features has its sums added in eight lanes (gd_kernel.h).
   bool lanes(size_t n) const { return !opt_.vw_exact && n >= gd_kernel::kLaneMin; }
   float finalize(float raw) const;

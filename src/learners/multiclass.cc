@@ -253,6 +253,12 @@ void MulticlassLearner::write_readable(std::ostream& out) const {
   }
 }
 
+// VW's --oaa over its gd learner writes gd's text over the one table all classes share; separate learners
+// have no VW layout.
+bool MulticlassLearner::write_vw_readable(std::ostream& out, const VwRunFigures& run) const {
+  return shared_ && bases_.front()->write_vw_readable(out, run);
+}
+
 uint64_t MulticlassLearner::safeguard_count() const {
   uint64_t n = 0;
   for (const auto& b : bases_) n += b->safeguard_count();

@@ -46,6 +46,7 @@ class MulticlassLearner final : public Learner {
   LabelRange label_range() const override { return bases_.front()->label_range(); }
   std::vector<std::string> describe() const override;
   void write_readable(std::ostream& out) const override;
+  bool write_vw_readable(std::ostream& out, const VwRunFigures& run) const override;
   uint64_t safeguard_count() const override;
   std::vector<std::string> summary_lines() const override;
   const ClassOutcome* class_outcome() const override { return &outcome_; }

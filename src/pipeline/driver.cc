@@ -55,9 +55,11 @@ namespace {
 // knows its file: warnings name that file and its own line numbers, while holdout counts lines over the stream.
 class TextSource final : public BlockSource {
  public:
-  // No paths means stdin; none = true means no input at all (--no_stdin without a data file).
-  TextSource(std::vector<std::string> paths, size_t block, size_t max_line, bool lenient, bool none = false)
-      : paths_(std::move(paths)), block_(block), max_line_(max_line), lenient_(lenient) {
+  // No paths means stdin; none = true means no input at all (--no_stdin without a data file). csv_delimiter
+  // >= 0: RFC 4180 CSV, whose records may span lines inside quoted cells.
+  TextSource(std::vector<std::string> paths, size_t block, size_t max_line, bool lenient, bool none,
+             int csv_delimiter)
+      : paths_(std::move(paths)), block_(block), max_line_(max_line), lenient_(lenient), csv_(csv_delimiter) {
     if (paths_.empty() && !none) paths_.push_back("");  // stdin
     if (!paths_.empty()) open_next();
   }
@@ -97,19 +99,29 @@ class TextSource final : public BlockSource {
     if (!has_pending_) return "";
     return line_of(pending_);
   }
-  static std::string line_of(const ByteBuffer& b) {
-    const auto nl = std::find(b.begin(), b.end(), '\n');
-    return std::string(b.begin(), nl);
+  // A block's first line (its first record, in CSV), without its line end.
+  std::string line_of(const ByteBuffer& b) const {
+    size_t end = b.size();
+    if (csv_ >= 0) {
+      CsvScan scan;
+      csv_scan(b.data(), b.size(), static_cast<char>(csv_), scan, true);
+      if (scan.record_end > 0) end = scan.record_end - 1;
+    } else if (const void* nl = std::memchr(b.data(), '\n', b.size())) {
+      end = static_cast<size_t>(static_cast<const char*>(nl) - b.data());
+    }
+    return std::string(b.data(), end);
   }
 
  private:
   void open_next() {
-    reader_ = std::make_unique<BlockReader>(InputSource::open(paths_[file_]), block_, max_line_, lenient_);
+    reader_ =
+        std::make_unique<BlockReader>(InputSource::open(paths_[file_]), block_, max_line_, lenient_, csv_);
     fresh_ = true;
   }
   std::vector<std::string> paths_;
   size_t block_, max_line_;
   bool lenient_;
+  int csv_;
   size_t file_ = 0;
   std::unique_ptr<BlockReader> reader_;
   bool fresh_ = true, starts_file_ = false;
@@ -375,9 +387,21 @@ Driver::Driver(const DriverOptions& options, Learner& learner, FeatureSpace& spa
 
 Driver::~Driver() = default;
 
+void Driver::save_model_now(const std::function<void()>& save_model) {
+  // --distributed: rank 0 writes the model while the others wait for it in the next synchronisation; the time
+  // writing takes (a large model on a slow disk) is not silence (--sync_timeout).
+  if (opt_.ranks) opt_.ranks->busy();
+  save_model();
+}
+
+int Driver::csv_records() const {
+  return opt_.format == InputFormat::kCsv && opt_.csv.quoted ? static_cast<unsigned char>(opt_.csv.delimiter)
+                                                             : -1;
+}
+
 std::unique_ptr<BlockSource> Driver::open_text() const {
   return std::make_unique<TextSource>(opt_.data, opt_.block_size, opt_.max_line_bytes, !opt_.strict_parse,
-                                      opt_.no_input);
+                                      opt_.no_input, csv_records());
 }
 
 Driver::Location Driver::locate(const PassState& ps, uint64_t stream_line) const {
@@ -417,20 +441,36 @@ void Driver::parse_batch(Batch& b, bool records) const {
   const ParseLine parse = opt_.format == InputFormat::kLibsvm ? &parse_libsvm_line
                           : opt_.format == InputFormat::kCsv  ? &parse_csv_line
                                                               : &parse_vw_line;
+  // CSV whose quoted cells may hold line ends: a record ends at a '\n' outside quotes (a batch without '"'
+  // has none inside quotes, and is split at every '\n' as any text).
+  const int csv = csv_records();
+  const bool records_span = csv >= 0 && std::memchr(p, '"', static_cast<size_t>(end - p)) != nullptr;
   while (p < end) {
-    const char* nl = static_cast<const char*>(std::memchr(p, '\n', static_cast<size_t>(end - p)));
+    const char* nl = nullptr;
+    if (records_span) {
+      CsvScan scan;
+      csv_scan(p, static_cast<size_t>(end - p), static_cast<char>(csv), scan, true);
+      nl = scan.record_end > 0 ? p + scan.record_end - 1 : nullptr;
+    } else {
+      nl = static_cast<const char*>(std::memchr(p, '\n', static_cast<size_t>(end - p)));
+    }
     const char* line_end = nl ? nl : end;
+    const char* const next = nl ? nl + 1 : end;
+    // The lines of a record after its first (line numbers stay the file's); a warning names the first.
+    const uint64_t more_lines = records_span ? count_newlines(p, static_cast<size_t>(line_end - p)) : 0;
     Example& ex = slot();
     ex.line = ++b.line_count;
     if (b.skip_first_line && b.line_count == 1) {  // a table's header row
-      p = nl ? nl + 1 : end;
+      b.line_count += more_lines;
+      p = next;
       continue;
     }
     if (static_cast<size_t>(line_end - p) > opt_.max_line_bytes) {  // an error, raised in order by the learn stage
       b.warnings.emplace_back(b.line_count, kFatalMark + std::string("line longer than ") +
                                                 std::to_string(opt_.max_line_bytes) +
                                                 " bytes; raise the limit with --max_line_bytes to read it");
-      p = nl ? nl + 1 : end;
+      b.line_count += more_lines;
+      p = next;
       continue;
     }
     parse(std::string_view(p, static_cast<size_t>(line_end - p)), opt_.parse, ex, sink);
@@ -440,11 +480,13 @@ void Driver::parse_batch(Batch& b, bool records) const {
                   "; it is predicted, not learned from");
       ++b.size;
     }
-    p = nl ? nl + 1 : end;
+    b.line_count += more_lines;
+    p = next;
   }
 }
 
 void Driver::consume_batch(Batch& b, RunStats& st, PassState& ps) {
+  if (opt_.ranks) opt_.ranks->alive();  // --distributed: a rank learning is not stuck (--sync_timeout)
   ps.line_base += b.lines_before;
   size_t w = 0;
   if (b.line_count > 0 && b.file != ps.file) {  // text from the next data file
@@ -849,7 +891,7 @@ void Driver::run_pass(BlockSource& source, bool records, RunStats& st, PassState
                                            b->file = text.file();
                                            b->skip_first_line = header && text.starts_file();
                                            if (b->skip_first_line && text.file() > 0 &&
-                                               TextSource::line_of(b->bytes) != header_)
+                                               text.line_of(b->bytes) != header_)
                                              throw ParseError(names_[text.file()], 1,
                                                               "this table's header differs from " + names_[0] +
                                                                   "'s; every data file must have the same columns");
@@ -950,7 +992,7 @@ RunStats Driver::run(const std::function<void()>& save_model, const std::functio
       if (loss < best) {
         best = loss;
         misses = 0;
-        if (save_model) save_model();
+        if (save_model) save_model_now(save_model);
         saved_best = true;
       } else if (++misses >= opt_.early_terminate) {
         break;
@@ -958,7 +1000,7 @@ RunStats Driver::run(const std::function<void()>& save_model, const std::functio
     }
   }
   if (st.holdout_on && best < FLT_MAX / 2) st.best_holdout = best;
-  if (save_model && (!st.holdout_on || !saved_best || !st.best_holdout)) save_model();
+  if (save_model && (!st.holdout_on || !saved_best || !st.best_holdout)) save_model_now(save_model);
   pred_out_->flush();
   raw_out_->flush();
   if (audit_) {
@@ -982,6 +1024,21 @@ RunStats Driver::run(const std::function<void()>& save_model, const std::functio
   st.labels.sum_weighted_labels = st.weighted_labels;
   st.labels.weighted_labeled = st.weighted_labeled;
   return st;
+}
+
+VwRunFigures Driver::vw_figures(const RunStats& st) const {
+  VwRunFigures f;
+  f.sum_loss = st.sum_loss;
+  f.sum_loss_since_last_dump = st.sum_loss - table_last_.loss;  // VW's table state, kept as VW keeps it
+  f.dump_interval = next_row_;
+  f.weighted_labeled_examples = st.weighted_labeled;
+  f.weighted_labels = st.weighted_labels;
+  f.weighted_unlabeled_examples = st.weighted_unlabeled;
+  f.example_number = st.examples;
+  f.total_features = st.total_features;
+  f.old_weighted_labeled_examples = table_last_.weight;
+  f.current_pass = static_cast<uint64_t>(st.passes_used);
+  return f;
 }
 
 std::string Driver::summary(const RunStats& st) const {

@@ -123,6 +123,8 @@ class Driver {
   std::string summary(const RunStats& stats) const;
   // --metrics_json: the run's evaluation figures as one JSON object ("" without --metrics or --metrics_json).
   std::string metrics_json() const;
+  // The run's figures VW's readable model holds (its shared_data as the run ends), from run()'s stats.
+  VwRunFigures vw_figures(const RunStats& stats) const;
   // --audit, --invert_hash, --audit_regressor; nullptr when none was asked for.
   Auditor* auditor() const { return audit_.get(); }
 
@@ -142,6 +144,9 @@ class Driver {
   // Hands the buffered prefix to the learner's warm-up, then finishes its examples in order.
   void flush_warmup(RunStats& st, PassState& ps);
   std::unique_ptr<BlockSource> open_text() const;
+  // The CSV delimiter when records may span lines (RFC 4180 quoted cells: --format csv, not tsv), else -1.
+  int csv_records() const;
+  void save_model_now(const std::function<void()>& save_model);
   struct Location {
     std::string source;
     uint64_t line;

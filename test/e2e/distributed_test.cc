@@ -219,8 +219,9 @@ TEST_F(Distributed, ARankKilledMidPassEndsTheJob) {
 }
 
 TEST_F(Distributed, ARankStuckPastSyncTimeoutEndsTheJob) {
-  // Rank 1 reads a pipe that never delivers (a stalled read): alive, so mpirun would wait for ever; rank 0 gives up
-  // after --sync_timeout and ends the job, naming itself and the cause, the previous model file intact.
+  // Rank 1 reads a pipe that never delivers (a stalled read): alive, so mpirun would wait for ever; rank 0
+  // waits in the end-of-pass combination, sees rank 1 silent past --sync_timeout and ends the job naming rank
+  // 1, the previous model file intact.
   ASSERT_EQ(run_in(dir_, "-d train.vw -f m --quiet"), 0);
   const std::string before = read_file(dir_ + "/m");
   const std::string script = "cd '" + dir_ + "' && cp train.vw part-0.vw && mkfifo part-1.vw && "
@@ -230,8 +231,36 @@ TEST_F(Distributed, ARankStuckPastSyncTimeoutEndsTheJob) {
   ASSERT_EQ(std::system(script.c_str()), 0);
   const std::string err = read_file(dir_ + "/stuck.err");
   EXPECT_EQ(std::stoi(read_file(dir_ + "/rc")), 1) << err;  // not 124: timeout's bound was not reached
-  EXPECT_TRUE(has(err, "lepus: error: rank 0: the other ranks have not joined a synchronisation for 2 s")) << err;
+  EXPECT_TRUE(has(err,
+                  "lepus: error: rank 0: rank 1 is stuck: not in synchronisation 1 with the others and no "
+                  "sign of life for 2"))
+      << err;
+  EXPECT_TRUE(has(err, "(--sync_timeout 2; --sync_timeout 0 waits for ever)")) << err;
   EXPECT_EQ(read_file(dir_ + "/m"), before);
+}
+
+// The stuck rank is named whichever it is: with rank 0 stalled, rank 1 (which hears rank 0's signs of life)
+// ends the job naming rank 0. Learning ranks, however slow, are never stuck: rank 1's long shard (every line
+// 150 times, with -q ff) keeps rank 0 waiting several times the limit without ending the job.
+TEST_F(Distributed, ARankStuckIsNamedWhicheverItIs) {
+  const std::string script = "cd '" + dir_ +
+                             "' && cp train.vw zero-1.vw && mkfifo zero-0.vw && "
+                             "{ sleep 60 > zero-0.vw & writer=$!; " +
+                             mpirun(2) +
+                             "-d 'zero-{rank}.vw' --sync_timeout 2 2> zero.err; echo $? > rc; "
+                             "kill $writer 2>/dev/null; wait; }";
+  ASSERT_EQ(std::system(script.c_str()), 0);
+  const std::string err = read_file(dir_ + "/zero.err");
+  EXPECT_EQ(std::stoi(read_file(dir_ + "/rc")), 1) << err;
+  EXPECT_TRUE(has(err, "lepus: error: rank 1: rank 0 is stuck")) << err;
+
+  ASSERT_EQ(std::system(("cd '" + dir_ +
+                         "' && head -20 train.vw > long-0.vw && for i in $(seq 150); do cat train.vw; "
+                         "done > long-1.vw")
+                            .c_str()),
+            0);
+  ASSERT_EQ(mpi(2, "-d 'long-{rank}.vw' -q ff --sync_timeout 1 -f long.model 2> long.err"), 0)
+      << read_file(dir_ + "/long.err");
 }
 
 TEST_F(Distributed, LearnersWithoutASoundMergeRefuse) {

@@ -80,14 +80,16 @@ TEST(Model, Rcv1TrainThenTestMatchesVwOracle) {
         << key;
 }
 
-// The loaded model predicts as the saved one: -t -i reproduces the final weights exactly.
+// The loaded model predicts as the saved one: -t -i reproduces the final weights and every per-slot sum
+// exactly
+// (--readable_full: lepus's layout, which keeps them under -t).
 TEST(Model, LoadedModelHasTheSavedState) {
   const std::string d = scratch_dir("state");
-  ASSERT_EQ(run_lepus("-d " + kRcv1 + " --loss_function logistic -q ff -f " + d + "/m --readable_model " + d +
-                      "/a.txt --quiet"),
+  ASSERT_EQ(run_lepus("-d " + kRcv1 + " --loss_function logistic -q ff -f " + d +
+                      "/m --readable_full --readable_model " + d + "/a.txt --quiet"),
             0);
-  ASSERT_EQ(run_lepus("-d " + kRcv1 + " -t -i " + d + "/m --readable_model " + d + "/b.txt -p " + d +
-                      "/p1.txt --quiet"),
+  ASSERT_EQ(run_lepus("-d " + kRcv1 + " -t -i " + d + "/m --readable_full --readable_model " + d +
+                      "/b.txt -p " + d + "/p1.txt --quiet"),
             0);
   EXPECT_EQ(read_file(d + "/a.txt"), read_file(d + "/b.txt"));
   EXPECT_GT(lines_of(read_file(d + "/a.txt")).size(), 1000u);
@@ -96,19 +98,20 @@ TEST(Model, LoadedModelHasTheSavedState) {
   EXPECT_EQ(read_file(d + "/p1.txt"), read_file(d + "/p2.txt"));
 }
 
-// Continuing from a saved model equals one run over both files: same predictions, same final state.
+// Continuing from a saved model equals one run over both files: same predictions, same final state (VW's
+// layout would differ in the run's own counts, which a run from -i starts again).
 TEST(Model, ContinuedTrainingEqualsOneRun) {
   const std::string d = scratch_dir("continue");
   ASSERT_EQ(std::system(("gzip -dc " + kRcv1 + " | head -n 600 > " + d + "/a.vw").c_str()), 0);
   ASSERT_EQ(std::system(("gzip -dc " + kRcv1 + " | tail -n +601 > " + d + "/b.vw").c_str()), 0);
   ASSERT_EQ(std::system(("cat " + d + "/a.vw " + d + "/b.vw > " + d + "/ab.vw").c_str()), 0);
   const std::string opts = " --loss_function logistic -q ff --l2 1e-7 --quiet";
-  ASSERT_EQ(run_lepus("-d " + d + "/ab.vw -p " + d + "/all.txt -f " + d + "/all.m --readable_model " + d +
-                      "/all.r" + opts),
+  ASSERT_EQ(run_lepus("-d " + d + "/ab.vw -p " + d + "/all.txt -f " + d +
+                      "/all.m --readable_full --readable_model " + d + "/all.r" + opts),
             0);
   ASSERT_EQ(run_lepus("-d " + d + "/a.vw -f " + d + "/a.m" + opts), 0);
-  ASSERT_EQ(run_lepus("-d " + d + "/b.vw -i " + d + "/a.m -p " + d + "/b.txt -f " + d + "/b.m --readable_model " +
-                      d + "/b.r --quiet"),
+  ASSERT_EQ(run_lepus("-d " + d + "/b.vw -i " + d + "/a.m -p " + d + "/b.txt -f " + d +
+                      "/b.m --readable_full --readable_model " + d + "/b.r --quiet"),
             0);
   const auto all = lines_of(read_file(d + "/all.txt"));
   const auto b = lines_of(read_file(d + "/b.txt"));
@@ -116,6 +119,56 @@ TEST(Model, ContinuedTrainingEqualsOneRun) {
   ASSERT_EQ(b.size(), 400u);
   for (size_t i = 0; i < b.size(); ++i) ASSERT_EQ(b[i], all[600 + i]) << "example " << 601 + i;
   EXPECT_EQ(read_file(d + "/all.r"), read_file(d + "/b.r"));
+}
+
+// --readable_model writes VW 9.11.2's file byte for byte (issue 43 item 13): its header with the options VW
+// keeps and their checksum, gd's state among the run's figures, and the slot lines (the figures follow the
+// progress table, so these runs print it, as VW's did).
+TEST(ReadableModel, IsVwsByteForByte) {
+  const std::string d = scratch_dir("readable_vw");
+  const std::string abalone = kData + "/vw/inputs/abalone.vw.gz";
+  ASSERT_EQ(run_in(d, "-d " + kData + "/vw/e2e/tiny_train.vw -f m --readable_model tiny.r 2> e"), 0);
+  EXPECT_EQ(read_file(d + "/tiny.r"), read_file(kData + "/vw/e2e/tiny.readable"));
+  ASSERT_EQ(run_in(d, "-d " + abalone + " --sgd -l 0.5 --readable_model sgd.r 2> e"), 0);
+  EXPECT_EQ(read_file(d + "/sgd.r"), read_file(kData + "/vw/abalone/02_sgd_model.readable"));
+  ASSERT_EQ(run_in(d, "-d " + abalone + " -q ff --readable_model q.r 2> e"), 0);
+  EXPECT_EQ(read_file(d + "/q.r"), read_file(kData + "/vw/abalone/05_q_ff_model.readable"));
+  // Under -t VW writes index:weight alone (its adaptive and normalizer sums are for training), as lepus does.
+  ASSERT_EQ(run_in(d, "-d " + kData + "/vw/e2e/tiny_test.vw -t -i m --readable_model t.r 2> e"), 0);
+  const std::string t = read_file(d + "/t.r");
+  EXPECT_EQ(t.substr(0, t.find(":1\n")),
+            read_file(d + "/tiny.r").substr(0, t.find(":1\n")));  // the same header
+  size_t slots = 0;
+  for (const auto& line : lines_of(t)) {
+    const size_t colon = line.find(':');
+    if (colon == 0 || colon == std::string::npos || line.find_first_not_of("0123456789") != colon) continue;
+    ++slots;
+    EXPECT_EQ(line.find(' '), std::string::npos) << line;  // index:weight, nothing more
+  }
+  EXPECT_EQ(slots, 9u) << t;
+}
+
+// --readable_full: lepus's own layout, with every learner's full state (sgd's per-slot sums under -t too);
+// another learner than sgd writes VW's header, then its own lines.
+TEST(ReadableModel, FullLayoutAndOtherLearners) {
+  const std::string d = scratch_dir("readable_full_layout");
+  ASSERT_EQ(
+      run_in(d, "-d " + kData + "/vw/e2e/tiny_train.vw -f m --readable_full --readable_model a.r --quiet"),
+      0);
+  ASSERT_EQ(
+      run_in(d, "-d " + kData + "/vw/e2e/tiny_test.vw -t -i m --readable_full --readable_model b.r --quiet"),
+      0);
+  const std::string a = read_file(d + "/a.r");
+  EXPECT_EQ(a.rfind("lepus ", 0), 0u) << a;
+  EXPECT_TRUE(has(a, "\n61236:0.0718349 15.741 3\n")) << a;
+  EXPECT_EQ(read_file(d + "/b.r"), a);
+  EXPECT_EQ(run_in(d, "-d " + kData + "/vw/e2e/tiny_train.vw --readable_full 2> e"), 1);
+  EXPECT_TRUE(has(read_file(d + "/e"), "give one of them")) << read_file(d + "/e");
+  ASSERT_EQ(run_in(d, "-d " + kData + "/vw/e2e/tiny_train.vw --learner scinol2 --readable_model s.r --quiet"),
+            0);
+  const std::string s2 = read_file(d + "/s.r");
+  EXPECT_EQ(s2.rfind("Version 9.11.2\nId \n", 0), 0u) << s2;
+  EXPECT_TRUE(has(s2, "\noptions: --learner scinol2\nChecksum: ")) << s2;
 }
 
 TEST(Model, PipesInAndOutWithAModel) {

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -259,6 +260,27 @@ TEST(Config, LearnThreadForHeavyUpdates) {
   EXPECT_TRUE(parse({"d.vw", "--learner", "wemm"}).driver.learn_thread);
   EXPECT_FALSE(parse({"d.vw", "--learner", "wemm", "--matrix", "diag"}).driver.learn_thread);
   EXPECT_TRUE(parse({"d.vw", "--learner", "kons", "--budget", "100"}).driver.learn_thread);
+}
+
+// --sync_timeout (issue 43 item 8): auto by default (a stuck rank ends the job after 10 times the longest
+// silence seen, at least 60 s), a number of seconds as given, 0 for no limit; anything else refused.
+TEST(CommandLine, SyncTimeoutIsAutoByDefault) {
+  using Mode = SyncTimeout::Mode;
+  EXPECT_EQ(parse({"--distributed", "d.vw"}).sync_timeout.mode, Mode::kAuto);
+  EXPECT_EQ(parse({"--distributed", "d.vw", "--sync_timeout", "auto"}).sync_timeout.mode, Mode::kAuto);
+  EXPECT_EQ(parse({"--distributed", "d.vw", "--sync_timeout", "0"}).sync_timeout.mode, Mode::kNone);
+  const SyncTimeout fixed = parse({"--distributed", "d.vw", "--sync_timeout", "2.5"}).sync_timeout;
+  EXPECT_EQ(fixed.mode, Mode::kFixed);
+  EXPECT_EQ(fixed.seconds, 2.5);
+  for (const char* bad : {"-1", "abc", "2s", "inf"})
+    EXPECT_TRUE(
+        contains(error_of({"--distributed", "d.vw", "--sync_timeout", bad}), "--sync_timeout must be auto"))
+        << bad;
+  EXPECT_EQ(sync_timeout_limit(SyncTimeout{}, 0.0), 60.0);    // the floor
+  EXPECT_EQ(sync_timeout_limit(SyncTimeout{}, 2.0), 60.0);    // 10 x 2 s is under it
+  EXPECT_EQ(sync_timeout_limit(SyncTimeout{}, 30.0), 300.0);  // 10 x the longest silence seen
+  EXPECT_EQ(sync_timeout_limit(fixed, 1000.0), 2.5);
+  EXPECT_TRUE(std::isinf(sync_timeout_limit(SyncTimeout{Mode::kNone, 0.0}, 1.0)));
 }
 
 }  // namespace

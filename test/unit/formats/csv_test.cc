@@ -171,6 +171,67 @@ TEST(CsvSplit, MalformedQuotesAreReported) {
   EXPECT_EQ(cells, (Strings{"a", "\"bc"}));
 }
 
+// The record ends csv_scan finds: every '\n' outside a quoted cell, the same whether the text is scanned at
+// once or fed in two parts split anywhere (the scan resumes), and, with first_only, the first of them; the
+// records they delimit split into the cells Python's csv module reads (quoted cells holding line ends, ""
+// escapes, a quote inside an unquoted cell kept as a byte).
+TEST(CsvScan, RecordEndsAreLineEndsOutsideQuotedCells) {
+  const std::string text =
+      "y,t\n1,\"a\nb\"\n-1,\"c\"\"\nd\"\"\"\n1,5\" screen\n-1,\"\"\"\",\"e\n\nf\"\n1,\"g\"";
+  const std::vector<size_t> ends = {4, 12, 25, 37, 52};
+  auto all_ends = [&](size_t split) {
+    std::vector<size_t> found;
+    CsvScan scan;
+    for (size_t n : {split, text.size()}) {
+      while (true) {
+        const size_t before = scan.record_end;
+        csv_scan(text.data(), n, ',', scan, true);
+        if (scan.record_end == before) break;
+        found.push_back(scan.record_end);
+      }
+    }
+    return found;
+  };
+  for (size_t split = 0; split <= text.size(); ++split) EXPECT_EQ(all_ends(split), ends) << split;
+  for (size_t split = 0; split <= text.size(); ++split) {  // the last record end, as a reader cuts a block
+    CsvScan scan;
+    csv_scan(text.data(), split, ',', scan);
+    const size_t at_split = scan.record_end;
+    csv_scan(text.data(), text.size(), ',', scan);
+    size_t expected = 0;
+    for (size_t e : ends)
+      if (e <= split) expected = e;
+    EXPECT_EQ(at_split, expected) << split;
+    EXPECT_EQ(scan.record_end, 52u) << split;
+    EXPECT_TRUE(scan.in_quotes);  // the last '"' closes or escapes: the byte after it (none yet) decides
+    EXPECT_EQ(scan.pos, text.size() - 1);
+  }
+  const std::vector<Strings> rows = {{"y", "t"},          {"1", "a\nb"},          {"-1", "c\"\nd\""},
+                                     {"1", "5\" screen"}, {"-1", "\"", "e\n\nf"}, {"1", "g"}};
+  size_t begin = 0;
+  for (size_t r = 0; r < rows.size(); ++r) {
+    const size_t end = r < ends.size() ? ends[r] - 1 : text.size();
+    Strings cells;
+    ASSERT_TRUE(split_csv_row(std::string_view(text).substr(begin, end - begin), ',', true, cells)) << r;
+    EXPECT_EQ(cells, rows[r]);
+    begin = end + 1;
+  }
+  // An unterminated quoted cell: no record end after it; the scan says it is inside quotes.
+  CsvScan open;
+  const std::string bad = "a,b\n1,\"x\n2,3\n";
+  csv_scan(bad.data(), bad.size(), ',', open);
+  EXPECT_EQ(open.record_end, 4u);
+  EXPECT_TRUE(open.in_quotes);
+  // Another delimiter decides where cells start.
+  CsvScan semi;
+  const std::string semicolons = "a;\"b\nc\"\n";
+  csv_scan(semicolons.data(), semicolons.size(), ';', semi);
+  EXPECT_EQ(semi.record_end, semicolons.size());
+  CsvScan comma;
+  csv_scan(semicolons.data(), semicolons.size(), ',', comma, true);
+  EXPECT_EQ(comma.record_end, 5u);  // with ',' the quote is inside a cell: an ordinary byte
+}
+
 // ---- cells to features ----
 
 TEST(CsvParse, NumericAndStringCellsEmptyAndZeroDropped) {
