@@ -34,8 +34,12 @@ double lse(const std::vector<double>& v) {
   return m + std::log(s);
 }
 
-// ln σ(z), stable on both sides.
-double log_sigmoid(double z) { return z >= 0.0 ? -std::log1p(std::exp(-z)) : z - std::log1p(std::exp(z)); }
+// ln σ(z) and ln σ(−z), stable on both sides (ln σ(z) = −ln(1 + e^−z) for z ≥ 0, z − ln(1 + e^z) below), from
+// one exp and one log1p: exp(−|z|) is the argument on either side.
+MixLearner::LogSigmoids log_sigmoids(double z) {
+  const double l = std::log1p(std::exp(-std::fabs(z)));
+  return {z >= 0.0 ? -l : z - l, -z >= 0.0 ? -l : -z - l};
+}
 
 void normalise(std::vector<double>& lw) {
   const double m = lse(lw);
@@ -180,9 +184,18 @@ double MixLearner::eta() const {
 }
 
 std::vector<double> MixLearner::log_weights() const {
+  std::vector<double> lw;
+  log_weights_into(lw);
+  return lw;
+}
+
+void MixLearner::log_weights_into(std::vector<double>& lw) const {
   const size_t n = size();
-  if (share_ > 0.0) return lw_;
-  std::vector<double> lw(n);
+  if (share_ > 0.0) {
+    lw = lw_;
+    return;
+  }
+  lw.resize(n);
   const double e = eta();
   const double best = best_active_loss();
   if (std::isinf(e)) {  // AdaHedge before any mixability gap: uniform over the leaders
@@ -191,7 +204,6 @@ std::vector<double> MixLearner::log_weights() const {
     for (size_t k = 0; k < n; ++k) lw[k] = active(k) ? -e * (cum_loss_[k] - best) : -kInf;
   }
   normalise(lw);
-  return lw;
 }
 
 // The regret bound of the plain mixture (no Fixed Share) against its best member, as the summary prints it:
@@ -244,16 +256,30 @@ double MixLearner::input(float s) const {
   return std::clamp(v, -static_cast<double>(FLT_MAX), static_cast<double>(FLT_MAX));
 }
 
+double MixLearner::mix_log(const std::vector<LogSigmoids>& ls, const std::vector<double>& lw) const {
+  const size_t n = size();
+  std::vector<double>& a = mix_a_;
+  std::vector<double>& b = mix_b_;
+  a.resize(n);
+  b.resize(n);
+  for (size_t k = 0; k < n; ++k) {  // ŝ = ln Σ w σ(s) − ln Σ w σ(−s)
+    a[k] = lw[k] + ls[k].pos;
+    b[k] = lw[k] + ls[k].neg;
+  }
+  return std::clamp(lse(a) - lse(b), -kScoreCap, kScoreCap);
+}
+
 double MixLearner::mix(const std::vector<double>& s, const std::vector<double>& lw) const {
   const size_t n = size();
-  std::vector<double> a(n), b(n);
+  std::vector<double>& a = mix_a_;
+  std::vector<double>& b = mix_b_;
+  a.resize(n);
+  b.resize(n);
   switch (rule_) {
-    case Rule::kLog: {  // ŝ = ln Σ w σ(s) − ln Σ w σ(−s)
-      for (size_t k = 0; k < n; ++k) {
-        a[k] = lw[k] + log_sigmoid(s[k]);
-        b[k] = lw[k] + log_sigmoid(-s[k]);
-      }
-      return std::clamp(lse(a) - lse(b), -kScoreCap, kScoreCap);
+    case Rule::kLog: {
+      std::vector<LogSigmoids> ls(n);
+      for (size_t k = 0; k < n; ++k) ls[k] = log_sigmoids(s[k]);
+      return mix_log(ls, lw);
     }
     case Rule::kSquare: {  // Vovk's substitution function at the ends of [lo, hi]
       const LabelRange r = clip_.range();
@@ -277,19 +303,26 @@ double MixLearner::mix(const std::vector<double>& s, const std::vector<double>& 
   return 0.0;
 }
 
+double MixLearner::label_share(const Example& x) const {
+  // The loss's class-1 share q of the label, read off the loss itself: ℓ(1) − ℓ(−1) = 1 − 2q.
+  const double d = static_cast<double>(loss_.loss(1.0f, x.label, clip_.range())) -
+                   static_cast<double>(loss_.loss(-1.0f, x.label, clip_.range()));
+  double q = std::clamp((1.0 - d) / 2.0, 0.0, 1.0);
+  if (std::fabs(q - 1.0) < 1e-5) q = 1.0;
+  if (std::fabs(q) < 1e-5) q = 0.0;
+  return q;
+}
+
+double MixLearner::log_loss_term(double q, const LogSigmoids& ls) {
+  if (q == 1.0) return -ls.pos;
+  if (q == 0.0) return -ls.neg;
+  return -(q * ls.pos + (1.0 - q) * ls.neg);
+}
+
 double MixLearner::member_loss_term(double s, const Example& x) const {
   switch (rule_) {
-    case Rule::kLog: {
-      // The loss's class-1 share q of the label, read off the loss itself: ℓ(1) − ℓ(−1) = 1 − 2q.
-      const double d = static_cast<double>(loss_.loss(1.0f, x.label, clip_.range())) -
-                       static_cast<double>(loss_.loss(-1.0f, x.label, clip_.range()));
-      double q = std::clamp((1.0 - d) / 2.0, 0.0, 1.0);
-      if (std::fabs(q - 1.0) < 1e-5) q = 1.0;
-      if (std::fabs(q) < 1e-5) q = 0.0;
-      if (q == 1.0) return -log_sigmoid(s);
-      if (q == 0.0) return -log_sigmoid(-s);
-      return -(q * log_sigmoid(s) + (1.0 - q) * log_sigmoid(-s));
-    }
+    case Rule::kLog:
+      return log_loss_term(label_share(x), log_sigmoids(s));
     case Rule::kSquare:
       return (x.label - s) * (x.label - s);
     case Rule::kHedge:
@@ -348,22 +381,41 @@ Prediction MixLearner::learn(const Example& x) {
     }
     any_scored = any_scored || scratch_[k].scored.has_value();
   }
-  std::vector<double> v(n), r(n);
+  std::vector<double>& v = in_v_;
+  std::vector<double>& r = in_r_;
+  v.resize(n);
+  r.resize(n);
   for (size_t k = 0; k < n; ++k) {
     v[k] = input(scratch_[k].value);
     r[k] = input(scratch_[k].scored.value_or(scratch_[k].value));
   }
-  const std::vector<double> lw = log_weights();
-  Prediction out = clip_.of(common::to_float(mix(v, lw), safeguards_));
-  const double mixed_r = mix(r, lw);
+  std::vector<double>& lw = lw_now_;
+  log_weights_into(lw);
+  // Without a scored member r is v: one mixture, and (log loss) one ln σ pair per member for it and the
+  // losses.
+  const bool log_rule = rule_ == Rule::kLog;
+  if (log_rule) {
+    ls_v_.resize(n);
+    for (size_t k = 0; k < n; ++k) ls_v_[k] = log_sigmoids(v[k]);
+    if (any_scored) {
+      ls_r_.resize(n);
+      for (size_t k = 0; k < n; ++k) ls_r_[k] = log_sigmoids(r[k]);
+    }
+  }
+  const std::vector<LogSigmoids>& ls_r = any_scored ? ls_r_ : ls_v_;
+  const double mixed_v = log_rule ? mix_log(ls_v_, lw) : mix(v, lw);
+  const double mixed_r = !any_scored ? mixed_v : log_rule ? mix_log(ls_r, lw) : mix(r, lw);
+  Prediction out = clip_.of(common::to_float(mixed_v, safeguards_));
   if (any_scored) out.scored = clip_.clip(common::to_float(mixed_r, safeguards_));
   if (!common::teaches(x) || test_only_) return out;
 
   const double c = x.weight;
-  std::vector<double> l(n);
+  const double q = log_rule ? label_share(x) : 0.0;
+  std::vector<double>& l = loss_now_;
+  l.assign(n, 0.0);
   for (size_t k = 0; k < n; ++k) {
     if (!active(k)) continue;  // its loss stays where it left
-    l[k] = c * member_loss_term(r[k], x);
+    l[k] = c * (log_rule ? log_loss_term(q, ls_r[k]) : member_loss_term(r[k], x));
     if (!(std::fabs(l[k]) <= kLossCap)) {  // an overflowing member loss (hostile values): capped, counted
       l[k] = std::isnan(l[k]) ? kLossCap : std::clamp(l[k], -kLossCap, kLossCap);
       ++safeguards_;
@@ -372,7 +424,8 @@ Prediction MixLearner::learn(const Example& x) {
   if (rule_ == Rule::kHedge) {  // AdaHedge: the mixability gap of this round, at the weights just used
     const double e = eta();
     double h = 0.0, m = kInf;
-    std::vector<double> t(n);
+    std::vector<double>& t = mix_a_;
+    t.assign(n, 0.0);
     for (size_t k = 0; k < n; ++k) {
       const double w = std::exp(lw[k]);
       if (w > 0.0) h += w * l[k];
@@ -388,7 +441,8 @@ Prediction MixLearner::learn(const Example& x) {
   }
   c_max_ = std::max(c_max_, c);
   if (!std::isnan(own_loss_)) {
-    const double own = c * member_loss_term(mixed_r, x);
+    const double own =
+        c * (log_rule ? log_loss_term(q, log_sigmoids(mixed_r)) : member_loss_term(mixed_r, x));
     own_loss_ = std::clamp(own_loss_ + (std::fabs(own) <= kLossCap ? own : kLossCap), -kCumCap, kCumCap);
   }
   for (size_t k = 0; k < n; ++k) cum_loss_[k] = std::clamp(cum_loss_[k] + l[k], -kCumCap, kCumCap);

@@ -55,6 +55,9 @@ namespace lepus {
 class MixLearner final : public Learner {
  public:
   enum class Rule : uint8_t { kLog = 1, kSquare = 2, kHedge = 3 };
+  struct LogSigmoids {  // ln σ(s) and ln σ(−s) of one prediction s
+    double pos, neg;
+  };
   // The default members, chosen by measurement against VW's optimizers (docs/vs_vw.md, utl/vs_vw).
   static constexpr const char* kDefaultMembers = "sgd,scinol2,vw-pistol,vw-coin,aioli";
 
@@ -103,15 +106,21 @@ class MixLearner final : public Learner {
     OptionValues options;
   };
   std::vector<double> log_weights() const;  // normalised
+  void log_weights_into(std::vector<double>& lw) const;
   std::vector<double> test_log_weights() const;  // -t: log_weights() with --mix_test_share's step
   double eta() const;                       // the current rate (may be +inf for AdaHedge before any gap)
   bool active(size_t k) const { return retired_[k].empty(); }
   size_t active_count() const;
   double best_active_loss() const;  // min_k L_k over the members that take part
   void retire(size_t k, const std::string& why);
-  // The mixture of member predictions `s` (already the rule's inputs) under log-weights `lw`.
+  // The mixture of member predictions `s` (already the rule's inputs) under log-weights `lw`; mix_log is the
+  // log rule's from the members' ln σ pairs.
   double mix(const std::vector<double>& s, const std::vector<double>& lw) const;
+  double mix_log(const std::vector<LogSigmoids>& ls, const std::vector<double>& lw) const;
   double member_loss_term(double s, const Example& x) const;  // unweighted ℓ(y, s) in double
+  double label_share(const Example& x) const;  // the log rule's share q of class 1 in x's label
+  // The log rule's ℓ(y, s) = −q ln σ(s) − (1 − q) ln σ(−s), from s's ln σ pair.
+  static double log_loss_term(double q, const LogSigmoids& ls);
   double input(float s) const;                                // a member prediction as the rule reads it
   void save_state(ModelWriter& out, bool predict_only) const;
   void load_state(ModelReader& in, bool predict_only);
@@ -136,6 +145,10 @@ class MixLearner final : public Learner {
   double own_loss_ = 0.0;         // the mixture's own cumulative weighted loss (NaN: resumed from a MIX1 state)
   mutable uint64_t safeguards_ = 0;
   mutable std::vector<Prediction> scratch_;
+  // learn()'s per-round buffers (kept to spare an allocation each per example; mix() uses mix_a_ and mix_b_).
+  std::vector<double> in_v_, in_r_, lw_now_, loss_now_;
+  std::vector<LogSigmoids> ls_v_, ls_r_;
+  mutable std::vector<double> mix_a_, mix_b_;
   std::vector<std::exception_ptr> errors_;  // per member, what its last round threw
 };
 
