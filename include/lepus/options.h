@@ -1,11 +1,15 @@
 // Options declared by registry rows (learners), independent of any command-line library: src/cli turns
 // OptionSpecs into Boost.Program_options descriptions and hands the parsed values back as OptionValues.
 #pragma once
+#include <charconv>
 #include <cmath>
 #include <limits>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
+#include <system_error>
+#include <type_traits>
 #include <vector>
 
 namespace lepus {
@@ -27,14 +31,30 @@ struct OptionSpec {
   Kind kind = Kind::kFlag;
   std::string default_value;  // text; empty for flags and for "no default"
   std::string help;
-  Range range;                       // kNumber: declared once, checked by check_option_values, shown in --help
+  Range range;  // kNumber: declared once, checked by check_option_values, shown in --help
   std::vector<std::string> choices;  // kText: the values it accepts (empty: free text)
-  // kNumber: values that switch the learner into another mode (kons's --budget), which the registry-wide tests
-  // run as variants as they do each choice.
+  // kNumber: values that switch the learner into another mode (kons's --budget), which the registry-wide
+  // tests run as variants as they do each choice.
   std::vector<std::string> modes;
 };
 
-
+// The one reading of a number in lepus's options (the command line, learners' options, a model's saved
+// options): the whole text, with no space around it, as a finite number (decimal or exponent form), else
+// nullopt. read_whole reads a whole number: optional sign and digits only, within T's range (an unsigned T
+// refuses a minus sign).
+std::optional<double> read_number(const std::string& text);
+template <typename T>
+std::optional<T> read_whole(const std::string& text) {
+  static_assert(std::is_integral_v<T>);
+  const char* first = text.data();
+  const char* last = text.data() + text.size();
+  if (first != last && *first == '+') ++first;
+  if (first == last || (std::is_unsigned_v<T> && *first == '-')) return std::nullopt;
+  T v{};
+  const auto [end, error] = std::from_chars(first, last, v);
+  if (error != std::errc() || end != last) return std::nullopt;
+  return v;
+}
 
 class OptionValues {
  public:
@@ -44,8 +64,8 @@ class OptionValues {
   }
   bool given(const std::string& name) const { return given_.count(name) != 0; }
   bool has(const std::string& name) const { return values_.count(name) != 0; }
-  const std::string& text(const std::string& name) const;   // throws ConfigError when absent
-  double number(const std::string& name) const;             // throws ConfigError when not a number
+  const std::string& text(const std::string& name) const;  // throws ConfigError when absent
+  double number(const std::string& name) const;            // throws ConfigError when not a number
   bool flag(const std::string& name) const { return given(name); }
   const std::map<std::string, std::string>& all() const { return values_; }
 

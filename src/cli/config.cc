@@ -22,9 +22,10 @@ namespace po = boost::program_options;
 namespace lepus::cli {
 namespace {
 
-constexpr int kMaxBits = 32;  // -b: 2^32 slots at most, as VW (hashes are 32 bits)
+constexpr int kMaxBits = 32;              // -b: 2^32 slots at most, as VW (hashes are 32 bits)
 constexpr uint64_t kMaxClasses = 100000;  // --oaa / --csoaa K
-// An exact kernel learner (state growing with every example) is warned about once this many examples are read.
+// An exact kernel learner (state growing with every example) is warned about once this many examples are
+// read.
 constexpr uint64_t kGrowingStateWarning = 10000;
 
 // The hidden option that collects bare words (data files); dashes keep it apart from every VW name.
@@ -42,20 +43,48 @@ constexpr char kUsage[] =
     "the learners and when to choose each. Every option has a default that works without tuning.\n";
 
 // Options a model records and -i restores. Learner rows' options are added for the model's learner.
-const char* const kShaping[] = {"bit_precision", "hash", "hash_seed", "quadratic", "cubic", "interactions",
-                                "permutations", "leave_duplicate_interactions", "ignore", "ignore_linear", "keep",
-                                "ngram", "skips", "noconstant", "libsvm_namespace", "positive_label", "no_header", "label_column",
-                                "ignore_columns", "categorical", "text_columns", "csv_namespace",
-                                "text_namespace", "loss_function",
-                                "quantile_tau", "link", "binary", "learner", "random_seed", "oaa", "csoaa",
-                                "probabilities", "named_labels", "indexing"};
+const char* const kShaping[] = {"bit_precision",
+                                "hash",
+                                "hash_seed",
+                                "quadratic",
+                                "cubic",
+                                "interactions",
+                                "permutations",
+                                "leave_duplicate_interactions",
+                                "ignore",
+                                "ignore_linear",
+                                "keep",
+                                "ngram",
+                                "skips",
+                                "noconstant",
+                                "libsvm_namespace",
+                                "positive_label",
+                                "no_header",
+                                "label_column",
+                                "ignore_columns",
+                                "categorical",
+                                "text_columns",
+                                "csv_namespace",
+                                "text_namespace",
+                                "loss_function",
+                                "quantile_tau",
+                                "link",
+                                "binary",
+                                "learner",
+                                "random_seed",
+                                "oaa",
+                                "csoaa",
+                                "probabilities",
+                                "named_labels",
+                                "indexing"};
 // Of those, the ones a command line may change under -i (with a warning).
-const std::set<std::string> kOverridable = {"loss_function", "quantile_tau", "link", "binary", "positive_label",
-                                            "random_seed"};
+const std::set<std::string> kOverridable = {"loss_function", "quantile_tau",   "link",
+                                            "binary",        "positive_label", "random_seed"};
 
 // VW's --rank K (with -q) is its low-rank matrix factorization; lepus's --rank is a sketch's rank.
 const char* const kVwRank =
-    "VW's --rank (its low-rank matrix factorization, with -q) is not in lepus; the rank of a second-order learner's "
+    "VW's --rank (its low-rank matrix factorization, with -q) is not in lepus; the rank of a second-order "
+    "learner's "
     "sketch is --sketch_rank (e.g. --learner aioli --matrix sketch --sketch_rank 20)";
 
 // Levenshtein distance with adjacent transpositions, for "did you mean".
@@ -66,14 +95,16 @@ size_t edit_distance(const std::string& a, const std::string& b) {
   for (size_t i = 1; i <= a.size(); ++i)
     for (size_t j = 1; j <= b.size(); ++j) {
       d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] != b[j - 1])});
-      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
     }
   return d[a.size()][b.size()];
 }
 
 // The option name an argv word names ("--passes=3" -> "passes", "-b" -> its long name), "" for a value.
 std::string option_word(const std::string& a, const po::options_description& all) {
-  if (a.rfind("--", 0) == 0 && a.size() > 2) return a.substr(2, a.find('=') == std::string::npos ? std::string::npos : a.find('=') - 2);
+  if (a.rfind("--", 0) == 0 && a.size() > 2)
+    return a.substr(2, a.find('=') == std::string::npos ? std::string::npos : a.find('=') - 2);
   if (a.size() >= 2 && a[0] == '-' && std::isalpha(static_cast<unsigned char>(a[1]))) {
     for (const auto& o : all.options())
       if (o->canonical_display_name(po::command_line_style::allow_dash_for_short) == a.substr(0, 2))
@@ -85,7 +116,8 @@ std::string option_word(const std::string& a, const po::options_description& all
 
 // One line for an option lepus does not declare: VW's options get lepus's answer from the VW table (an error,
 // or for a few harmless tuning knobs a note); anything else is a typo, answered with the nearest real option.
-void answer_unknown(const std::string& name, const po::options_description& all, std::vector<std::string>& notes) {
+void answer_unknown(const std::string& name, const po::options_description& all,
+                    std::vector<std::string>& notes) {
   const bool is_short = name.size() == 2 && name[0] == '-';
   const std::string bare = is_short ? name.substr(1) : name;
   if (const VwOption* v = is_short ? find_vw_short_option(bare) : find_vw_option(bare)) {
@@ -153,31 +185,34 @@ std::string show(const std::string& name, const Entry& e) {
   return s;
 }
 
+// Option --name's value: a whole number for an integer T (read_whole), else a finite number (read_number).
 template <typename T>
 T to_number(const std::string& name, const std::string& text) {
-  // The stream reads "-5" into an unsigned type as 2^64 - 5: a count or a size is never negative.
-  if constexpr (std::is_unsigned_v<T>)
-    if (text.find('-') != std::string::npos)
+  if constexpr (std::is_integral_v<T>) {
+    if (std::is_unsigned_v<T> && text.find('-') != std::string::npos)  // a count or a size is never negative
       throw ConfigError("--" + name + " must be a whole number of at least 0, got '" + text + "'");
-  std::istringstream in(text);
-  T v{};
-  in >> v;
-  if (text.empty() || in.fail() || !in.eof())
-    throw ConfigError("--" + name + " expects a number, got '" + text + "'");
-  return v;
+    if (const std::optional<T> v = read_whole<T>(text)) return *v;
+  } else {
+    if (const std::optional<double> v = read_number(text)) return static_cast<T>(*v);
+  }
+  throw ConfigError("--" + name + " expects a number, got '" + text + "'");
 }
 
 // Options a model may hold that take several values.
-const std::set<std::string> kListOptions = {"quadratic", "cubic", "interactions", "ignore", "ignore_linear", "keep",
-                                            "ngram", "skips", "ignore_columns", "categorical", "text_columns"};
+const std::set<std::string> kListOptions = {"quadratic",      "cubic",       "interactions", "ignore",
+                                            "ignore_linear",  "keep",        "ngram",        "skips",
+                                            "ignore_columns", "categorical", "text_columns"};
 // Shaping options that are switches.
-const std::set<std::string> kShapingFlags = {"permutations", "leave_duplicate_interactions", "noconstant",
-                                             "no_header", "binary", "predict_only_model", "probabilities"};
+const std::set<std::string> kShapingFlags = {
+    "permutations", "leave_duplicate_interactions", "noconstant",   "no_header",
+    "binary",       "predict_only_model",           "probabilities"};
 
-// A model is data, never a command line: it may restore only the options that shape features, loss and learner
-// (kShaping), its own learner's options and the predict-only mark, each within its range or choices. Anything
-// else (an output path, passes, an example count, a cache) is refused naming the option, before anything runs.
-void check_model_options(const std::map<std::string, Entry>& saved, const LearnerRow& row, const std::string& path) {
+// A model is data, never a command line: it may restore only the options that shape features, loss and
+// learner (kShaping), its own learner's options and the predict-only mark, each within its range or choices.
+// Anything else (an output path, passes, an example count, a cache) is refused naming the option, before
+// anything runs.
+void check_model_options(const std::map<std::string, Entry>& saved, const LearnerRow& row,
+                         const std::string& path) {
   auto bad = [&](const std::string& name, const std::string& why) {
     throw ModelFormatError(path + ": damaged or foreign lepus model: its option --" + name + " " + why +
                            "; refusing the model");
@@ -192,13 +227,11 @@ void check_model_options(const std::map<std::string, Entry>& saved, const Learne
     if (e.values.size() > (kListOptions.count(name) ? 4096u : 1u)) bad(name, "is given too many times");
     for (const auto& v : e.values) {
       if (v.size() > 4096) bad(name, "has a value too long to be real");
-      const bool is_flag = kShapingFlags.count(name) ||
-                           (learner_option && learner_kinds.at(name) == OptionSpec::Kind::kFlag);
+      const bool is_flag =
+          kShapingFlags.count(name) || (learner_option && learner_kinds.at(name) == OptionSpec::Kind::kFlag);
       if (is_flag && !v.empty()) bad(name, "is a switch but has the value '" + v + "'");
       if (learner_option && learner_kinds.at(name) == OptionSpec::Kind::kNumber) {
-        char* end = nullptr;
-        const double x = std::strtod(v.c_str(), &end);
-        if (v.empty() || *end != '\0' || !std::isfinite(x)) bad(name, "is not a finite number: '" + v + "'");
+        if (!read_number(v)) bad(name, "is not a finite number: '" + v + "'");
       }
     }
     const std::string v = e.values.empty() ? "" : e.values.back();
@@ -224,7 +257,8 @@ void check_model_options(const std::map<std::string, Entry>& saved, const Learne
       } else if (name == "loss_function" || name == "quantile_tau") {
         LossOptions lo;
         lo.name = saved.count("loss_function") ? saved.at("loss_function").values.back() : "squared";
-        if (saved.count("quantile_tau")) lo.quantile_tau = to_number<float>("quantile_tau", saved.at("quantile_tau").values.back());
+        if (saved.count("quantile_tau"))
+          lo.quantile_tau = to_number<float>("quantile_tau", saved.at("quantile_tau").values.back());
         make_loss(lo);
       }
     } catch (const ConfigError& e) {
@@ -236,7 +270,8 @@ void check_model_options(const std::map<std::string, Entry>& saved, const Learne
 // Applies the -i model's options under the command line's: equal is fine, different is an error naming both
 // (a few, such as the loss, override the model's with a warning). The command line's switches of the model's
 // learner count too: --sgd against a model trained without it is a conflict, never silently ignored.
-void merge_model(OptionMap& m, const ModelFile& model, const std::string& path, std::vector<std::string>& warnings) {
+void merge_model(OptionMap& m, const ModelFile& model, const std::string& path,
+                 std::vector<std::string>& warnings) {
   std::map<std::string, Entry> saved;
   for (const auto& o : model.options) {
     Entry& e = saved[o.name];
@@ -246,7 +281,8 @@ void merge_model(OptionMap& m, const ModelFile& model, const std::string& path, 
   }
   const std::string learner = saved.count("learner") ? saved.at("learner").values.back() : "sgd";
   const LearnerRow* row = find_learner(learner);
-  if (!row) throw ModelFormatError(path + ": the model's learner '" + learner + "' is not one this lepus has");
+  if (!row)
+    throw ModelFormatError(path + ": the model's learner '" + learner + "' is not one this lepus has");
   check_model_options(saved, *row, path);
   std::set<std::string> names(std::begin(kShaping), std::end(kShaping));
   names.insert("predict_only_model");
@@ -261,13 +297,13 @@ void merge_model(OptionMap& m, const ModelFile& model, const std::string& path, 
       std::sort(b.begin(), b.end());
       if (a == b) continue;
       if (kOverridable.count(name)) {
-        warnings.push_back("[warning] " + show(name, cmd) + " overrides the model's " + show(name, model_entry) +
-                           " (" + path + ")");
+        warnings.push_back("[warning] " + show(name, cmd) + " overrides the model's " +
+                           show(name, model_entry) + " (" + path + ")");
         continue;
       }
       if (name == "predict_only_model") continue;  // saving a full model predict-only
-      throw ConfigError(show(name, cmd) + " conflicts with the model's " + show(name, model_entry) + " (" + path +
-                        "); leave it out to use the model's");
+      throw ConfigError(show(name, cmd) + " conflicts with the model's " + show(name, model_entry) + " (" +
+                        path + "); leave it out to use the model's");
     }
     if (model_entry.values.empty()) continue;  // the model has no value: the command line's default stands
     m[name] = model_entry;
@@ -279,24 +315,25 @@ void chars_to_table(const std::vector<std::string>& specs, std::array<bool, 256>
     for (unsigned char c : s) table[c] = true;
 }
 
-
-// VW 9's CSV flags, read with VW's meaning by lepus's CSV reader (VW's --csv_ns_value has no lepus meaning and
-// is answered from the VW option table).
+// VW 9's CSV flags, read with VW's meaning by lepus's CSV reader (VW's --csv_ns_value has no lepus meaning
+// and is answered from the VW option table).
 void add_vw_csv_options(po::options_description& g) {
-  g.add_options()
-      ("csv", po::bool_switch(), "VW 9's CSV input: --format csv with VW's conventions (label column _label, VW's "
-                                 "default namespace, string cells hashed as VW hashes them)")
-      ("csv_separator", po::value<std::string>(), "with --csv: the cell separator, one character (VW's; \\t for TAB)")
-      ("csv_no_file_header", po::bool_switch(), "with --csv: the file has no header line (--csv_header names the "
-                                                "columns)")
-      ("csv_header", po::value<std::string>(), "with --csv: the column names, comma-separated, instead of the "
-                                               "file's first line");
+  g.add_options()("csv", po::bool_switch(),
+                  "VW 9's CSV input: --format csv with VW's conventions (label column _label, VW's "
+                  "default namespace, string cells hashed as VW hashes them)")(
+      "csv_separator", po::value<std::string>(),
+      "with --csv: the cell separator, one character (VW's; \\t for TAB)")(
+      "csv_no_file_header", po::bool_switch(),
+      "with --csv: the file has no header line (--csv_header names the "
+      "columns)")("csv_header", po::value<std::string>(),
+                  "with --csv: the column names, comma-separated, instead of the "
+                  "file's first line");
 }
 
 // Outputs never name an input or each other, compared by file identity (device and inode, links resolved; the
-// canonical spelling for a file not made yet), before anything is opened for writing. -f may name the -i model:
-// it is read whole first and replaced atomically. Devices, FIFOs and sockets (/dev/stdout) are written through
-// and take no part.
+// canonical spelling for a file not made yet), before anything is opened for writing. -f may name the -i
+// model: it is read whole first and replaced atomically. Devices, FIFOs and sockets (/dev/stdout) are written
+// through and take no part.
 void check_paths(const Config& c) {
   struct Named {
     std::string flag, path;
@@ -325,7 +362,8 @@ void check_paths(const Config& c) {
     if (special(o)) continue;
     for (const Named& in : inputs) {
       if (special(in) || !o.id.same_as(in.id)) continue;
-      if (o.flag == "-f" && in.flag == "-i model") continue;  // -i m -f m: read whole, then replaced atomically
+      if (o.flag == "-f" && in.flag == "-i model")
+        continue;  // -i m -f m: read whole, then replaced atomically
       throw ConfigError(o.flag + " " + o.path + " is the " + in.flag + " " + in.path +
                         ": lepus never writes over what it reads");
     }
@@ -336,13 +374,12 @@ void check_paths(const Config& c) {
   }
 }
 
-}  // namespace
-
-Config parse_command_line(int argc, const char* const argv[]) {
-  Config c;
+// The option tables keep one option to a line.
+// clang-format off
+// The options of lepus's own groups that --help lists before the learners'.
+void declare_front(po::options_description& all) {
   using S = std::string;
   using V = std::vector<std::string>;
-
   po::options_description general("General");
   general.add_options()
       ("help,h", po::bool_switch(), "this help")
@@ -421,6 +458,12 @@ Config parse_command_line(int argc, const char* const argv[]) {
       ("named_labels", po::value<S>(), "class names a,b,c for classes 1, 2, 3 (labels and predictions use them)")
       ("indexing", po::value<S>(), "classes numbered 0..K-1 (0) or 1..K (1); default: a label 0 or K decides");
 
+  all.add(general).add(input).add(tables).add(features).add(loss).add(learner).add(reductions);
+}
+
+// The groups --help lists after the learners'.
+void declare_back(po::options_description& all) {
+  using S = std::string;
   po::options_description passes("Passes, cache and holdout");
   passes.add_options()
       ("passes", po::value<S>()->default_value("1"), "passes over the data (holdout is on when > 1)")
@@ -471,44 +514,6 @@ Config parse_command_line(int argc, const char* const argv[]) {
       ("quiet", po::bool_switch(), "nothing on stderr")
       ("progress,P", po::value<S>(), "progress rows every N examples (integer) or at a growing factor (x.y); "
                                     "default factor 2");
-
-  po::options_description all;
-  all.add(general).add(input).add(tables).add(features).add(loss).add(learner).add(reductions);
-  // A learner family may share an option (--ftprl_radius): it is declared once, under the first row that has it,
-  // and its help names every learner that takes it.
-  std::map<std::string, std::vector<std::string>> option_rows;
-  for (const auto& row : learner_registry())
-    for (const auto& s : row.options) option_rows[s.name].push_back(row.name);
-  std::set<std::string> declared;
-  for (const auto& row : learner_registry()) {
-    po::options_description g("Learner '" + row.name + "' options");
-    for (const auto& s : row.options) {
-      if (!declared.insert(s.name).second) continue;
-      const std::string n = s.short_name.empty() ? s.name : s.name + "," + s.short_name;
-      std::string help = s.help;
-      if (s.kind == OptionSpec::Kind::kNumber &&
-          (std::isfinite(s.range.lo) || std::isfinite(s.range.hi)))  // the declared range, as checked
-        help += " (" + s.range.text() + ")";
-      if (!s.choices.empty()) {
-        help += " (one of:";
-        for (const auto& ch : s.choices) help += " " + ch;
-        help += ")";
-      }
-      if (option_rows[s.name].size() > 1) {
-        help += " (learners:";
-        for (const auto& r : option_rows[s.name]) help += " " + r;
-        help += ")";
-      }
-      if (s.kind == OptionSpec::Kind::kFlag) {
-        g.add_options()(n.c_str(), po::bool_switch(), help.c_str());
-      } else if (!s.default_value.empty()) {
-        g.add_options()(n.c_str(), po::value<S>()->default_value(s.default_value), help.c_str());
-      } else {
-        g.add_options()(n.c_str(), po::value<S>(), help.c_str());
-      }
-    }
-    all.add(g);
-  }
   po::options_description distributed("Several machines (--distributed)");
   distributed.add_options()
       ("distributed", po::bool_switch(), "one rank of an MPI job (mpirun -np N lepus --distributed ...): each rank "
@@ -544,13 +549,58 @@ Config parse_command_line(int argc, const char* const argv[]) {
       ("idle_timeout", po::value<S>()->default_value("60"), "seconds a connection may neither send nor read its "
                                                             "answers before it is closed");
   all.add(passes).add(model).add(output).add(distributed).add(serving);
-  po::options_description hidden;
-  hidden.add_options()(kDataWords, po::value<V>()->composing(), "bare words: data files");
-  po::options_description parsed;
-  parsed.add(all).add(hidden);
-  po::positional_options_description bare;
-  bare.add(kDataWords, -1);
+}
+// clang-format on
 
+// Each learner row's options, a group per row.
+void declare_learner_rows(po::options_description& all) {
+  using S = std::string;
+  // A learner family may share an option (--ftprl_radius): it is declared once, under the first row that has
+  // it, and its help names every learner that takes it.
+  std::map<std::string, std::vector<std::string>> option_rows;
+  for (const auto& row : learner_registry())
+    for (const auto& s : row.options) option_rows[s.name].push_back(row.name);
+  std::set<std::string> declared;
+  for (const auto& row : learner_registry()) {
+    po::options_description g("Learner '" + row.name + "' options");
+    for (const auto& s : row.options) {
+      if (!declared.insert(s.name).second) continue;
+      const std::string n = s.short_name.empty() ? s.name : s.name + "," + s.short_name;
+      std::string help = s.help;
+      if (s.kind == OptionSpec::Kind::kNumber &&
+          (std::isfinite(s.range.lo) || std::isfinite(s.range.hi)))  // the declared range, as checked
+        help += " (" + s.range.text() + ")";
+      if (!s.choices.empty()) {
+        help += " (one of:";
+        for (const auto& ch : s.choices) help += " " + ch;
+        help += ")";
+      }
+      if (option_rows[s.name].size() > 1) {
+        help += " (learners:";
+        for (const auto& r : option_rows[s.name]) help += " " + r;
+        help += ")";
+      }
+      if (s.kind == OptionSpec::Kind::kFlag) {
+        g.add_options()(n.c_str(), po::bool_switch(), help.c_str());
+      } else if (!s.default_value.empty()) {
+        g.add_options()(n.c_str(), po::value<S>()->default_value(s.default_value), help.c_str());
+      } else {
+        g.add_options()(n.c_str(), po::value<S>(), help.c_str());
+      }
+    }
+    all.add(g);
+  }
+}
+
+void declare_options(po::options_description& all) {
+  declare_front(all);
+  declare_learner_rows(all);
+  declare_back(all);
+}
+
+std::vector<std::string> answer_vw_options(int argc, const char* const argv[],
+                                           const po::options_description& all,
+                                           std::vector<std::string>& warnings) {
   // VW options lepus does not declare are answered before Boost sees them: an error naming what lepus does
   // instead, or (a few tuning knobs with no effect here) a note, dropping the option and its value.
   std::vector<std::string> args;
@@ -571,35 +621,55 @@ Config parse_command_line(int argc, const char* const argv[]) {
       args.push_back(a);  // Boost reports it; the catch below suggests the nearest option
       continue;
     }
-    answer_unknown(is_short ? name : name, all, c.warnings);  // throws unless accepted
+    answer_unknown(is_short ? name : name, all, warnings);  // throws unless accepted
     const bool attached = is_short ? a.size() > 2 : a.find('=') != std::string::npos;
     if (v->takes_value && !attached && i + 1 < argc) ++i;  // its value goes too
   }
+  return args;
+}
 
+// The command line's values (Boost's), with bare words as data files.
+po::variables_map store(const std::vector<std::string>& args, const po::options_description& all,
+                        std::vector<std::string>& warnings) {
+  using V = std::vector<std::string>;
+  po::options_description hidden;
+  hidden.add_options()(kDataWords, po::value<V>()->composing(), "bare words: data files");
+  po::options_description parsed;
+  parsed.add(all).add(hidden);
+  po::positional_options_description bare;
+  bare.add(kDataWords, -1);
   po::variables_map vm;
   try {
-    // Whole option names only: Boost's prefix guessing would silently turn --decay into --decay_learning_rate.
+    // Whole option names only: Boost's prefix guessing would silently turn --decay into
+    // --decay_learning_rate.
     const int style = po::command_line_style::default_style & ~po::command_line_style::allow_guessing;
     po::store(po::command_line_parser(args).options(parsed).positional(bare).style(style).run(), vm);
     po::notify(vm);
   } catch (const po::unknown_option& e) {
     std::string name = e.get_option_name();
-    answer_unknown(name.rfind("--", 0) == 0 ? name.substr(2) : name, all, c.warnings);
+    answer_unknown(name.rfind("--", 0) == 0 ? name.substr(2) : name, all, warnings);
     throw ConfigError(std::string(e.what()) + " (see lepus --help)");
   } catch (const po::error& e) {
     throw ConfigError(std::string(e.what()) + " (see lepus --help)");
   }
+  return vm;
+}
+
+// --help, --vw_options, --version, --learner help: true when one was asked for (c then says what to show).
+bool answer_info(const po::variables_map& vm, const po::options_description& all, Config& c) {
+  using S = std::string;
   if (vm["help"].as<bool>()) {
     std::ostringstream s;
     s << kUsage << "\n" << all;
     c.show_help = true;
     c.help_text = s.str();
-    return c;
+    return true;
   }
   if (vm["vw_options"].as<bool>()) {  // one line per VW option: implemented, accepted with a note, or not
     std::ostringstream s;
     for (const VwOption& o : vw_options()) {
-      s << "--" << o.name << (o.short_name[0] ? std::string(" (-") + o.short_name + ")" : std::string()) << "\t";
+      s << "--" << o.name << (o.short_name[0] ? std::string(" (-") + o.short_name + ")" : std::string())
+        << "\t";
       if (std::string(o.name) == "rank") {  // lepus's --rank is a sketch's rank: VW's is matrix factorization
         s << "not in lepus: " << kVwRank << "\n";
       } else if (all.find_nothrow(o.name, false)) {
@@ -611,92 +681,105 @@ Config parse_command_line(int argc, const char* const argv[]) {
     }
     c.show_help = true;
     c.help_text = s.str();
-    return c;
+    return true;
   }
   if (vm["version"].as<bool>()) {
     c.show_version = true;
-    return c;
+    return true;
   }
   if (vm["learner"].as<S>() == "help") {
     c.list_learners = true;
-    return c;
+    return true;
   }
+  return false;
+}
 
-  OptionMap m = from_variables(vm);
-  auto given = [&](const std::string& n) { return m.count(n) && m.at(n).given; };
-  auto text = [&](const std::string& n) -> std::string {
+// The command line's options (an -i model's merged in), read by name.
+struct Args {
+  OptionMap& m;
+  bool given(const std::string& n) const { return m.count(n) && m.at(n).given; }
+  std::string text(const std::string& n) const {
     return m.count(n) && !m.at(n).values.empty() ? m.at(n).values.back() : std::string();
-  };
-  auto flag = [&](const std::string& n) { return m.count(n) && m.at(n).flag && !m.at(n).values.empty(); };
-  auto list = [&](const std::string& n) { return m.count(n) ? m.at(n).values : V{}; };
-
-  // A VW flag that selects a learner (its row's traits: --ftrl is --learner vw-ftrl); VW allows one at a time.
-  // Read before an -i model's options, so a model of another learner is a conflict naming both.
-  {
-    std::vector<const LearnerRow*> chosen;
-    for (const auto& r : learner_registry())
-      if (!r.traits.vw_flag.empty() && flag(r.traits.vw_flag)) chosen.push_back(&r);
-    if (chosen.size() > 1) {
-      std::string flags;
-      for (const LearnerRow* r : chosen) flags += (flags.empty() ? "--" : " and --") + r->traits.vw_flag;
-      throw ConfigError(flags + " each select a learner: give only one of them");
-    }
-    if (chosen.size() == 1) {
-      const LearnerRow& r = *chosen.front();
-      if (given("learner") && text("learner") != r.name)
-        throw ConfigError("--" + r.traits.vw_flag + " selects --learner " + r.name + "; it conflicts with --learner " +
-                          text("learner"));
-      Entry& e = m["learner"];
-      e.values = {r.name};
-      e.given = true;
-      e.defaulted = false;
-    }
   }
+  bool flag(const std::string& n) const { return m.count(n) && m.at(n).flag && !m.at(n).values.empty(); }
+  std::vector<std::string> list(const std::string& n) const {
+    return m.count(n) ? m.at(n).values : std::vector<std::string>{};
+  }
+};
 
-  // Model files; an -i model's options are merged before anything else is read from the map.
-  c.final_regressor = text("final_regressor");
-  c.initial_regressor = text("initial_regressor");
+// A VW flag that selects a learner (its row's traits: --ftrl is --learner vw-ftrl); VW allows one at a time.
+// Read before an -i model's options, so a model of another learner is a conflict naming both.
+void select_vw_learner(Args& a) {
+  std::vector<const LearnerRow*> chosen;
+  for (const auto& r : learner_registry())
+    if (!r.traits.vw_flag.empty() && a.flag(r.traits.vw_flag)) chosen.push_back(&r);
+  if (chosen.size() > 1) {
+    std::string flags;
+    for (const LearnerRow* r : chosen) flags += (flags.empty() ? "--" : " and --") + r->traits.vw_flag;
+    throw ConfigError(flags + " each select a learner: give only one of them");
+  }
+  if (chosen.size() == 1) {
+    const LearnerRow& r = *chosen.front();
+    if (a.given("learner") && a.text("learner") != r.name)
+      throw ConfigError("--" + r.traits.vw_flag + " selects --learner " + r.name +
+                        "; it conflicts with --learner " + a.text("learner"));
+    Entry& e = a.m["learner"];
+    e.values = {r.name};
+    e.given = true;
+    e.defaulted = false;
+  }
+}
+
+// Model files; an -i model's options are merged before anything else is read from the map.
+void read_model_paths(Config& c, Args& a) {
+  c.final_regressor = a.text("final_regressor");
+  c.initial_regressor = a.text("initial_regressor");
   for (const char* n : {"initial_regressor", "final_regressor", "readable_model"})
-    if (given(n) && text(n).empty()) throw ConfigError(std::string("--") + n + " needs a file name, got ''");
-  c.readable_model = text("readable_model");
-  c.readable_full = flag("readable_full");
+    if (a.given(n) && a.text(n).empty())
+      throw ConfigError(std::string("--") + n + " needs a file name, got ''");
+  c.readable_model = a.text("readable_model");
+  c.readable_full = a.flag("readable_full");
   if (!c.initial_regressor.empty()) {
     c.model = read_model_file(c.initial_regressor);
-    merge_model(m, *c.model, c.initial_regressor, c.warnings);
+    merge_model(a.m, *c.model, c.initial_regressor, c.warnings);
   }
+}
 
-  // Learner and its own options; another learner's options are an error, never ignored.
-  c.learner = text("learner");
+// Learner and its own options; another learner's options are an error, never ignored.
+const LearnerRow* read_learner(Config& c, Args& a) {
+  c.learner = a.text("learner");
   const LearnerRow* row = find_learner(c.learner);
   if (!row) throw ConfigError("unknown --learner '" + c.learner + "' (see lepus --learner help)");
   std::set<std::string> own;
   for (const auto& spec : row->options) own.insert(spec.name);
-  if (given("sketch_rank")) {  // the name that does not shadow VW's --rank
+  if (a.given("sketch_rank")) {  // the name that does not shadow VW's --rank
     if (!own.count("rank"))
-      throw ConfigError("--sketch_rank is the rank of a second-order learner's sketch; --learner " + row->name +
-                        " keeps none");
-    if (given("rank") && text("rank") != text("sketch_rank"))
-      throw ConfigError("--sketch_rank " + text("sketch_rank") + " and --rank " + text("rank") + " disagree");
-    Entry& e = m["rank"];
-    e.values = {text("sketch_rank")};
+      throw ConfigError("--sketch_rank is the rank of a second-order learner's sketch; --learner " +
+                        row->name + " keeps none");
+    if (a.given("rank") && a.text("rank") != a.text("sketch_rank"))
+      throw ConfigError("--sketch_rank " + a.text("sketch_rank") + " and --rank " + a.text("rank") +
+                        " disagree");
+    Entry& e = a.m["rank"];
+    e.values = {a.text("sketch_rank")};
     e.given = true;
     e.defaulted = false;
   }
-  if (given("rank") && !own.count("rank"))
-    throw ConfigError(std::string("--rank ") + text("rank") + ": " + kVwRank);
+  if (a.given("rank") && !own.count("rank"))
+    throw ConfigError(std::string("--rank ") + a.text("rank") + ": " + kVwRank);
   for (const auto& other : learner_registry()) {
     for (const auto& spec : other.options) {
-      if (!own.count(spec.name) && given(spec.name))
-        throw ConfigError("--" + spec.name + " is an option of --learner " + other.name + ", not of --learner " +
-                          row->name);
+      if (!own.count(spec.name) && a.given(spec.name))
+        throw ConfigError("--" + spec.name + " is an option of --learner " + other.name +
+                          ", not of --learner " + row->name);
     }
   }
   for (const auto& spec : row->options) {
-    const bool explicit_value = m.count(spec.name) && !m.at(spec.name).defaulted && !m.at(spec.name).values.empty();
+    const bool explicit_value =
+        a.m.count(spec.name) && !a.m.at(spec.name).defaulted && !a.m.at(spec.name).values.empty();
     if (spec.kind == OptionSpec::Kind::kFlag) {
-      if (flag(spec.name)) c.learner_options.set(spec.name, "1", given(spec.name));
+      if (a.flag(spec.name)) c.learner_options.set(spec.name, "1", a.given(spec.name));
     } else if (explicit_value) {  // given, or restored from an -i model
-      c.learner_options.set(spec.name, text(spec.name), given(spec.name));
+      c.learner_options.set(spec.name, a.text(spec.name), a.given(spec.name));
     } else if (!spec.default_value.empty()) {  // this row's own default (a shared option may differ per row)
       c.learner_options.set(spec.name, spec.default_value, false);
     }
@@ -714,23 +797,28 @@ Config parse_command_line(int argc, const char* const argv[]) {
     }
   }
   check_option_values(row->options, c.learner_options);  // each option's declared range or choices
-  if (c.learner_options.has("power_t") && c.learner_options.number("power_t") > 1.0 && given("power_t"))
-    c.warnings.push_back("[warning] --power_t " + text("power_t") + " is above 1: the learning rate t^-power_t "
+  if (c.learner_options.has("power_t") && c.learner_options.number("power_t") > 1.0 && a.given("power_t"))
+    c.warnings.push_back("[warning] --power_t " + a.text("power_t") +
+                         " is above 1: the learning rate t^-power_t "
                          "vanishes after the first few examples, so little is learned");
 
+  return row;
+}
 
-  // Input: -d or the bare words, never both; "-" alone is stdin.
-  if (given("data")) c.driver.data.push_back(text("data"));
-  for (const auto& w : list(kDataWords)) c.driver.data.push_back(w);
-  if (given("data") && !list(kDataWords).empty()) {
+// Input: -d or the bare words, never both; "-" alone is stdin.
+void read_input(Config& c, Args& a) {
+  if (a.given("data")) c.driver.data.push_back(a.text("data"));
+  for (const auto& w : a.list(kDataWords)) c.driver.data.push_back(w);
+  if (a.given("data") && !a.list(kDataWords).empty()) {
     std::string words;
-    for (const auto& w : list(kDataWords)) words += (words.empty() ? "" : " ") + w;
-    throw ConfigError("-d " + text("data") + " and the bare word" + (list(kDataWords).size() > 1 ? "s " : " ") +
-                      words + " both name data files: give them one way (lepus A B ... or -d A)");
+    for (const auto& w : a.list(kDataWords)) words += (words.empty() ? "" : " ") + w;
+    throw ConfigError("-d " + a.text("data") + " and the bare word" +
+                      (a.list(kDataWords).size() > 1 ? "s " : " ") + words +
+                      " both name data files: give them one way (lepus A B ... or -d A)");
   }
   if (c.driver.data.size() == 1 && c.driver.data[0] == "-") c.driver.data.clear();
-  c.driver.no_input = c.driver.data.empty() && flag("no_stdin");
-  const std::string fmt = text("format");
+  c.driver.no_input = c.driver.data.empty() && a.flag("no_stdin");
+  const std::string fmt = a.text("format");
   if (fmt == "vw") {
     c.driver.format = InputFormat::kVw;
   } else if (fmt == "libsvm" || fmt == "svmlight") {
@@ -744,11 +832,12 @@ Config parse_command_line(int argc, const char* const argv[]) {
   }
   auto columns = [&](const std::string& n) {  // repeated and comma-separated lists
     std::vector<std::string> out;
-    for (const auto& v : list(n)) {
+    for (const auto& v : a.list(n)) {
       size_t start = 0;
       for (;;) {
         const size_t comma = v.find(',', start);
-        const std::string part = v.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+        const std::string part =
+            v.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
         if (!part.empty()) out.push_back(part);
         if (comma == std::string::npos) break;
         start = comma + 1;
@@ -756,69 +845,78 @@ Config parse_command_line(int argc, const char* const argv[]) {
     }
     return out;
   };
-  c.driver.csv.header = !flag("no_header");
-  if (flag("csv")) {  // VW 9's CSV flags onto the same reader
-    if (given("format") && fmt != "csv")
+  c.driver.csv.header = !a.flag("no_header");
+  if (a.flag("csv")) {  // VW 9's CSV flags onto the same reader
+    if (a.given("format") && fmt != "csv")
       throw ConfigError("--csv reads CSV; it conflicts with --format " + fmt);
     c.driver.format = InputFormat::kCsv;
     c.driver.csv.quoted = true;
     c.driver.csv.vw_strings = true;
-    if (!given("label_column")) {  // replaces the default: a model records one label column
-      m["label_column"].values = {"_label"};
+    if (!a.given("label_column")) {  // replaces the default: a model records one label column
+      a.m["label_column"].values = {"_label"};
       c.driver.csv.label_column = "_label";
     }
-    if (!given("csv_namespace")) m["csv_namespace"].values = {""};
-    if (given("csv_separator")) {
-      std::string sep = text("csv_separator");
+    if (!a.given("csv_namespace")) a.m["csv_namespace"].values = {""};
+    if (a.given("csv_separator")) {
+      std::string sep = a.text("csv_separator");
       if (sep == "\\t") sep = "\t";
       if (sep.size() != 1 || sep == "\"" || sep == "|" || sep == ":" || sep == "\n")
         throw ConfigError("--csv_separator must be one character other than \", | and : (got '" + sep + "')");
       c.driver.csv.delimiter = sep[0];
     }
-    if (flag("csv_no_file_header")) {
-      if (!given("csv_header")) throw ConfigError("--csv_no_file_header needs --csv_header to name the columns");
+    if (a.flag("csv_no_file_header")) {
+      if (!a.given("csv_header"))
+        throw ConfigError("--csv_no_file_header needs --csv_header to name the columns");
       c.driver.csv.header = false;
     }
-    if (given("csv_header")) {  // VW separates its names with commas whatever the cell separator
-      c.driver.csv.header_text = text("csv_header");
-      std::replace(c.driver.csv.header_text.begin(), c.driver.csv.header_text.end(), ',', c.driver.csv.delimiter);
+    if (a.given("csv_header")) {  // VW separates its names with commas whatever the cell separator
+      c.driver.csv.header_text = a.text("csv_header");
+      std::replace(c.driver.csv.header_text.begin(), c.driver.csv.header_text.end(), ',',
+                   c.driver.csv.delimiter);
     }
   } else {
     for (const char* n : {"csv_separator", "csv_no_file_header", "csv_header"})
-      if (given(n)) throw ConfigError(std::string("--") + n + " is one of VW's CSV flags: add --csv");
+      if (a.given(n)) throw ConfigError(std::string("--") + n + " is one of VW's CSV flags: add --csv");
   }
-  c.driver.csv.label_column = text("label_column");
+  c.driver.csv.label_column = a.text("label_column");
   c.driver.csv.ignore_columns = columns("ignore_columns");
   c.driver.csv.categorical = columns("categorical");
   c.driver.csv.text_columns = columns("text_columns");
-  c.driver.csv.csv_namespace = text("csv_namespace");
-  c.driver.csv.text_namespace = text("text_namespace");
-  if (c.driver.csv.csv_namespace.empty() && !flag("csv")) throw ConfigError("--csv_namespace must not be empty");
-  c.driver.parse.libsvm_namespace = text("libsvm_namespace");
+  c.driver.csv.csv_namespace = a.text("csv_namespace");
+  c.driver.csv.text_namespace = a.text("text_namespace");
+  if (c.driver.csv.csv_namespace.empty() && !a.flag("csv"))
+    throw ConfigError("--csv_namespace must not be empty");
+  c.driver.parse.libsvm_namespace = a.text("libsvm_namespace");
   if (c.driver.parse.libsvm_namespace.empty()) throw ConfigError("--libsvm_namespace must not be empty");
-  if (!list("positive_label").empty()) {
-    c.driver.parse.positive_label = text("positive_label");
+  if (!a.list("positive_label").empty()) {
+    c.driver.parse.positive_label = a.text("positive_label");
     c.driver.parse.has_positive_label = true;
   }
-  if (given("examples")) c.driver.max_examples = to_number<uint64_t>("examples", text("examples"));
-  c.driver.strict_parse = flag("strict_parse");
+  if (a.given("examples")) c.driver.max_examples = to_number<uint64_t>("examples", a.text("examples"));
+  c.driver.strict_parse = a.flag("strict_parse");
   {
-    std::string t = text("max_line_bytes");
+    std::string t = a.text("max_line_bytes");
     uint64_t unit = 1;
     if (!t.empty() && (t.back() == 'K' || t.back() == 'M' || t.back() == 'G' || t.back() == 'T')) {
-      unit = t.back() == 'K' ? 1ull << 10 : t.back() == 'M' ? 1ull << 20 : t.back() == 'G' ? 1ull << 30 : 1ull << 40;
+      unit = t.back() == 'K'   ? 1ull << 10
+             : t.back() == 'M' ? 1ull << 20
+             : t.back() == 'G' ? 1ull << 30
+                               : 1ull << 40;
       t.pop_back();
     }
     const uint64_t n = to_number<uint64_t>("max_line_bytes", t);
-    if (n == 0 || n > (uint64_t{1} << 40) / unit) throw ConfigError("--max_line_bytes must be between 1 and 1T");
+    if (n == 0 || n > (uint64_t{1} << 40) / unit)
+      throw ConfigError("--max_line_bytes must be between 1 and 1T");
     c.driver.max_line_bytes = static_cast<size_t>(n * unit);
   }
+}
 
-  // Feature space.
-  c.bits = to_number<int>("bit_precision", text("bit_precision"));
+void read_features(Config& c, Args& a) {
+  c.bits = to_number<int>("bit_precision", a.text("bit_precision"));
   if (c.bits < 1 || c.bits > kMaxBits)
-    throw ConfigError("-b must be between 1 and " + std::to_string(kMaxBits) + ", got " + std::to_string(c.bits));
-  const std::string hash = text("hash");
+    throw ConfigError("-b must be between 1 and " + std::to_string(kMaxBits) + ", got " +
+                      std::to_string(c.bits));
+  const std::string hash = a.text("hash");
   if (hash == "strings") {
     c.driver.parse.hash_mode = HashMode::kStrings;
   } else if (hash == "all") {
@@ -826,90 +924,106 @@ Config parse_command_line(int argc, const char* const argv[]) {
   } else {
     throw ConfigError("unknown --hash '" + hash + "' (choose strings or all)");
   }
-  c.driver.parse.hash_seed = to_number<uint32_t>("hash_seed", text("hash_seed"));
-  c.space.quadratic = list("quadratic");
-  c.space.cubic = list("cubic");
-  c.space.interactions = list("interactions");
+  c.driver.parse.hash_seed = to_number<uint32_t>("hash_seed", a.text("hash_seed"));
+  c.space.quadratic = a.list("quadratic");
+  c.space.cubic = a.list("cubic");
+  c.space.interactions = a.list("interactions");
   // --ngram N | xN, --skips K | xK (VW's compile_gram: a leading digit means every namespace).
   auto grams = [&](const char* name, std::array<uint32_t, 256>& dest) {
-    for (const std::string& g : list(name)) {
+    for (const std::string& g : a.list(name)) {
       const bool all = !g.empty() && std::isdigit(static_cast<unsigned char>(g[0]));
       const std::string number = all ? g : g.substr(std::min<size_t>(1, g.size()));
-      if (number.empty() || number.find_first_not_of("0123456789") != std::string::npos || number.size() > 6)
-        throw ConfigError("--" + std::string(name) + " '" + g + "': give N (every namespace) or a namespace letter " +
-                          "then N, as in w3");
-      const auto n = static_cast<uint32_t>(std::stoul(number));
-      if (all) dest.fill(n);
-      else dest[static_cast<unsigned char>(g[0])] = n;
+      const std::optional<uint32_t> n =
+          number.size() <= 6 && number.find_first_not_of("0123456789") == std::string::npos
+              ? read_whole<uint32_t>(number)
+              : std::nullopt;
+      if (!n)
+        throw ConfigError("--" + std::string(name) + " '" + g +
+                          "': give N (every namespace) or a namespace letter " + "then N, as in w3");
+      if (all)
+        dest.fill(*n);
+      else
+        dest[static_cast<unsigned char>(g[0])] = *n;
     }
   };
   grams("ngram", c.space.ngram);
   grams("skips", c.space.skips);
-  if (!list("skips").empty() && list("ngram").empty()) throw ConfigError("--skips needs --ngram (n-grams of 2 or more)");
-  c.space.permutations = flag("permutations");
-  c.space.leave_duplicates = flag("leave_duplicate_interactions");
-  c.space.constant = !flag("noconstant");
-  c.space.max_features = to_number<uint64_t>("max_features", text("max_features"));
+  if (!a.list("skips").empty() && a.list("ngram").empty())
+    throw ConfigError("--skips needs --ngram (n-grams of 2 or more)");
+  c.space.permutations = a.flag("permutations");
+  c.space.leave_duplicates = a.flag("leave_duplicate_interactions");
+  c.space.constant = !a.flag("noconstant");
+  c.space.max_features = to_number<uint64_t>("max_features", a.text("max_features"));
   if (c.space.max_features < 1) throw ConfigError("--max_features must be at least 1");
-  chars_to_table(list("ignore_linear"), c.space.ignore_linear);
-  chars_to_table(list("ignore"), c.driver.parse.drop_group);
-  if (!list("keep").empty()) {
-    if (!list("ignore").empty()) throw ConfigError("--keep and --ignore cannot be combined");
+  chars_to_table(a.list("ignore_linear"), c.space.ignore_linear);
+  chars_to_table(a.list("ignore"), c.driver.parse.drop_group);
+  if (!a.list("keep").empty()) {
+    if (!a.list("ignore").empty()) throw ConfigError("--keep and --ignore cannot be combined");
     std::array<bool, 256> keep{};
-    chars_to_table(list("keep"), keep);
+    chars_to_table(a.list("keep"), keep);
     for (int i = 0; i < 256; ++i) c.driver.parse.drop_group[i] = !keep[i];
   }
+}
 
-  // Loss and link.
-  c.loss.name = text("loss_function");
+void read_loss(Config& c, Args& a, const LearnerRow* row) {
+  c.loss.name = a.text("loss_function");
   // The learner's losses (its row's traits): the default when none is given, anything else refused.
-  if (!row->traits.losses.empty() && !given("loss_function") && !row->accepts_loss(c.loss.name))
+  if (!row->traits.losses.empty() && !a.given("loss_function") && !row->accepts_loss(c.loss.name))
     c.loss.name = row->traits.losses.front();
   if (!row->accepts_loss(c.loss.name)) {
     std::string allowed;
     for (const auto& l : row->traits.losses) allowed += (allowed.empty() ? "" : ", ") + l;
-    throw ConfigError("--learner " + row->name + " learns with the " + allowed + " loss only, not --loss_function " +
-                      c.loss.name);
+    throw ConfigError("--learner " + row->name + " learns with the " + allowed +
+                      " loss only, not --loss_function " + c.loss.name);
   }
-  c.loss.quantile_tau = to_number<float>("quantile_tau", text("quantile_tau"));
-  c.driver.link = parse_link(text("link"));
-  c.driver.binary = flag("binary");
+  c.loss.quantile_tau = to_number<float>("quantile_tau", a.text("quantile_tau"));
+  c.driver.link = parse_link(a.text("link"));
+  c.driver.binary = a.flag("binary");
+}
 
-  // Multiclass and cost-sensitive reductions.
-  if (given("oaa") && given("csoaa")) throw ConfigError("--oaa and --csoaa are two reductions: give one of them");
-  if (given("oaa") || given("csoaa")) {
-    const bool oaa = given("oaa");
+void read_reductions(Config& c, Args& a, const LearnerRow* row) {
+  const std::string fmt = a.text("format");
+  if (a.given("oaa") && a.given("csoaa"))
+    throw ConfigError("--oaa and --csoaa are two reductions: give one of them");
+  if (a.given("oaa") || a.given("csoaa")) {
+    const bool oaa = a.given("oaa");
     const std::string name = oaa ? "oaa" : "csoaa";
     MulticlassOptions mc;
     mc.kind = oaa ? MulticlassOptions::Kind::kOaa : MulticlassOptions::Kind::kCsoaa;
-    const uint64_t k = to_number<uint64_t>(name, text(name));
+    const uint64_t k = to_number<uint64_t>(name, a.text(name));
     if (k < 1 || k > kMaxClasses)
-      throw ConfigError("--" + name + " must be between 1 and " + std::to_string(kMaxClasses) + ", got " + text(name));
+      throw ConfigError("--" + name + " must be between 1 and " + std::to_string(kMaxClasses) + ", got " +
+                        a.text(name));
     mc.classes = static_cast<uint32_t>(k);
-    if (given("indexing")) {
-      if (text("indexing") != "0" && text("indexing") != "1")
-        throw ConfigError("--indexing is 0 (classes 0..K-1) or 1 (classes 1..K), got '" + text("indexing") + "'");
-      mc.indexing = text("indexing") == "0" ? 0 : 1;
+    if (a.given("indexing")) {
+      if (a.text("indexing") != "0" && a.text("indexing") != "1")
+        throw ConfigError("--indexing is 0 (classes 0..K-1) or 1 (classes 1..K), got '" + a.text("indexing") +
+                          "'");
+      mc.indexing = a.text("indexing") == "0" ? 0 : 1;
     }
-    mc.probabilities = flag("probabilities");
+    mc.probabilities = a.flag("probabilities");
     if (mc.probabilities && !oaa) throw ConfigError("--probabilities goes with --oaa");
     if (mc.probabilities) {
-      if (!given("loss_function") && row->accepts_loss("logistic")) c.loss.name = "logistic";
+      if (!a.given("loss_function") && row->accepts_loss("logistic")) c.loss.name = "logistic";
       if (c.loss.name != "logistic")
-        throw ConfigError("--probabilities turns logistic scores into probabilities: use --loss_function logistic "
-                          "(not " + c.loss.name + ")");
+        throw ConfigError(
+            "--probabilities turns logistic scores into probabilities: use --loss_function logistic "
+            "(not " +
+            c.loss.name + ")");
     }
-    if (given("named_labels")) {
-      std::vector<std::string> list_of_names = split_named_labels(text("named_labels"));
+    if (a.given("named_labels")) {
+      std::vector<std::string> list_of_names = split_named_labels(a.text("named_labels"));
       for (const auto& n : list_of_names)  // a label token never holds these, and ':' separates a cost
         if (n.find_first_of(" \t|:") != std::string::npos)
-          throw ConfigError("--named_labels: the name '" + n + "' holds a space, tab, '|' or ':', which a label "
+          throw ConfigError("--named_labels: the name '" + n +
+                            "' holds a space, tab, '|' or ':', which a label "
                             "cannot");
       auto names = std::make_shared<NamedLabels>(std::move(list_of_names));
       if (names->size() != mc.classes)
-        throw ConfigError("--named_labels lists " + std::to_string(names->size()) + " names but --" + name + " is " +
-                          text(name) + ": give as many names as classes");
-      if (mc.indexing == 0) throw ConfigError("--named_labels numbers its classes 1..K: leave out --indexing 0");
+        throw ConfigError("--named_labels lists " + std::to_string(names->size()) + " names but --" + name +
+                          " is " + a.text(name) + ": give as many names as classes");
+      if (mc.indexing == 0)
+        throw ConfigError("--named_labels numbers its classes 1..K: leave out --indexing 0");
       mc.indexing = 1;
       c.driver.parse.named = std::move(names);
     }
@@ -920,75 +1034,89 @@ Config parse_command_line(int argc, const char* const argv[]) {
       throw ConfigError("--link applies to one score; --" + name + " predicts a class" +
                         (oaa ? " (--probabilities gives probabilities)" : ""));
     if (!oaa && c.driver.format != InputFormat::kVw)
-      throw ConfigError("--csoaa reads cost-sensitive labels (class:cost ...) from VW text only, not --format " + fmt);
+      throw ConfigError(
+          "--csoaa reads cost-sensitive labels (class:cost ...) from VW text only, not --format " + fmt);
     c.driver.parse.label_mode = oaa ? LabelMode::kMulticlass : LabelMode::kCostSensitive;
     c.multiclass = mc;
   } else {
     for (const char* n : {"probabilities", "named_labels", "indexing"})
-      if (flag(n) || given(n)) throw ConfigError(std::string("--") + n + " goes with --oaa or --csoaa");
+      if (a.flag(n) || a.given(n)) throw ConfigError(std::string("--") + n + " goes with --oaa or --csoaa");
   }
+}
 
-  // Output.
-  c.driver.predictions = text("predictions");
-  c.driver.raw_predictions = text("raw_predictions");
-  c.driver.progress_log = text("progress_log");
-  c.driver.metrics = flag("metrics");
-  c.metrics_json = text("metrics_json");
+void read_output(Config& c, Args& a) {
+  c.driver.predictions = a.text("predictions");
+  c.driver.raw_predictions = a.text("raw_predictions");
+  c.driver.progress_log = a.text("progress_log");
+  c.driver.metrics = a.flag("metrics");
+  c.metrics_json = a.text("metrics_json");
   c.driver.keep_metrics = !c.metrics_json.empty();
-  c.driver.test_only = flag("testonly");
-  c.driver.audit.audit = flag("audit");
-  c.invert_hash = text("invert_hash");
+  c.driver.test_only = a.flag("testonly");
+  c.driver.audit.audit = a.flag("audit");
+  c.invert_hash = a.text("invert_hash");
   if (c.readable_full && c.readable_model.empty() && c.invert_hash.empty())
-    throw ConfigError("--readable_full sets the layout of --readable_model and --invert_hash; give one of "
-                      "them");
+    throw ConfigError(
+        "--readable_full sets the layout of --readable_model and --invert_hash; give one of "
+        "them");
   c.driver.audit.invert_hash = !c.invert_hash.empty();
-  c.driver.audit.audit_regressor = text("audit_regressor");
+  c.driver.audit.audit_regressor = a.text("audit_regressor");
   c.driver.audit.bits = c.bits;
   if (!c.driver.audit.audit_regressor.empty()) {
     // VW's rules: the names come from one pass over the data the model learned from; nothing is learned.
-    if (c.initial_regressor.empty()) throw ConfigError("--audit_regressor audits a saved model: give it with -i");
+    if (c.initial_regressor.empty())
+      throw ConfigError("--audit_regressor audits a saved model: give it with -i");
     c.driver.test_only = true;
   }
   c.driver.audit.test_only = c.driver.test_only;
-  const bool names = c.driver.audit.audit || c.driver.audit.invert_hash || !c.driver.audit.audit_regressor.empty();
+  const bool names =
+      c.driver.audit.audit || c.driver.audit.invert_hash || !c.driver.audit.audit_regressor.empty();
   c.driver.parse.keep_names = names;
   c.space.keep_names = names;
-  c.quiet = flag("quiet");
+  c.quiet = a.flag("quiet");
+}
+
+void read_daemon(Config& c, Args& a) {
   // VW's rule: --port or --pid_file alone starts the daemon, as --daemon does.
-  c.daemon = flag("daemon") || given("port") || given("pid_file");
+  c.daemon = a.flag("daemon") || a.given("port") || a.given("pid_file");
   if (c.daemon) {
-    if (!c.driver.data.empty()) throw ConfigError("--daemon reads examples from its clients, not from data files");
+    if (!c.driver.data.empty())
+      throw ConfigError("--daemon reads examples from its clients, not from data files");
     ServeOptions& so = c.serve;
-    so.listen = text("listen");
-    const auto port = to_number<uint64_t>("port", text("port"));
+    so.listen = a.text("listen");
+    const auto port = to_number<uint64_t>("port", a.text("port"));
     if (port > 65535) throw ConfigError("--port must be between 0 and 65535");
     so.port = static_cast<uint16_t>(port);
-    so.threads = to_number<int>("num_children", text("num_children"));
+    so.threads = to_number<int>("num_children", a.text("num_children"));
     if (so.threads < 0 || so.threads > 1024) throw ConfigError("--num_children must be between 0 and 1024");
-    so.max_connections = to_number<size_t>("max_connections", text("max_connections"));
+    so.max_connections = to_number<size_t>("max_connections", a.text("max_connections"));
     if (so.max_connections < 1) throw ConfigError("--max_connections must be at least 1");
-    so.idle_seconds = std::strtod(text("idle_timeout").c_str(), nullptr);
+    so.idle_seconds = read_number(a.text("idle_timeout")).value_or(0.0);
     if (!(so.idle_seconds > 0.0)) throw ConfigError("--idle_timeout must be a positive number of seconds");
     // A line is held whole before it is answered: the daemon's default is 1 MiB a connection, not 256 MiB.
-    so.max_line_bytes = given("max_line_bytes") ? c.driver.max_line_bytes : size_t{1} << 20;
+    so.max_line_bytes = a.given("max_line_bytes") ? c.driver.max_line_bytes : size_t{1} << 20;
     so.test_only = c.driver.test_only;
     so.parse = c.driver.parse;
     so.link = c.driver.link;
     so.binary = c.driver.binary;
     so.save_path = c.final_regressor;
-    c.pid_file = text("pid_file");
-    c.port_file = text("port_file");
-    c.foreground = flag("foreground");
+    c.pid_file = a.text("pid_file");
+    c.port_file = a.text("port_file");
+    c.foreground = a.flag("foreground");
   } else {
     for (const char* n : {"port_file", "foreground"})
-      if (flag(n) || given(n)) throw ConfigError(std::string("--") + n + " goes with --daemon (or --port)");
+      if (a.flag(n) || a.given(n))
+        throw ConfigError(std::string("--") + n + " goes with --daemon (or --port)");
   }
-  if (!list("progress").empty()) {
-    const std::string p = text("progress");
-    char* end = nullptr;
-    double v = std::strtod(p.c_str(), &end);
-    if (p.empty() || *end != '\0' || !std::isfinite(v)) throw ConfigError("--progress expects a number, got '" + p + "'");
-    // VW's reading: without a '.', rows every N examples (at least 1); with one, a growing factor, and a factor
+}
+
+// -P: VW's rows every N examples or at a growing factor.
+void read_progress(Config& c, Args& a) {
+  if (!a.list("progress").empty()) {
+    const std::string p = a.text("progress");
+    if (!read_number(p)) throw ConfigError("--progress expects a number, got '" + p + "'");
+    double v = *read_number(p);
+    // VW's reading: without a '.', rows every N examples (at least 1); with one, a growing factor, and a
+    // factor
     // <= 1 has 1 added to it.
     c.driver.progress_additive = p.find('.') == std::string::npos;
     if (c.driver.progress_additive && v < 1.0) {
@@ -996,22 +1124,31 @@ Config parse_command_line(int argc, const char* const argv[]) {
       v = 1.0;
     } else if (!c.driver.progress_additive && v <= 1.0) {
       v += 1.0;
-      c.warnings.push_back("[warning] -P " + p + ": a growing factor must be > 1; using " + std::to_string(v).substr(0, 4));
+      c.warnings.push_back("[warning] -P " + p + ": a growing factor must be > 1; using " +
+                           std::to_string(v).substr(0, 4));
     } else if (!c.driver.progress_additive && v > 9.0) {
-      c.warnings.push_back("[warning] -P " + p + ": a factor this large prints few rows; for rows every N examples "
+      c.warnings.push_back("[warning] -P " + p +
+                           ": a factor this large prints few rows; for rows every N examples "
                            "give an integer");
     }
     c.driver.progress = v;
   }
-  // Passes, cache, holdout, threads.
-  c.driver.passes = to_number<int>("passes", text("passes"));
+}
+
+// --passes (checked against the learner by read_passes, after --distributed's rules).
+void read_pass_count(Config& c, Args& a) {
+  c.driver.passes = to_number<int>("passes", a.text("passes"));
   if (c.driver.passes < 1) throw ConfigError("--passes must be at least 1");
   if (c.daemon && c.driver.passes > 1) throw ConfigError("--daemon learns in one pass: leave out --passes");
-  c.distributed = flag("distributed");
+}
+
+void read_distributed(Config& c, Args& a, const LearnerRow* row) {
+  c.distributed = a.flag("distributed");
   if (c.distributed) {
     if (c.daemon) throw ConfigError("--distributed trains over data files; --daemon serves: choose one");
     if (row->traits.merge.empty())
-      throw ConfigError("--learner " + row->name + " has no sound merge of its state across ranks, so no "
+      throw ConfigError("--learner " + row->name +
+                        " has no sound merge of its state across ranks, so no "
                         "--distributed (sgd has: VW's weighted average)");
     if (!row->traits.merge_matrix.empty() && c.learner_options.has("matrix") &&
         c.learner_options.text("matrix") != row->traits.merge_matrix)
@@ -1020,135 +1157,157 @@ Config parse_command_line(int argc, const char* const argv[]) {
                         " to a --distributed run");
     if (c.multiclass) throw ConfigError("--distributed does not combine --oaa/--csoaa models yet");
     if (c.driver.data.empty()) throw ConfigError("--distributed reads data files (stdin is one process's)");
-    // -p, -r and --cache_file are per rank when their name has {rank} (each rank its own file, as with {rank} data);
-    // -c when every data name has {rank} (the cache is named after them). Other outputs would be per rank (or per
-    // example) and are not combined yet: refused, never written half.
+    // -p, -r and --cache_file are per rank when their name has {rank} (each rank its own file, as with {rank}
+    // data); -c when every data name has {rank} (the cache is named after them). Other outputs would be per
+    // rank (or per example) and are not combined yet: refused, never written half.
     const auto ranked = [](const std::string& name) { return name.find("{rank}") != std::string::npos; };
     const bool data_ranked = std::all_of(c.driver.data.begin(), c.driver.data.end(), ranked);
-    for (const std::string n : {"predictions", "raw_predictions", "cache_file", "cache", "audit", "invert_hash",
-                                "audit_regressor", "progress_log", "metrics", "metrics_json", "save_per_pass"}) {
-      if (!(flag(n) || given(n))) continue;
-      const bool per_rank = n == "cache" ? data_ranked
-                                         : (n == "predictions" || n == "raw_predictions" || n == "cache_file") &&
-                                               ranked(text(n));
+    for (const std::string n :
+         {"predictions", "raw_predictions", "cache_file", "cache", "audit", "invert_hash", "audit_regressor",
+          "progress_log", "metrics", "metrics_json", "save_per_pass"}) {
+      if (!(a.flag(n) || a.given(n))) continue;
+      const bool per_rank =
+          n == "cache"
+              ? data_ranked
+              : (n == "predictions" || n == "raw_predictions" || n == "cache_file") && ranked(a.text(n));
       if (per_rank) continue;
       std::string hint = "leave it out of a --distributed run (train with -f, then use the model)";
-      if (n == "cache") hint = "name each rank's cache with --cache_file NAME{rank}, or use {rank} data files";
+      if (n == "cache")
+        hint = "name each rank's cache with --cache_file NAME{rank}, or use {rank} data files";
       if (n == "predictions" || n == "raw_predictions" || n == "cache_file")
         hint = "put {rank} in its name for a file per rank (--" + n + " NAME{rank})";
       throw ConfigError("--" + n + " is not combined across ranks; " + hint);
     }
-    c.driver.sync_every = to_number<uint64_t>("sync_every", text("sync_every"));
-    if (text("sync_timeout") != "auto") {
-      std::istringstream in(text("sync_timeout"));
-      double seconds = -1.0;
-      in >> seconds;
-      if (in.fail() || !in.eof() || !(seconds >= 0.0) || !std::isfinite(seconds))
+    c.driver.sync_every = to_number<uint64_t>("sync_every", a.text("sync_every"));
+    if (a.text("sync_timeout") != "auto") {
+      const double seconds = read_number(a.text("sync_timeout")).value_or(-1.0);
+      if (!(seconds >= 0.0))
         throw ConfigError("--sync_timeout must be auto or a number of seconds, 0 or more");
       c.sync_timeout = seconds == 0.0 ? SyncTimeout{SyncTimeout::Mode::kNone, 0.0}
                                       : SyncTimeout{SyncTimeout::Mode::kFixed, seconds};
     }
   } else {
     for (const char* n : {"sync_every", "sync_timeout"})
-      if (given(n))
-        throw ConfigError(std::string("--") + n + " is for the ranks of a --distributed run; add --distributed "
+      if (a.given(n))
+        throw ConfigError(std::string("--") + n +
+                          " is for the ranks of a --distributed run; add --distributed "
                           "(under mpirun)");
   }
-  if (c.daemon) {  // what a run over data files writes has no meaning for a server: refused, never ignored
-    // -p and -r are VW's way to watch a daemon: each answered line's prediction (or raw score) is written there too.
-    for (const char* n : {"audit", "invert_hash", "audit_regressor", "progress_log",
-                          "metrics", "metrics_json", "readable_model", "cache", "cache_file", "save_per_pass",
-                          "examples"})
-      if (flag(n) || given(n))
-        throw ConfigError(std::string("--") + n + " is for runs over data files; --daemon answers each client on " +
-                          "its connection (save the model with -f and a `save` line, or SIGTERM)");
-  }
+}
+
+// What a run over data files writes has no meaning for a server: refused, never ignored.
+void refuse_daemon_outputs(const Config& c, Args& a) {
+  if (!c.daemon) return;
+  // -p and -r are VW's way to watch a daemon: each answered line's prediction (or raw score) is written there
+  // too.
+  for (const char* n : {"audit", "invert_hash", "audit_regressor", "progress_log", "metrics", "metrics_json",
+                        "readable_model", "cache", "cache_file", "save_per_pass", "examples"})
+    if (a.flag(n) || a.given(n))
+      throw ConfigError(std::string("--") + n +
+                        " is for runs over data files; --daemon answers each client on " +
+                        "its connection (save the model with -f and a `save` line, or SIGTERM)");
+}
+
+// Passes, cache, holdout, threads.
+void read_passes(Config& c, Args& a, const LearnerRow* row) {
   if (c.driver.passes > 1 && !row->traits.passes &&
-      (row->traits.passes_with.empty() || !given(row->traits.passes_with)))
-    throw ConfigError("--learner " + row->name + " learns in one pass over the data; leave out --passes" +
-                      (row->traits.passes_with.empty() ? std::string()
-                                                       : " or give --" + row->traits.passes_with));
+      (row->traits.passes_with.empty() || !a.given(row->traits.passes_with)))
+    throw ConfigError(
+        "--learner " + row->name + " learns in one pass over the data; leave out --passes" +
+        (row->traits.passes_with.empty() ? std::string() : " or give --" + row->traits.passes_with));
   // A second-order matrix (any --matrix mode but diag) or a kernel store: the update outweighs parsing.
   c.driver.learn_thread = row->traits.state_grows ||
                           (c.learner_options.has("matrix") && c.learner_options.text("matrix") != "diag");
-  if (row->traits.state_grows && (row->traits.passes_with.empty() || !given(row->traits.passes_with))) {
+  if (row->traits.state_grows && (row->traits.passes_with.empty() || !a.given(row->traits.passes_with))) {
     c.driver.growing_state_warning = kGrowingStateWarning;
     c.driver.growing_state_advice =
-        "--learner " + row->name + " keeps every example it learns from, so each new one costs more time and "
-        "memory" + (row->traits.passes_with.empty() ? std::string()
-                                                     : "; --" + row->traits.passes_with + " bounds both");
+        "--learner " + row->name +
+        " keeps every example it learns from, so each new one costs more time and "
+        "memory" +
+        (row->traits.passes_with.empty() ? std::string() : "; --" + row->traits.passes_with + " bounds both");
   }
-  if (!text("cache_file").empty()) {
-    c.driver.cache_file = text("cache_file");
-  } else if (flag("cache")) {
+  if (!a.text("cache_file").empty()) {
+    c.driver.cache_file = a.text("cache_file");
+  } else if (a.flag("cache")) {
     if (c.driver.data.empty())
       throw ConfigError("-c with stdin input needs --cache_file FILE (there is no data file name to extend)");
     c.driver.cache_file = c.driver.data[0] + ".cache";  // several data files: named after the first
   }
-  c.driver.kill_cache = flag("kill_cache");
+  c.driver.kill_cache = a.flag("kill_cache");
   if (!c.driver.audit.audit_regressor.empty() && (c.driver.passes > 1 || !c.driver.cache_file.empty()))
     throw ConfigError("--audit_regressor reads the data once, as text: leave out --passes and the cache");
   if (c.driver.passes > 1 && c.driver.data.empty() && c.driver.cache_file.empty())
-    throw ConfigError("--passes " + text("passes") + " reads stdin more than once: add --cache_file FILE");
-  c.driver.holdout_off = flag("holdout_off");
-  c.driver.holdout_period = to_number<uint64_t>("holdout_period", text("holdout_period"));
+    throw ConfigError("--passes " + a.text("passes") + " reads stdin more than once: add --cache_file FILE");
+  c.driver.holdout_off = a.flag("holdout_off");
+  c.driver.holdout_period = to_number<uint64_t>("holdout_period", a.text("holdout_period"));
   if (c.driver.holdout_period < 1) throw ConfigError("--holdout_period must be at least 1");
-  if (c.driver.holdout_period == 1 && c.driver.passes > 1 && !c.driver.holdout_off && !given("holdout_after"))
-    throw ConfigError("--holdout_period 1 holds out every example, so nothing would be learned: give a period of at "
-                      "least 2, or --holdout_off");
-  if (given("holdout_after")) {
-    c.driver.holdout_after = to_number<uint64_t>("holdout_after", text("holdout_after"));
+  if (c.driver.holdout_period == 1 && c.driver.passes > 1 && !c.driver.holdout_off &&
+      !a.given("holdout_after"))
+    throw ConfigError(
+        "--holdout_period 1 holds out every example, so nothing would be learned: give a period of at "
+        "least 2, or --holdout_off");
+  if (a.given("holdout_after")) {
+    c.driver.holdout_after = to_number<uint64_t>("holdout_after", a.text("holdout_after"));
     if (c.driver.holdout_after < 1) throw ConfigError("--holdout_after must be at least 1");
   }
-  c.driver.early_terminate = to_number<int>("early_terminate", text("early_terminate"));
+  c.driver.early_terminate = to_number<int>("early_terminate", a.text("early_terminate"));
   if (c.driver.early_terminate < 1) throw ConfigError("--early_terminate must be at least 1");
-  c.driver.threads = to_number<int>("threads", text("threads"));
-  if (c.driver.threads < 0 || c.driver.threads > 1024) throw ConfigError("--threads must be between 0 and 1024");
-  if (flag("onethread")) {
-    if (given("threads") && c.driver.threads != 1)
-      throw ConfigError("--onethread conflicts with --threads " + text("threads"));
+  c.driver.threads = to_number<int>("threads", a.text("threads"));
+  if (c.driver.threads < 0 || c.driver.threads > 1024)
+    throw ConfigError("--threads must be between 0 and 1024");
+  if (a.flag("onethread")) {
+    if (a.given("threads") && c.driver.threads != 1)
+      throw ConfigError("--onethread conflicts with --threads " + a.text("threads"));
     c.driver.threads = 1;
   }
-  c.driver.compressed_cache = flag("compressed");
-  {
-    std::string fp = "format=" + fmt + ";hash=" + hash + ";seed=" + text("hash_seed") +
-                     ";libsvm_namespace=" + c.driver.parse.libsvm_namespace + ";positive_label=" +
-                     (c.driver.parse.has_positive_label ? "1:" + c.driver.parse.positive_label : "0") + ";drop=";
-    for (int i = 0; i < 256; ++i) fp += c.driver.parse.drop_group[i] ? '1' : '0';
-    fp += ";labels=" + std::to_string(static_cast<int>(c.driver.parse.label_mode));
-    if (c.driver.parse.named)
-      for (const auto& n : c.driver.parse.named->names()) fp += "," + n;
-    if (c.driver.format == InputFormat::kCsv) {
-      const CsvOptions& o = c.driver.csv;
-      fp += std::string(";csv=") + o.delimiter + (o.header ? "h" : "n") + (o.vw_strings ? "v" : "") +
-            ";header=" + o.header_text + ";label=" + o.label_column +
-            ";ns=" + o.csv_namespace + ";textns=" + o.text_namespace;
-      for (const auto* l : {&o.ignore_columns, &o.categorical, &o.text_columns}) {
-        fp += ";";
-        for (const auto& x : *l) fp += x + ",";
-      }
-    }
-    c.driver.parse_fingerprint = fp;
-  }
+  c.driver.compressed_cache = a.flag("compressed");
+}
 
-  // Model-file flags.
-  c.predict_only_model = flag("predict_only_model");
-  c.save_per_pass = flag("save_per_pass");
-  if (c.save_per_pass && c.final_regressor.empty()) throw ConfigError("--save_per_pass needs -f FILE to name the saves");
-  if (flag("save_resume"))
+// What decides how the data is parsed, for a cache to be reused only by a run that parses alike.
+std::string parse_fingerprint(const Config& c, Args& a) {
+  const std::string fmt = a.text("format"), hash = a.text("hash");
+  std::string fp = "format=" + fmt + ";hash=" + hash + ";seed=" + a.text("hash_seed") +
+                   ";libsvm_namespace=" + c.driver.parse.libsvm_namespace + ";positive_label=" +
+                   (c.driver.parse.has_positive_label ? "1:" + c.driver.parse.positive_label : "0") +
+                   ";drop=";
+  for (int i = 0; i < 256; ++i) fp += c.driver.parse.drop_group[i] ? '1' : '0';
+  fp += ";labels=" + std::to_string(static_cast<int>(c.driver.parse.label_mode));
+  if (c.driver.parse.named)
+    for (const auto& n : c.driver.parse.named->names()) fp += "," + n;
+  if (c.driver.format == InputFormat::kCsv) {
+    const CsvOptions& o = c.driver.csv;
+    fp += std::string(";csv=") + o.delimiter + (o.header ? "h" : "n") + (o.vw_strings ? "v" : "") +
+          ";header=" + o.header_text + ";label=" + o.label_column + ";ns=" + o.csv_namespace +
+          ";textns=" + o.text_namespace;
+    for (const auto* l : {&o.ignore_columns, &o.categorical, &o.text_columns}) {
+      fp += ";";
+      for (const auto& x : *l) fp += x + ",";
+    }
+  }
+  return fp;
+}
+
+// Model-file flags.
+void read_model_flags(Config& c, Args& a) {
+  c.predict_only_model = a.flag("predict_only_model");
+  c.save_per_pass = a.flag("save_per_pass");
+  if (c.save_per_pass && c.final_regressor.empty())
+    throw ConfigError("--save_per_pass needs -f FILE to name the saves");
+  if (a.flag("save_resume"))
     c.warnings.push_back("[note] --save_resume is how lepus always saves: every model can resume training");
   if (c.model && c.model->predict_only() && !c.driver.test_only)
-    throw ConfigError(c.initial_regressor + " is a predict-only model (saved with --predict_only_model): it "
+    throw ConfigError(c.initial_regressor +
+                      " is a predict-only model (saved with --predict_only_model): it "
                       "predicts with -t but cannot be trained further; train from a full model");
   if (c.model && c.model->predict_only()) c.predict_only_model = true;  // what it lacks cannot be saved again
-  c.random_seed = to_number<uint64_t>("random_seed", text("random_seed"));
+  c.random_seed = to_number<uint64_t>("random_seed", a.text("random_seed"));
+}
 
-  check_paths(c);
-
-  // What a saved model records: every shaping option in force, and the learner's own options.
+// What a saved model records: every shaping option in force, and the learner's own options.
+void record_saved_options(Config& c, Args& a, const LearnerRow* row) {
   for (const char* n : kShaping) {
-    if (!m.count(n)) continue;
-    for (const auto& v : m.at(n).values) c.saved_options.push_back(SavedOption{n, v, m.at(n).given});
+    if (!a.m.count(n)) continue;
+    for (const auto& v : a.m.at(n).values) c.saved_options.push_back(SavedOption{n, v, a.m.at(n).given});
   }
   for (const auto& spec : row->options) {
     if (!c.learner_options.has(spec.name)) continue;
@@ -1157,6 +1316,36 @@ Config parse_command_line(int argc, const char* const argv[]) {
                                           c.learner_options.given(spec.name)});
   }
   if (c.predict_only_model) c.saved_options.push_back(SavedOption{"predict_only_model", "", true});
+}
+
+}  // namespace
+
+Config parse_command_line(int argc, const char* const argv[]) {
+  Config c;
+  po::options_description all;
+  declare_options(all);
+  const po::variables_map vm = store(answer_vw_options(argc, argv, all, c.warnings), all, c.warnings);
+  if (answer_info(vm, all, c)) return c;
+  OptionMap m = from_variables(vm);
+  Args a{m};
+  select_vw_learner(a);
+  read_model_paths(c, a);
+  const LearnerRow* row = read_learner(c, a);
+  read_input(c, a);
+  read_features(c, a);
+  read_loss(c, a, row);
+  read_reductions(c, a, row);
+  read_output(c, a);
+  read_daemon(c, a);
+  read_progress(c, a);
+  read_pass_count(c, a);
+  read_distributed(c, a, row);
+  refuse_daemon_outputs(c, a);
+  read_passes(c, a, row);
+  c.driver.parse_fingerprint = parse_fingerprint(c, a);
+  read_model_flags(c, a);
+  check_paths(c);
+  record_saved_options(c, a, row);
   return c;
 }
 

@@ -1,5 +1,6 @@
 #include "lepus/options.h"
 
+#include <cctype>
 #include <cstdlib>
 #include <sstream>
 
@@ -13,13 +14,19 @@ const std::string& OptionValues::text(const std::string& name) const {
   return it->second;
 }
 
+std::optional<double> read_number(const std::string& text) {
+  if (text.empty() || std::isspace(static_cast<unsigned char>(text.front()))) return std::nullopt;
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  if (end != text.c_str() + text.size() || !std::isfinite(v)) return std::nullopt;
+  return v;
+}
+
 double OptionValues::number(const std::string& name) const {
   const std::string& s = text(name);
-  char* end = nullptr;
-  const double v = std::strtod(s.c_str(), &end);
-  if (s.empty() || end != s.c_str() + s.size())
-    throw ConfigError("option --" + name + " expects a number, got '" + s + "'");
-  return v;
+  const std::optional<double> v = read_number(s);
+  if (!v) throw ConfigError("option --" + name + " expects a number, got '" + s + "'");
+  return *v;
 }
 
 namespace {
@@ -33,7 +40,8 @@ std::string number_text(double v) {
 std::string OptionSpec::Range::text() const {
   const bool low = std::isfinite(lo), high = std::isfinite(hi);
   if (low && high)
-    return std::string(lo_open ? "in (" : "in [") + number_text(lo) + ", " + number_text(hi) + (hi_open ? ")" : "]");
+    return std::string(lo_open ? "in (" : "in [") + number_text(lo) + ", " + number_text(hi) +
+           (hi_open ? ")" : "]");
   if (low) return (lo_open ? "> " : ">= ") + number_text(lo);
   if (high) return (hi_open ? "< " : "<= ") + number_text(hi);
   return "any finite number";
@@ -44,10 +52,10 @@ void check_option_values(const std::vector<OptionSpec>& specs, const OptionValue
     if (!values.has(spec.name)) continue;
     const std::string& text = values.text(spec.name);
     if (spec.kind == OptionSpec::Kind::kNumber) {
-      char* end = nullptr;
-      const double v = std::strtod(text.c_str(), &end);
-      if (text.empty() || *end != '\0' || !spec.range.contains(v))
-        throw ConfigError("--" + spec.name + " must be a number " + spec.range.text() + ", got '" + text + "'");
+      const std::optional<double> v = read_number(text);
+      if (!v || !spec.range.contains(*v))
+        throw ConfigError("--" + spec.name + " must be a number " + spec.range.text() + ", got '" + text +
+                          "'");
     } else if (spec.kind == OptionSpec::Kind::kText && !spec.choices.empty()) {
       bool known = false;
       std::string list;

@@ -9,6 +9,7 @@
 #include "learners/ftprl_internal.h"
 #include "lepus/errors.h"
 #include "lepus/hashing.h"
+#include "lepus/options.h"
 
 namespace lepus {
 namespace {
@@ -18,14 +19,8 @@ constexpr double kMinParam = 1e-30;
 constexpr double kMaxParam = 1e30;
 
 double parse_positive(const std::string& text, const std::string& what) {
-  size_t used = 0;
-  double v = 0.0;
-  try {
-    v = std::stod(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used == 0 || used != text.size() || !(v >= kMinParam && v <= kMaxParam))
+  const double v = read_number(text).value_or(0.0);
+  if (!(v >= kMinParam && v <= kMaxParam))
     throw ConfigError(what + " must be a number in [1e-30, 1e30], got '" + text + "'");
   return v;
 }

@@ -10,6 +10,7 @@
 
 #include "cli/vw_options.h"
 #include "lepus/errors.h"
+#include "lepus/options.h"
 
 namespace lepus::cli {
 namespace {
@@ -52,8 +53,8 @@ TEST(VwOptionTable, EveryVwOptionIsAnswered) {
     const std::string err = error_of(args);
     EXPECT_FALSE(contains(err, "unknown option") || contains(err, "unrecognised")) << o.name << ": " << err;
     EXPECT_EQ(err.find('\n'), std::string::npos) << o.name << ": " << err;
-    if (contains(err, std::string("--") + o.name + " ") && (contains(err, "not in lepus") ||
-                                                             contains(err, "does not implement")))
+    if (contains(err, std::string("--") + o.name + " ") &&
+        (contains(err, "not in lepus") || contains(err, "does not implement")))
       ++answered;
     else
       ++implemented;
@@ -90,15 +91,17 @@ TEST(VwOptionTable, AnswersNameNoFalseEquivalent) {
 }
 
 // VW's --rank is its matrix factorization (issue 43 items 10 and 13): with a learner that has no sketch it is
-// answered as VW's, not as "an option of --learner aioli"; --vw_options lists it as not in lepus; the sketch's
-// rank is --sketch_rank, and --rank still where the learner has a sketch.
+// answered as VW's, not as "an option of --learner aioli"; --vw_options lists it as not in lepus; the
+// sketch's rank is --sketch_rank, and --rank still where the learner has a sketch.
 TEST(VwOptionTable, VwsRankIsMatrixFactorization) {
   const std::string e = error_of({"--rank", "10", "-q", "ff"});
   EXPECT_TRUE(contains(e, "matrix factorization")) << e;
   EXPECT_TRUE(contains(e, "--sketch_rank")) << e;
   EXPECT_FALSE(contains(e, "an option of --learner")) << e;
-  EXPECT_TRUE(contains(parse({"--vw_options"}).help_text, "--rank\tnot in lepus: VW's --rank (its low-rank matrix"));
-  for (const std::vector<std::string>& a : {std::vector<std::string>{"--sketch_rank", "7"}, {"--rank", "7"},
+  EXPECT_TRUE(
+      contains(parse({"--vw_options"}).help_text, "--rank\tnot in lepus: VW's --rank (its low-rank matrix"));
+  for (const std::vector<std::string>& a : {std::vector<std::string>{"--sketch_rank", "7"},
+                                            {"--rank", "7"},
                                             {"--rank", "7", "--sketch_rank", "7"}}) {
     std::vector<std::string> args = {"--learner", "aioli", "--matrix", "sketch"};
     args.insert(args.end(), a.begin(), a.end());
@@ -119,9 +122,11 @@ TEST(VwOptionTable, HarmlessKnobsAreAcceptedWithANote) {
 TEST(CommandLine, WholeOptionNamesOnly) {
   // --decay is VW's marginal reduction's option, no longer a silent --decay_learning_rate.
   EXPECT_TRUE(contains(error_of({"--decay", "0.5"}), "--decay is an option of VW's marginal reduction"));
-  EXPECT_EQ(error_of({"--decay_learn", "0.5"}), "unknown option --decay_learn; did you mean --decay_learning_rate?");
+  EXPECT_EQ(error_of({"--decay_learn", "0.5"}),
+            "unknown option --decay_learn; did you mean --decay_learning_rate?");
   EXPECT_EQ(error_of({"--pases", "3"}), "unknown option --pases; did you mean --passes?");
-  EXPECT_EQ(error_of({"--lerning_rate", "3"}), "unknown option --lerning_rate; did you mean --learning_rate?");
+  EXPECT_EQ(error_of({"--lerning_rate", "3"}),
+            "unknown option --lerning_rate; did you mean --learning_rate?");
   EXPECT_TRUE(contains(error_of({"--zzzzzzzz"}), "unknown option --zzzzzzzz (see lepus --help)"));
   EXPECT_TRUE(contains(error_of({"-x"}), "unknown option -x"));
   EXPECT_TRUE(contains(error_of({"--csv_names", "c"}), "unknown option"));  // never --csv_namespace
@@ -129,7 +134,8 @@ TEST(CommandLine, WholeOptionNamesOnly) {
 
 TEST(CommandLine, BareWordsAreDataFiles) {
   EXPECT_EQ(parse({"a.vw"}).driver.data, std::vector<std::string>{"a.vw"});
-  EXPECT_EQ(parse({"a.vw", "-b", "20", "b.vw.gz"}).driver.data, (std::vector<std::string>{"a.vw", "b.vw.gz"}));
+  EXPECT_EQ(parse({"a.vw", "-b", "20", "b.vw.gz"}).driver.data,
+            (std::vector<std::string>{"a.vw", "b.vw.gz"}));
   EXPECT_EQ(parse({"-d", "a.vw"}).driver.data, std::vector<std::string>{"a.vw"});
   EXPECT_TRUE(parse({}).driver.data.empty());
   EXPECT_TRUE(parse({"-d", "-"}).driver.data.empty());  // stdin
@@ -213,7 +219,8 @@ TEST(CommandLine, VwCsvFlags) {
 TEST(CommandLine, LearnerOptionRangesAreDeclaredOnce) {
   EXPECT_EQ(error_of({"--learner", "scinol-coord", "--scinol_alpha", "1"}),
             "--scinol_alpha must be a number > 1.125, got '1'");
-  EXPECT_EQ(error_of({"--learner", "nlms", "--nlms_mu", "2"}), "--nlms_mu must be a number in (0, 2), got '2'");
+  EXPECT_EQ(error_of({"--learner", "nlms", "--nlms_mu", "2"}),
+            "--nlms_mu must be a number in (0, 2), got '2'");
   EXPECT_EQ(error_of({"--learner", "scinol-coord", "--scinol_d", "rows"}),
             "unknown --scinol_d 'rows' (choose seen, bits, clock)");
   EXPECT_TRUE(contains(error_of({"--learning_rate", "nan"}), "--learning_rate must be a number"));
@@ -249,8 +256,8 @@ TEST(CommandLine, HelpOpensWithUsageAndExamples) {
   EXPECT_FALSE(contains(c.help_text, "the card"));
 }
 
-// A learner with a second-order matrix (any --matrix but diag) or a kernel store learns on a thread of its own;
-// a first-order or diagonal one learns in the pipeline's last filter.
+// A learner with a second-order matrix (any --matrix but diag) or a kernel store learns on a thread of its
+// own; a first-order or diagonal one learns in the pipeline's last filter.
 TEST(Config, LearnThreadForHeavyUpdates) {
   EXPECT_FALSE(parse({"d.vw"}).driver.learn_thread);
   EXPECT_FALSE(parse({"d.vw", "--learner", "scinol2"}).driver.learn_thread);
@@ -281,6 +288,39 @@ TEST(CommandLine, SyncTimeoutIsAutoByDefault) {
   EXPECT_EQ(sync_timeout_limit(SyncTimeout{}, 30.0), 300.0);  // 10 x the longest silence seen
   EXPECT_EQ(sync_timeout_limit(fixed, 1000.0), 2.5);
   EXPECT_TRUE(std::isinf(sync_timeout_limit(SyncTimeout{Mode::kNone, 0.0}, 1.0)));
+}
+
+// One reading of numbers for every option: the whole text, finite, no stray suffix; counts are whole numbers.
+// --idle_timeout, --sync_timeout and -P once read numbers their own ways (--idle_timeout 5x was 5 seconds).
+TEST(CommandLine, EveryOptionReadsNumbersAlike) {
+  EXPECT_EQ(read_number("2.5"), 2.5);
+  EXPECT_EQ(read_number("1e-3"), 1e-3);
+  EXPECT_EQ(read_number("-4"), -4.0);
+  for (const char* bad : {"", " 1", "1 ", "5x", "inf", "nan", "1e999", "."})
+    EXPECT_FALSE(read_number(bad)) << bad;
+  EXPECT_EQ(read_whole<int>("+7"), 7);
+  EXPECT_EQ(read_whole<int>("-7"), -7);
+  for (const char* bad : {"", "+", "1e3", "2.0", "5x", " 5", "99999999999"})
+    EXPECT_FALSE(read_whole<int>(bad)) << bad;
+  EXPECT_FALSE(read_whole<uint64_t>("-1"));
+
+  const std::vector<std::vector<std::string>> suffixed = {{"--passes", "5x"},
+                                                          {"--holdout_period", "5x"},
+                                                          {"-b", "18x"},
+                                                          {"--learning_rate", "0.5x"},
+                                                          {"--quantile_tau", "0.5x"},
+                                                          {"-P", "2.5x"},
+                                                          {"--daemon", "--idle_timeout", "5x"},
+                                                          {"--daemon", "--port", "80x"}};
+  for (auto args : suffixed) {
+    const std::string shown = args[args.size() - 2] + " " + args.back();
+    args.push_back("--no_stdin");
+    EXPECT_NE(error_of(args), "") << shown;
+  }
+  EXPECT_TRUE(contains(error_of({"--daemon", "--idle_timeout", "5x"}), "--idle_timeout"));
+  EXPECT_EQ(parse({"--daemon", "--idle_timeout", "2.5"}).serve.idle_seconds, 2.5);
+  EXPECT_EQ(parse({"--passes", "+2", "d.vw"}).driver.passes, 2);
+  EXPECT_NE(error_of({"--passes", "1e3", "d.vw"}), "");  // a count is a whole number, as VW reads it
 }
 
 }  // namespace
