@@ -42,44 +42,282 @@ constexpr char kUsage[] =
     "Data is VW text by default (--format libsvm | csv | tsv), plain or gzip. `lepus --learner help` lists\n"
     "the learners and when to choose each. Every option has a default that works without tuning.\n";
 
-// Options a model records and -i restores. Learner rows' options are added for the model's learner.
-const char* const kShaping[] = {"bit_precision",
-                                "hash",
-                                "hash_seed",
-                                "quadratic",
-                                "cubic",
-                                "interactions",
-                                "permutations",
-                                "leave_duplicate_interactions",
-                                "ignore",
-                                "ignore_linear",
-                                "keep",
-                                "ngram",
-                                "skips",
-                                "noconstant",
-                                "libsvm_namespace",
-                                "positive_label",
-                                "no_header",
-                                "label_column",
-                                "ignore_columns",
-                                "categorical",
-                                "text_columns",
-                                "csv_namespace",
-                                "text_namespace",
-                                "loss_function",
-                                "quantile_tau",
-                                "link",
-                                "binary",
-                                "learner",
-                                "random_seed",
-                                "oaa",
-                                "csoaa",
-                                "probabilities",
-                                "named_labels",
-                                "indexing"};
-// Of those, the ones a command line may change under -i (with a warning).
-const std::set<std::string> kOverridable = {"loss_function", "quantile_tau",   "link",
-                                            "binary",        "positive_label", "random_seed"};
+// lepus's own options, one row each in --help's order (each learner's come from its registry row). A model
+// records the options marked restored (they shape features, loss or learner) and -i restores them;
+// overridable ones the command line may change under -i, with a warning.
+struct CoreOption {
+  enum class Group {
+    kGeneral,
+    kInput,
+    kTables,
+    kFeatures,
+    kLoss,
+    kLearner,
+    kReductions,
+    kPasses,
+    kModel,
+    kOutput,
+    kDistributed,
+    kServing
+  };
+  enum class Kind { kFlag, kValue, kList };  // a switch, one value (the last given), values gathered
+  enum class Restore { kNo, kYes, kOverridable };
+  Group group;
+  const char* name;  // "bit_precision,b": the long name, then a one-letter one
+  Kind kind;
+  const char* default_value;  // nullptr: none
+  Restore restore;
+  const char* help;
+};
+// --help's headings, in CoreOption::Group's order; the learners' groups come after kLastGroupBeforeLearners.
+const char* const kGroupTitles[] = {"General",
+                                    "Input (data files may also be given as bare words: lepus a.vw b.vw)",
+                                    "CSV and TSV tables",
+                                    "Feature space",
+                                    "Loss and output link",
+                                    "Learner",
+                                    "Multiclass and cost-sensitive learning (any --learner is the base)",
+                                    "Passes, cache and holdout",
+                                    "Model files",
+                                    "Output",
+                                    "Several machines (--distributed)",
+                                    "Serving (--daemon)"};
+constexpr CoreOption::Group kLastGroupBeforeLearners = CoreOption::Group::kReductions;
+
+// clang-format off
+using G = CoreOption::Group;
+using K = CoreOption::Kind;
+using R = CoreOption::Restore;
+const CoreOption kCoreOptions[] = {
+    {G::kGeneral, "help,h", K::kFlag, nullptr, R::kNo,
+     "this help"},
+    {G::kGeneral, "version", K::kFlag, nullptr, R::kNo,
+     "print lepus's version and exit"},
+    {G::kGeneral, "vw_options", K::kFlag, nullptr, R::kNo,
+     "list VW 9.11.2's options: those lepus implements, and its answer to the others"},
+    {G::kInput, "data,d", K::kValue, nullptr, R::kNo,
+     "data file, plain or gzip; - is stdin (default: the bare words, else stdin)"},
+    {G::kInput, "no_stdin", K::kFlag, nullptr, R::kNo,
+     "without a data file, read no examples instead of stdin (e.g. to convert a model with -i "
+     "and --readable_model)"},
+    {G::kInput, "format", K::kValue, "vw", R::kNo,
+     "input format: vw | libsvm | csv | tsv"},
+    {G::kInput, "libsvm_namespace", K::kValue, "f", R::kYes,
+     "namespace of libsvm features"},
+    {G::kInput, "positive_label", K::kValue, nullptr, R::kOverridable,
+     "this label (compared as text) becomes 1, every other label -1"},
+    {G::kInput, "examples", K::kValue, nullptr, R::kNo,
+     "stop after this many examples (default: all)"},
+    {G::kInput, "strict_parse", K::kFlag, nullptr, R::kNo,
+     "the first malformed input line is an error (exit 1)"},
+    {G::kInput, "max_line_bytes", K::kValue, "256M", R::kNo,
+     "longest line read (K, M, G suffixes); longer is an error"},
+    {G::kTables, "no_header", K::kFlag, nullptr, R::kYes,
+     "the first row is data; columns are named by 0-based position"},
+    {G::kTables, "label_column", K::kValue, "0", R::kYes,
+     "label column: NAME or INDEX (negative: from the end)"},
+    {G::kTables, "ignore_columns", K::kList, nullptr, R::kYes,
+     "columns to drop (NAMEs or INDEXes, comma-separated)"},
+    {G::kTables, "categorical", K::kList, nullptr, R::kYes,
+     "numeric-looking columns read as strings (ids, codes)"},
+    {G::kTables, "text_columns", K::kList, nullptr, R::kYes,
+     "free-text columns, split into lower-cased words"},
+    {G::kTables, "csv_namespace", K::kValue, "c", R::kYes,
+     "namespace of the table's features"},
+    {G::kTables, "text_namespace", K::kValue, nullptr, R::kYes,
+     "namespace of text words (default: each column name's first letter)"},
+    {G::kTables, "csv", K::kFlag, nullptr, R::kNo,
+     "VW 9's CSV input: --format csv with VW's conventions (label column _label, VW's default "
+     "namespace, string cells hashed as VW hashes them)"},
+    {G::kTables, "csv_separator", K::kValue, nullptr, R::kNo,
+     "with --csv: the cell separator, one character (VW's; \\t for TAB)"},
+    {G::kTables, "csv_no_file_header", K::kFlag, nullptr, R::kNo,
+     "with --csv: the file has no header line (--csv_header names the columns)"},
+    {G::kTables, "csv_header", K::kValue, nullptr, R::kNo,
+     "with --csv: the column names, comma-separated, instead of the file's first line"},
+    {G::kFeatures, "bit_precision,b", K::kValue, "18", R::kYes,
+     "number of weight-table bits: 2^b slots"},
+    {G::kFeatures, "hash", K::kValue, "strings", R::kYes,
+     "feature hashing: strings | all"},
+    {G::kFeatures, "hash_seed", K::kValue, "0", R::kYes,
+     "seed of the feature hash"},
+    {G::kFeatures, "quadratic,q", K::kList, nullptr, R::kYes,
+     "quadratic interaction ab (':' = any namespace)"},
+    {G::kFeatures, "cubic", K::kList, nullptr, R::kYes,
+     "cubic interaction abc"},
+    {G::kFeatures, "interactions", K::kList, nullptr, R::kYes,
+     "interaction of any order"},
+    {G::kFeatures, "permutations", K::kFlag, nullptr, R::kYes,
+     "all orderings of equal adjacent interaction terms"},
+    {G::kFeatures, "leave_duplicate_interactions", K::kFlag, nullptr, R::kYes,
+     "keep interactions that repeat another"},
+    {G::kFeatures, "ignore", K::kList, nullptr, R::kYes,
+     "drop namespaces with these first letters"},
+    {G::kFeatures, "ignore_linear", K::kList, nullptr, R::kYes,
+     "drop these namespaces' linear terms (they still interact)"},
+    {G::kFeatures, "keep", K::kList, nullptr, R::kYes,
+     "drop every namespace not listed"},
+    {G::kFeatures, "ngram", K::kList, nullptr, R::kYes,
+     "n-grams of up to N consecutive features of each namespace (N), or of namespace x (xN), "
+     "as VW makes them"},
+    {G::kFeatures, "skips", K::kList, nullptr, R::kYes,
+     "n-grams may skip up to K features (K, or xK for namespace x; needs --ngram)"},
+    {G::kFeatures, "noconstant", K::kFlag, nullptr, R::kYes,
+     "no constant (bias) feature"},
+    {G::kFeatures, "max_features", K::kValue, "10000000", R::kNo,
+     "most features one example may have with its interactions; more is an error naming the "
+     "line"},
+    {G::kLoss, "loss_function", K::kValue, "squared", R::kOverridable,
+     "squared | logistic | hinge | quantile"},
+    {G::kLoss, "quantile_tau", K::kValue, "0.5", R::kOverridable,
+     "quantile level of the quantile loss"},
+    {G::kLoss, "link", K::kValue, "identity", R::kOverridable,
+     "printed prediction: identity | logistic | glf1 | poisson"},
+    {G::kLoss, "binary", K::kFlag, nullptr, R::kOverridable,
+     "print predictions as -1/1 and report 0/1 loss"},
+    {G::kLearner, "learner", K::kValue, "sgd", R::kYes,
+     "learning algorithm (`--learner help` says when to choose each)"},
+    {G::kLearner, "random_seed", K::kValue, "0", R::kOverridable,
+     "seed of every random choice a learner makes (saved in the model)"},
+    {G::kLearner, "sketch_rank", K::kValue, nullptr, R::kNo,
+     "the rank of a second-order learner's sketch (--matrix sketch); --rank is accepted too "
+     "where the learner has a sketch (VW's --rank is another thing: its matrix factorization)"},
+    {G::kReductions, "oaa", K::kValue, nullptr, R::kYes,
+     "one against all: K classes, labels 1..K (or 0..K-1); one problem per class, the "
+     "prediction the class of the largest score"},
+    {G::kReductions, "csoaa", K::kValue, nullptr, R::kYes,
+     "cost-sensitive one against all: K classes, labels 'class:cost ...'; the prediction the "
+     "class of the smallest predicted cost"},
+    {G::kReductions, "probabilities", K::kFlag, nullptr, R::kYes,
+     "with --oaa: write each class's probability (logistic loss)"},
+    {G::kReductions, "named_labels", K::kValue, nullptr, R::kYes,
+     "class names a,b,c for classes 1, 2, 3 (labels and predictions use them)"},
+    {G::kReductions, "indexing", K::kValue, nullptr, R::kYes,
+     "classes numbered 0..K-1 (0) or 1..K (1); default: a label 0 or K decides"},
+    {G::kPasses, "passes", K::kValue, "1", R::kNo,
+     "passes over the data (holdout is on when > 1)"},
+    {G::kPasses, "cache,c", K::kFlag, nullptr, R::kNo,
+     "cache parsed examples in DATA.cache (reused when it matches)"},
+    {G::kPasses, "cache_file", K::kValue, nullptr, R::kNo,
+     "cache parsed examples in this file"},
+    {G::kPasses, "kill_cache,k", K::kFlag, nullptr, R::kNo,
+     "rebuild the cache even when it matches"},
+    {G::kPasses, "compressed", K::kFlag, nullptr, R::kNo,
+     "write the cache gzip-compressed (a compressed cache is read either way)"},
+    {G::kPasses, "holdout_off", K::kFlag, nullptr, R::kNo,
+     "no holdout: learn from every example in every pass"},
+    {G::kPasses, "holdout_period", K::kValue, "10", R::kNo,
+     "every Nth line is held out"},
+    {G::kPasses, "holdout_after", K::kValue, nullptr, R::kNo,
+     "lines after this one are held out (instead of every Nth)"},
+    {G::kPasses, "early_terminate", K::kValue, "3", R::kNo,
+     "stop after this many passes without holdout gain"},
+    {G::kPasses, "threads", K::kValue, "0", R::kNo,
+     "parser threads (0 = all cores); results do not depend on it"},
+    {G::kPasses, "onethread", K::kFlag, nullptr, R::kNo,
+     "parse and learn on one thread (--threads 1)"},
+    {G::kModel, "final_regressor,f", K::kValue, nullptr, R::kNo,
+     "save the final model here (atomically)"},
+    {G::kModel, "initial_regressor,i", K::kValue, nullptr, R::kNo,
+     "start from this model; its saved options apply"},
+    {G::kModel, "readable_model", K::kValue, nullptr, R::kNo,
+     "write the model as text in VW 9.11.2's layout: VW's header, then sgd's state as VW's gd "
+     "writes it and an index:weight line per nonzero slot (with VW's adaptive and normalizer "
+     "sums while training, not under -t); another learner's own state lines follow VW's header"},
+    {G::kModel, "readable_full", K::kFlag, nullptr, R::kNo,
+     "with --readable_model or --invert_hash, write lepus's own layout instead of VW's: its "
+     "header (version, learner, options) and the learner's full state (sgd's per-slot sums "
+     "under -t too)"},
+    {G::kModel, "testonly,t", K::kFlag, nullptr, R::kNo,
+     "predict only, never learn"},
+    {G::kModel, "predict_only_model", K::kFlag, nullptr, R::kNo,
+     "save only what prediction needs (smaller; such a model predicts with -t but cannot be "
+     "trained further)"},
+    {G::kModel, "save_resume", K::kFlag, nullptr, R::kNo,
+     "accepted for VW scripts: lepus models always resume training"},
+    {G::kModel, "save_per_pass", K::kFlag, nullptr, R::kNo,
+     "also save the model after every pass, as FILE.PASS next to -f FILE"},
+    {G::kOutput, "predictions,p", K::kValue, nullptr, R::kNo,
+     "write predictions here (/dev/stdout for stdout)"},
+    {G::kOutput, "raw_predictions,r", K::kValue, nullptr, R::kNo,
+     "write raw scores (before clipping and link) here"},
+    {G::kOutput, "metrics", K::kFlag, nullptr, R::kNo,
+     "add evaluation figures to the summary: AUC, accuracy, log loss and calibration error "
+     "for -1/1 labels, RMSE and MAE otherwise, accuracy for --oaa/--csoaa"},
+    {G::kOutput, "metrics_json", K::kValue, nullptr, R::kNo,
+     "write the --metrics figures to this file as JSON (--metrics not needed)"},
+    {G::kOutput, "audit,a", K::kFlag, nullptr, R::kNo,
+     "print each example's prediction, then its features on stdout as VW does: "
+     "name:slot:value:weight, largest |weight * value| first"},
+    {G::kOutput, "invert_hash", K::kValue, nullptr, R::kNo,
+     "write the readable model with each slot's feature name (first seen) to this file, as "
+     "--readable_model writes it otherwise"},
+    {G::kOutput, "audit_regressor", K::kValue, nullptr, R::kNo,
+     "with -i MODEL and the data it learned from: write each nonzero weight as "
+     "name:slot:weight to this file, named by one pass over the data"},
+    {G::kOutput, "progress_log", K::kValue, nullptr, R::kNo,
+     "write the progress table's losses to this file as tab-separated rows, for scripts and "
+     "plots: about 20 per tenfold growth of the example count (whatever -P says) and one at "
+     "the end; default none"},
+    {G::kOutput, "quiet", K::kFlag, nullptr, R::kNo,
+     "nothing on stderr"},
+    {G::kOutput, "progress,P", K::kValue, nullptr, R::kNo,
+     "progress rows every N examples (integer) or at a growing factor (x.y); default factor 2"},
+    {G::kDistributed, "distributed", K::kFlag, nullptr, R::kNo,
+     "one rank of an MPI job (mpirun -np N lepus --distributed ...): each rank learns its "
+     "shard (a data name's {rank} is the rank's number; without it the ranks share the blocks "
+     "of one stream), the models are combined at the end of every pass and rank 0 writes -f, "
+     "the progress table (a row at a combination, over every rank's examples) and the "
+     "summary; -p, -r and --cache_file take {rank} too, for a file per rank"},
+    {G::kDistributed, "sync_every", K::kValue, "0", R::kNo,
+     "with --distributed, also combine the models every this many examples a rank reads (0: "
+     "only at the end of each pass), so that one pass mixes what the ranks learn"},
+    {G::kDistributed, "sync_timeout", K::kValue, "auto", R::kNo,
+     "with --distributed, end the job, naming the rank, when the others wait in a combination "
+     "for a rank that has neither joined it nor shown a sign of life (reading, learning) for "
+     "this many seconds; auto: 10 times the longest such silence seen so far in the job, at "
+     "least 60 s; 0: wait for ever (a dead rank ends the job at once either way)"},
+    {G::kServing, "daemon", K::kFlag, nullptr, R::kNo,
+     "serve predictions over TCP: each example line a client writes is answered with its "
+     "prediction line (as -p writes it), in order per connection"},
+    {G::kServing, "listen", K::kValue, "127.0.0.1", R::kNo,
+     "address to listen on; VW listens on every interface, lepus on loopback unless told "
+     "(0.0.0.0: every one)"},
+    {G::kServing, "port", K::kValue, "26542", R::kNo,
+     "TCP port (0: any free port, see --port_file)"},
+    {G::kServing, "port_file", K::kValue, nullptr, R::kNo,
+     "write the port listened on to this file once listening"},
+    {G::kServing, "pid_file", K::kValue, nullptr, R::kNo,
+     "write the daemon's process id to this file"},
+    {G::kServing, "num_children", K::kValue, "0", R::kNo,
+     "threads answering connections (0: one per core); VW forks this many processes, lepus "
+     "runs threads"},
+    {G::kServing, "foreground", K::kFlag, nullptr, R::kNo,
+     "stay in the foreground (by default the daemon detaches once it listens)"},
+    {G::kServing, "max_connections", K::kValue, "256", R::kNo,
+     "connections served at once; more are answered with an error line and closed"},
+    {G::kServing, "idle_timeout", K::kValue, "60", R::kNo,
+     "seconds a connection may neither send nor read its answers before it is closed"},
+};
+// clang-format on
+
+// The long name of a row ("bit_precision,b": "bit_precision").
+std::string long_name(const CoreOption& o) {
+  const std::string n = o.name;
+  return n.substr(0, n.find(','));
+}
+
+// lepus's own option of that long name, nullptr for none (a learner's, or unknown).
+const CoreOption* core_option(const std::string& name) {
+  for (const CoreOption& o : kCoreOptions)
+    if (long_name(o) == name) return &o;
+  return nullptr;
+}
+
+bool restored(const std::string& name) {
+  const CoreOption* o = core_option(name);
+  return o != nullptr && o->restore != CoreOption::Restore::kNo;
+}
 
 // VW's --rank K (with -q) is its low-rank matrix factorization; lepus's --rank is a sketch's rank.
 const char* const kVwRank =
@@ -198,19 +436,10 @@ T to_number(const std::string& name, const std::string& text) {
   throw ConfigError("--" + name + " expects a number, got '" + text + "'");
 }
 
-// Options a model may hold that take several values.
-const std::set<std::string> kListOptions = {"quadratic",      "cubic",       "interactions", "ignore",
-                                            "ignore_linear",  "keep",        "ngram",        "skips",
-                                            "ignore_columns", "categorical", "text_columns"};
-// Shaping options that are switches.
-const std::set<std::string> kShapingFlags = {
-    "permutations", "leave_duplicate_interactions", "noconstant",   "no_header",
-    "binary",       "predict_only_model",           "probabilities"};
-
 // A model is data, never a command line: it may restore only the options that shape features, loss and
-// learner (kShaping), its own learner's options and the predict-only mark, each within its range or choices.
-// Anything else (an output path, passes, an example count, a cache) is refused naming the option, before
-// anything runs.
+// learner (marked restored in kCoreOptions), its own learner's options and the predict-only mark, each within
+// its range or choices. Anything else (an output path, passes, an example count, a cache) is refused naming
+// the option, before anything runs.
 void check_model_options(const std::map<std::string, Entry>& saved, const LearnerRow& row,
                          const std::string& path) {
   auto bad = [&](const std::string& name, const std::string& why) {
@@ -219,16 +448,17 @@ void check_model_options(const std::map<std::string, Entry>& saved, const Learne
   };
   std::map<std::string, OptionSpec::Kind> learner_kinds;
   for (const auto& spec : row.options) learner_kinds[spec.name] = spec.kind;
-  const std::set<std::string> shaping(std::begin(kShaping), std::end(kShaping));
   for (const auto& [name, e] : saved) {
     const bool learner_option = learner_kinds.count(name) != 0;
-    if (!shaping.count(name) && !learner_option && name != "predict_only_model")
+    const CoreOption* core = core_option(name);
+    if (!restored(name) && !learner_option && name != "predict_only_model")
       bad(name, "is not one a model may set (only options that shape features, loss and learner)");
-    if (e.values.size() > (kListOptions.count(name) ? 4096u : 1u)) bad(name, "is given too many times");
+    if (e.values.size() > (core != nullptr && core->kind == CoreOption::Kind::kList ? 4096u : 1u))
+      bad(name, "is given too many times");
     for (const auto& v : e.values) {
       if (v.size() > 4096) bad(name, "has a value too long to be real");
-      const bool is_flag =
-          kShapingFlags.count(name) || (learner_option && learner_kinds.at(name) == OptionSpec::Kind::kFlag);
+      const bool is_flag = (core != nullptr && core->kind == CoreOption::Kind::kFlag) ||
+                           (learner_option && learner_kinds.at(name) == OptionSpec::Kind::kFlag);
       if (is_flag && !v.empty()) bad(name, "is a switch but has the value '" + v + "'");
       if (learner_option && learner_kinds.at(name) == OptionSpec::Kind::kNumber) {
         if (!read_number(v)) bad(name, "is not a finite number: '" + v + "'");
@@ -284,8 +514,9 @@ void merge_model(OptionMap& m, const ModelFile& model, const std::string& path,
   if (!row)
     throw ModelFormatError(path + ": the model's learner '" + learner + "' is not one this lepus has");
   check_model_options(saved, *row, path);
-  std::set<std::string> names(std::begin(kShaping), std::end(kShaping));
-  names.insert("predict_only_model");
+  std::set<std::string> names{"predict_only_model"};
+  for (const CoreOption& o : kCoreOptions)
+    if (o.restore != CoreOption::Restore::kNo) names.insert(long_name(o));
   for (const auto& spec : row->options) names.insert(spec.name);
   for (const auto& name : names) {
     const Entry model_entry = saved.count(name) ? saved.at(name) : Entry{};
@@ -296,7 +527,8 @@ void merge_model(OptionMap& m, const ModelFile& model, const std::string& path,
       std::sort(a.begin(), a.end());
       std::sort(b.begin(), b.end());
       if (a == b) continue;
-      if (kOverridable.count(name)) {
+      if (const CoreOption* o = core_option(name);
+          o != nullptr && o->restore == CoreOption::Restore::kOverridable) {
         warnings.push_back("[warning] " + show(name, cmd) + " overrides the model's " +
                            show(name, model_entry) + " (" + path + ")");
         continue;
@@ -317,18 +549,6 @@ void chars_to_table(const std::vector<std::string>& specs, std::array<bool, 256>
 
 // VW 9's CSV flags, read with VW's meaning by lepus's CSV reader (VW's --csv_ns_value has no lepus meaning
 // and is answered from the VW option table).
-void add_vw_csv_options(po::options_description& g) {
-  g.add_options()("csv", po::bool_switch(),
-                  "VW 9's CSV input: --format csv with VW's conventions (label column _label, VW's "
-                  "default namespace, string cells hashed as VW hashes them)")(
-      "csv_separator", po::value<std::string>(),
-      "with --csv: the cell separator, one character (VW's; \\t for TAB)")(
-      "csv_no_file_header", po::bool_switch(),
-      "with --csv: the file has no header line (--csv_header names the "
-      "columns)")("csv_header", po::value<std::string>(),
-                  "with --csv: the column names, comma-separated, instead of the "
-                  "file's first line");
-}
 
 // Outputs never name an input or each other, compared by file identity (device and inode, links resolved; the
 // canonical spelling for a file not made yet), before anything is opened for writing. -f may name the -i
@@ -374,183 +594,29 @@ void check_paths(const Config& c) {
   }
 }
 
-// The option tables keep one option to a line.
-// clang-format off
-// The options of lepus's own groups that --help lists before the learners'.
-void declare_front(po::options_description& all) {
+// One row of kCoreOptions into its --help group.
+void declare(po::options_description& group, const CoreOption& o) {
   using S = std::string;
-  using V = std::vector<std::string>;
-  po::options_description general("General");
-  general.add_options()
-      ("help,h", po::bool_switch(), "this help")
-      ("version", po::bool_switch(), "print lepus's version and exit")
-      ("vw_options", po::bool_switch(), "list VW 9.11.2's options: those lepus implements, and its answer to "
-                                        "the others");
-
-  po::options_description input("Input (data files may also be given as bare words: lepus a.vw b.vw)");
-  input.add_options()
-      ("data,d", po::value<S>(), "data file, plain or gzip; - is stdin (default: the bare words, else stdin)")
-      ("no_stdin", po::bool_switch(), "without a data file, read no examples instead of stdin (e.g. to convert "
-                                      "a model with -i and --readable_model)")
-      ("format", po::value<S>()->default_value("vw"), "input format: vw | libsvm | csv | tsv")
-      ("libsvm_namespace", po::value<S>()->default_value("f"), "namespace of libsvm features")
-      ("positive_label", po::value<S>(), "this label (compared as text) becomes 1, every other label -1")
-      ("examples", po::value<S>(), "stop after this many examples (default: all)")
-      ("strict_parse", po::bool_switch(), "the first malformed input line is an error (exit 1)")
-      ("max_line_bytes", po::value<S>()->default_value("256M"), "longest line read (K, M, G suffixes); longer is an error");
-
-  po::options_description tables("CSV and TSV tables");
-  tables.add_options()
-      ("no_header", po::bool_switch(), "the first row is data; columns are named by 0-based position")
-      ("label_column", po::value<S>()->default_value("0"), "label column: NAME or INDEX (negative: from the end)")
-      ("ignore_columns", po::value<V>()->composing(), "columns to drop (NAMEs or INDEXes, comma-separated)")
-      ("categorical", po::value<V>()->composing(), "numeric-looking columns read as strings (ids, codes)")
-      ("text_columns", po::value<V>()->composing(), "free-text columns, split into lower-cased words")
-      ("csv_namespace", po::value<S>()->default_value("c"), "namespace of the table's features")
-      ("text_namespace", po::value<S>(), "namespace of text words (default: each column name's first letter)");
-  add_vw_csv_options(tables);
-
-  po::options_description features("Feature space");
-  features.add_options()
-      ("bit_precision,b", po::value<S>()->default_value("18"), "number of weight-table bits: 2^b slots")
-      ("hash", po::value<S>()->default_value("strings"), "feature hashing: strings | all")
-      ("hash_seed", po::value<S>()->default_value("0"), "seed of the feature hash")
-      ("quadratic,q", po::value<V>()->composing(), "quadratic interaction ab (':' = any namespace)")
-      ("cubic", po::value<V>()->composing(), "cubic interaction abc")
-      ("interactions", po::value<V>()->composing(), "interaction of any order")
-      ("permutations", po::bool_switch(), "all orderings of equal adjacent interaction terms")
-      ("leave_duplicate_interactions", po::bool_switch(), "keep interactions that repeat another")
-      ("ignore", po::value<V>()->composing(), "drop namespaces with these first letters")
-      ("ignore_linear", po::value<V>()->composing(), "drop these namespaces' linear terms (they still interact)")
-      ("keep", po::value<V>()->composing(), "drop every namespace not listed")
-      ("ngram", po::value<V>()->composing(), "n-grams of up to N consecutive features of each namespace (N), or of "
-                                             "namespace x (xN), as VW makes them")
-      ("skips", po::value<V>()->composing(), "n-grams may skip up to K features (K, or xK for namespace x; needs "
-                                             "--ngram)")
-      ("noconstant", po::bool_switch(), "no constant (bias) feature")
-      ("max_features", po::value<S>()->default_value("10000000"), "most features one example may have with its "
-                                                                 "interactions; more is an error naming the line");
-
-  po::options_description loss("Loss and output link");
-  loss.add_options()
-      ("loss_function", po::value<S>()->default_value("squared"), "squared | logistic | hinge | quantile")
-      ("quantile_tau", po::value<S>()->default_value("0.5"), "quantile level of the quantile loss")
-      ("link", po::value<S>()->default_value("identity"), "printed prediction: identity | logistic | glf1 | poisson")
-      ("binary", po::bool_switch(), "print predictions as -1/1 and report 0/1 loss");
-
-  po::options_description learner("Learner");
-  learner.add_options()
-      ("learner", po::value<S>()->default_value("sgd"), "learning algorithm (`--learner help` says when to "
-                                                        "choose each)")
-      ("random_seed", po::value<S>()->default_value("0"), "seed of every random choice a learner makes (saved "
-                                                          "in the model)")
-      ("sketch_rank", po::value<S>(), "the rank of a second-order learner's sketch (--matrix sketch); --rank is "
-                                      "accepted too where the learner has a sketch (VW's --rank is another thing: "
-                                      "its matrix factorization)");
-
-  po::options_description reductions("Multiclass and cost-sensitive learning (any --learner is the base)");
-  reductions.add_options()
-      ("oaa", po::value<S>(), "one against all: K classes, labels 1..K (or 0..K-1); one problem per class, the "
-                              "prediction the class of the largest score")
-      ("csoaa", po::value<S>(), "cost-sensitive one against all: K classes, labels 'class:cost ...'; the "
-                                "prediction the class of the smallest predicted cost")
-      ("probabilities", po::bool_switch(), "with --oaa: write each class's probability (logistic loss)")
-      ("named_labels", po::value<S>(), "class names a,b,c for classes 1, 2, 3 (labels and predictions use them)")
-      ("indexing", po::value<S>(), "classes numbered 0..K-1 (0) or 1..K (1); default: a label 0 or K decides");
-
-  all.add(general).add(input).add(tables).add(features).add(loss).add(learner).add(reductions);
+  if (o.kind == CoreOption::Kind::kFlag) {
+    group.add_options()(o.name, po::bool_switch(), o.help);
+  } else if (o.kind == CoreOption::Kind::kList) {
+    group.add_options()(o.name, po::value<std::vector<S>>()->composing(), o.help);
+  } else if (o.default_value != nullptr) {
+    group.add_options()(o.name, po::value<S>()->default_value(o.default_value), o.help);
+  } else {
+    group.add_options()(o.name, po::value<S>(), o.help);
+  }
 }
 
-// The groups --help lists after the learners'.
-void declare_back(po::options_description& all) {
-  using S = std::string;
-  po::options_description passes("Passes, cache and holdout");
-  passes.add_options()
-      ("passes", po::value<S>()->default_value("1"), "passes over the data (holdout is on when > 1)")
-      ("cache,c", po::bool_switch(), "cache parsed examples in DATA.cache (reused when it matches)")
-      ("cache_file", po::value<S>(), "cache parsed examples in this file")
-      ("kill_cache,k", po::bool_switch(), "rebuild the cache even when it matches")
-      ("compressed", po::bool_switch(), "write the cache gzip-compressed (a compressed cache is read either way)")
-      ("holdout_off", po::bool_switch(), "no holdout: learn from every example in every pass")
-      ("holdout_period", po::value<S>()->default_value("10"), "every Nth line is held out")
-      ("holdout_after", po::value<S>(), "lines after this one are held out (instead of every Nth)")
-      ("early_terminate", po::value<S>()->default_value("3"), "stop after this many passes without holdout gain")
-      ("threads", po::value<S>()->default_value("0"), "parser threads (0 = all cores); results do not depend on it")
-      ("onethread", po::bool_switch(), "parse and learn on one thread (--threads 1)");
-
-  po::options_description model("Model files");
-  model.add_options()
-      ("final_regressor,f", po::value<S>(), "save the final model here (atomically)")
-      ("initial_regressor,i", po::value<S>(), "start from this model; its saved options apply")
-      ("readable_model", po::value<S>(), "write the model as text in VW 9.11.2's layout: VW's header, then sgd's "
-                                         "state as VW's gd writes it and an index:weight line per nonzero slot "
-                                         "(with VW's adaptive and normalizer sums while training, not under -t); "
-                                         "another learner's own state lines follow VW's header")
-      ("readable_full", po::bool_switch(), "with --readable_model or --invert_hash, write lepus's own layout "
-                                           "instead of VW's: its header (version, learner, options) and the "
-                                           "learner's full state (sgd's per-slot sums under -t too)")
-      ("testonly,t", po::bool_switch(), "predict only, never learn")
-      ("predict_only_model", po::bool_switch(), "save only what prediction needs (smaller; such a model predicts "
-                                                "with -t but cannot be trained further)")
-      ("save_resume", po::bool_switch(), "accepted for VW scripts: lepus models always resume training")
-      ("save_per_pass", po::bool_switch(), "also save the model after every pass, as FILE.PASS next to -f FILE");
-
-  po::options_description output("Output");
-  output.add_options()
-      ("predictions,p", po::value<S>(), "write predictions here (/dev/stdout for stdout)")
-      ("raw_predictions,r", po::value<S>(), "write raw scores (before clipping and link) here")
-      ("metrics", po::bool_switch(), "add evaluation figures to the summary: AUC, accuracy, log loss and calibration "
-                                     "error for -1/1 labels, RMSE and MAE otherwise, accuracy for --oaa/--csoaa")
-      ("metrics_json", po::value<S>(), "write the --metrics figures to this file as JSON (--metrics not needed)")
-      ("audit,a", po::bool_switch(), "print each example's prediction, then its features on stdout as VW does: "
-                                     "name:slot:value:weight, largest |weight * value| first")
-      ("invert_hash", po::value<S>(), "write the readable model with each slot's feature name (first seen) to "
-                                      "this file, as --readable_model writes it otherwise")
-      ("audit_regressor", po::value<S>(), "with -i MODEL and the data it learned from: write each nonzero weight "
-                                          "as name:slot:weight to this file, named by one pass over the data")
-      ("progress_log", po::value<S>(), "write the progress table's losses to this file as tab-separated rows, "
-                                       "for scripts and plots: about 20 per tenfold growth of the example count "
-                                       "(whatever -P says) and one at the end; default none")
-      ("quiet", po::bool_switch(), "nothing on stderr")
-      ("progress,P", po::value<S>(), "progress rows every N examples (integer) or at a growing factor (x.y); "
-                                    "default factor 2");
-  po::options_description distributed("Several machines (--distributed)");
-  distributed.add_options()
-      ("distributed", po::bool_switch(), "one rank of an MPI job (mpirun -np N lepus --distributed ...): each rank "
-                                         "learns its shard (a data name's {rank} is the rank's number; without it "
-                                         "the ranks share the blocks of one stream), the models are combined at the "
-                                         "end of every pass and rank 0 writes -f, the progress table (a row at a "
-                                         "combination, over every rank's examples) and the summary; -p, -r and "
-                                         "--cache_file take {rank} too, for a file per rank")
-      ("sync_every", po::value<S>()->default_value("0"), "with --distributed, also combine the models every this "
-                                                         "many examples a rank reads (0: only at the end of each "
-                                                         "pass), so that one pass mixes what the ranks learn")
-      ("sync_timeout", po::value<S>()->default_value("auto"), "with --distributed, end the job, naming the rank, "
-                                                              "when the others wait in a combination for a rank "
-                                                              "that has neither joined it nor shown a sign of life "
-                                                              "(reading, learning) for this many seconds; auto: 10 "
-                                                              "times the longest such silence seen so far in the "
-                                                              "job, at least 60 s; 0: wait for ever (a dead rank "
-                                                              "ends the job at once either way)");
-  po::options_description serving("Serving (--daemon)");
-  serving.add_options()
-      ("daemon", po::bool_switch(), "serve predictions over TCP: each example line a client writes is answered with "
-                                    "its prediction line (as -p writes it), in order per connection")
-      ("listen", po::value<S>()->default_value("127.0.0.1"), "address to listen on; VW listens on every interface, "
-                                                             "lepus on loopback unless told (0.0.0.0: every one)")
-      ("port", po::value<S>()->default_value("26542"), "TCP port (0: any free port, see --port_file)")
-      ("port_file", po::value<S>(), "write the port listened on to this file once listening")
-      ("pid_file", po::value<S>(), "write the daemon's process id to this file")
-      ("num_children", po::value<S>()->default_value("0"), "threads answering connections (0: one per core); VW "
-                                                           "forks this many processes, lepus runs threads")
-      ("foreground", po::bool_switch(), "stay in the foreground (by default the daemon detaches once it listens)")
-      ("max_connections", po::value<S>()->default_value("256"), "connections served at once; more are answered "
-                                                                "with an error line and closed")
-      ("idle_timeout", po::value<S>()->default_value("60"), "seconds a connection may neither send nor read its "
-                                                            "answers before it is closed");
-  all.add(passes).add(model).add(output).add(distributed).add(serving);
+// kCoreOptions' groups first..last, in order.
+void declare_groups(po::options_description& all, CoreOption::Group first, CoreOption::Group last) {
+  for (int g = static_cast<int>(first); g <= static_cast<int>(last); ++g) {
+    po::options_description group(kGroupTitles[g]);
+    for (const CoreOption& o : kCoreOptions)
+      if (static_cast<int>(o.group) == g) declare(group, o);
+    all.add(group);
+  }
 }
-// clang-format on
 
 // Each learner row's options, a group per row.
 void declare_learner_rows(po::options_description& all) {
@@ -593,9 +659,10 @@ void declare_learner_rows(po::options_description& all) {
 }
 
 void declare_options(po::options_description& all) {
-  declare_front(all);
+  constexpr auto kLast = static_cast<CoreOption::Group>(std::size(kGroupTitles) - 1);
+  declare_groups(all, CoreOption::Group::kGeneral, kLastGroupBeforeLearners);
   declare_learner_rows(all);
-  declare_back(all);
+  declare_groups(all, static_cast<CoreOption::Group>(static_cast<int>(kLastGroupBeforeLearners) + 1), kLast);
 }
 
 std::vector<std::string> answer_vw_options(int argc, const char* const argv[],
@@ -1305,8 +1372,9 @@ void read_model_flags(Config& c, Args& a) {
 
 // What a saved model records: every shaping option in force, and the learner's own options.
 void record_saved_options(Config& c, Args& a, const LearnerRow* row) {
-  for (const char* n : kShaping) {
-    if (!a.m.count(n)) continue;
+  for (const CoreOption& o : kCoreOptions) {
+    const std::string n = long_name(o);
+    if (o.restore == CoreOption::Restore::kNo || !a.m.count(n)) continue;
     for (const auto& v : a.m.at(n).values) c.saved_options.push_back(SavedOption{n, v, a.m.at(n).given});
   }
   for (const auto& spec : row->options) {

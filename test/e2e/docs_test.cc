@@ -148,5 +148,25 @@ TEST(Docs, HelpTextIsCurrent) {
       << "docs/help.md is not the current `lepus --help`: run utl/options_doc";
 }
 
+// The model fuzzer's dictionary names every option of the table (a model file holds option names).
+TEST(Docs, ModelFuzzDictionaryIsCurrent) {
+  const std::string d = scratch_dir("docs_dict");
+  ASSERT_EQ(run_lepus("--help > " + d + "/help.txt"), 0);
+  const std::string help = read_file(d + "/help.txt");
+  const std::string dict = read_file((kRoot / "test/fuzz/model.dict").string());
+  size_t names = 0;
+  for (size_t at = help.find("\n  "); at != std::string::npos; at = help.find("\n  ", at + 1)) {
+    size_t name = help.find("--", at);  // "  --name" or "  -x [ --name ]"
+    if (name == std::string::npos || name > at + 9) continue;
+    name += 2;
+    const size_t end = help.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_", name);
+    const std::string option = help.substr(name, end - name);
+    ++names;
+    EXPECT_NE(dict.find("\"" + option + "\""), std::string::npos)
+        << "test/fuzz/model.dict lacks --" << option << ": run utl/options_doc";
+  }
+  EXPECT_GT(names, 100u);
+}
+
 }  // namespace
 }  // namespace lepus::e2e
