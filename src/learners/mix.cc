@@ -468,6 +468,20 @@ Prediction MixLearner::learn(const Example& x) {
   return out;
 }
 
+uint64_t MixLearner::warmup_wanted() const {
+  uint64_t most = 0;
+  for (size_t k = 0; k < size(); ++k)
+    if (active(k)) most = std::max(most, members_[k]->warmup_wanted());
+  return most;
+}
+
+void MixLearner::warmup(std::span<const Example> prefix) {
+  for (size_t k = 0; k < size(); ++k) {
+    const uint64_t want = active(k) ? members_[k]->warmup_wanted() : 0;
+    if (want > 0) members_[k]->warmup(prefix.first(std::min<size_t>(prefix.size(), want)));
+  }
+}
+
 void MixLearner::end_pass() {
   for (size_t k = 0; k < size(); ++k)
     if (active(k)) members_[k]->end_pass();

@@ -69,6 +69,10 @@ class MixLearner final : public Learner {
 
   Prediction predict(const Example& x) const override;
   Prediction learn(const Example& x) override;
+  // Warm-up: the most any member wants; each member is warmed up on its own share of the prefix, the first
+  // examples, as if it ran alone.
+  uint64_t warmup_wanted() const override;
+  void warmup(std::span<const Example> prefix) override;
   void end_pass() override;
   void save(ModelWriter& out) const override { save_state(out, false); }
   void load(ModelReader& in) override { load_state(in, false); }

@@ -1,5 +1,5 @@
-// --learner mix through the binary on rcv1_small (logistic): the mixture's progressive loss is within ln K / T
-// of its best member run alone, the summary names each member with its weight and loss, and the saved model
+// --learner mix through the binary on rcv1_small (logistic): the mixture's progressive loss is within ln K /
+// T of its best member run alone, the summary names each member with its weight and loss, and the saved model
 // predicts with -t -i (twice alike, and better than the constant).
 #include <gtest/gtest.h>
 
@@ -35,7 +35,8 @@ TEST(MixCli, Rcv1SmallWithinLnKOfTheBestMember) {
   EXPECT_LE(mix, best + std::log(5.0) / 1000.0 + 1e-6);
   EXPECT_LT(mix, 0.40);  // measured 0.368378 (scinol2 alone: 0.367279)
 
-  ASSERT_EQ(run_lepus("-t -i " + d + "/m " + kRcv1 + " -p " + d + "/a.p 2> " + d + "/t1"), 0) << read_file(d + "/t1");
+  ASSERT_EQ(run_lepus("-t -i " + d + "/m " + kRcv1 + " -p " + d + "/a.p 2> " + d + "/t1"), 0)
+      << read_file(d + "/t1");
   ASSERT_EQ(run_lepus("-t -i " + d + "/m " + kRcv1 + " -p " + d + "/b.p 2> " + d + "/t2"), 0);
   EXPECT_EQ(read_file(d + "/a.p"), read_file(d + "/b.p"));
   EXPECT_EQ(read_predictions(d + "/a.p").size(), 1000u);
@@ -45,13 +46,26 @@ TEST(MixCli, Rcv1SmallWithinLnKOfTheBestMember) {
 // The members learn in parallel (each example's rounds run on as many threads as --threads allows): the
 // progressive predictions, the summary's losses and the saved model are byte-identical for one thread and for
 // several, with the retirement path included (-q ff: scinol-full passes its dense cap on the first example).
+// A member that sizes a default from its first examples (wemm's b = 2 X^2) is warmed up on them inside the
+// mixture as when it runs alone: a one-member mixture predicts as the member (wemm's b was once sized from
+// one example in a mixture).
+TEST(MixCli, AMemberIsWarmedUpAsAlone) {
+  const std::string d = scratch_dir("mix_warmup");
+  const std::string abalone = std::string(LEPUS_TEST_DATA) + "/vw/inputs/abalone.vw.gz";
+  ASSERT_EQ(run_lepus(abalone + " --learner wemm -p " + d + "/alone.p 2> " + d + "/log"), 0)
+      << read_file(d + "/log");
+  ASSERT_EQ(run_lepus(abalone + " --learner mix --mix wemm -p " + d + "/mix.p 2> " + d + "/log"), 0)
+      << read_file(d + "/log");
+  EXPECT_EQ(read_file(d + "/alone.p"), read_file(d + "/mix.p"));
+}
+
 TEST(MixCli, SameResultsForAnyThreadCount) {
   const std::string d = scratch_dir("mix_threads");
   for (const std::string extra : {"", " -q ff --mix sgd,scinol-full,aioli:matrix=diag"}) {
     SCOPED_TRACE(extra);
     for (const std::string t : {"1", "2", "4"}) {
-      ASSERT_EQ(run_lepus(kRcv1 + " --loss_function logistic --learner mix --threads " + t + extra + " -f " + d +
-                          "/m" + t + " -p " + d + "/p" + t + " 2> " + d + "/log" + t),
+      ASSERT_EQ(run_lepus(kRcv1 + " --loss_function logistic --learner mix --threads " + t + extra + " -f " +
+                          d + "/m" + t + " -p " + d + "/p" + t + " 2> " + d + "/log" + t),
                 0)
           << read_file(d + "/log" + t);
     }
@@ -67,13 +81,16 @@ TEST(MixCli, SameResultsForAnyThreadCount) {
 // Members take options after their name; an option the member does not have, or a bad value, is refused.
 TEST(MixCli, MembersTakeOptions) {
   const std::string d = scratch_dir("mix_member_options");
-  ASSERT_EQ(run_lepus(kRcv1 + " --loss_function logistic --learner mix --mix sgd,aioli:matrix=diag:aioli_o2b 2> " +
-                      d + "/log"),
-            0)
+  ASSERT_EQ(
+      run_lepus(kRcv1 + " --loss_function logistic --learner mix --mix sgd,aioli:matrix=diag:aioli_o2b 2> " +
+                d + "/log"),
+      0)
       << read_file(d + "/log");
-  EXPECT_TRUE(has(read_file(d + "/log"), "aioli:matrix=diag:aioli_o2b: matrix = diag")) << read_file(d + "/log");
+  EXPECT_TRUE(has(read_file(d + "/log"), "aioli:matrix=diag:aioli_o2b: matrix = diag"))
+      << read_file(d + "/log");
   for (const std::string bad : {"aioli:rank=0", "aioli:nosuch=1", "aioli:matrix", "aioli:aioli_o2b=1"}) {
-    EXPECT_EQ(run_lepus(kRcv1 + " --loss_function logistic --learner mix --mix sgd," + bad + " 2> " + d + "/e"), 1)
+    EXPECT_EQ(
+        run_lepus(kRcv1 + " --loss_function logistic --learner mix --mix sgd," + bad + " 2> " + d + "/e"), 1)
         << bad;
     EXPECT_TRUE(has(read_file(d + "/e"), "--mix")) << bad << ": " << read_file(d + "/e");
   }
@@ -101,7 +118,8 @@ TEST(MixCli, AMemberPastItsCapRetires) {
   ASSERT_EQ(run_lepus(kRcv1 + o + " -f " + d + "/m 2> " + d + "/log"), 0) << read_file(d + "/log");
   const std::string retired = "mix member scinol-full: retired at learning example 1: ";
   EXPECT_TRUE(has(read_file(d + "/log"), retired)) << read_file(d + "/log");
-  ASSERT_EQ(run_lepus("-t -i " + d + "/m " + kRcv1 + " -p " + d + "/p 2> " + d + "/t"), 0) << read_file(d + "/t");
+  ASSERT_EQ(run_lepus("-t -i " + d + "/m " + kRcv1 + " -p " + d + "/p 2> " + d + "/t"), 0)
+      << read_file(d + "/t");
   EXPECT_TRUE(has(read_file(d + "/t"), retired)) << read_file(d + "/t");
   EXPECT_EQ(read_predictions(d + "/p").size(), 1000u);
 }
