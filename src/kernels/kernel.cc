@@ -2,6 +2,7 @@
 #include "kernels/kernel.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <limits>
 #include <sstream>
@@ -214,8 +215,15 @@ Kernel Kernel::load(ModelReader& in, const std::string& who) {
   }
 }
 
+namespace {
+std::atomic<uint64_t> evaluated{0};
+}  // namespace
+
+uint64_t evaluations() { return evaluated.load(std::memory_order_relaxed); }
+
 void evaluate_all(const Kernel& kernel, const PointStore& points, PointRef x, double* out) {
   const size_t n = points.size();
+  evaluated.fetch_add(n, std::memory_order_relaxed);
   if (n < kParallelFrom) {
     for (size_t i = 0; i < n; ++i) out[i] = kernel(points[i], x);
     return;

@@ -105,6 +105,9 @@ class Kernel {
 // not depend on the number of threads.
 constexpr size_t kParallelFrom = 1024;
 void evaluate_all(const Kernel& kernel, const PointStore& points, PointRef x, double* out);
+// The kernel values evaluate_all has computed in this process, over every learner (the learners' rows of kernel
+// values, KORS's included, all go through it): what the tests count.
+uint64_t evaluations();
 
 // The median heuristic: the median of ‖x_i - x_j‖ over the pairs i < j of `points` (at most the first `limit`),
 // or 1 when every distance is 0 (fewer than two distinct points).

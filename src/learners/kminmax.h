@@ -56,9 +56,13 @@ class KernelMinmaxLearner final : public Learner {
   std::vector<std::string> describe() const override;
   std::vector<std::string> summary_lines() const override;
   void write_readable(std::ostream& out) const override;
-  uint64_t safeguard_count() const override { return safeguards_ + (inner_ ? inner_->safeguard_count() : 0); }
+  uint64_t safeguard_count() const override;
   uint64_t warmup_wanted() const override;
   void warmup(std::span<const Example> prefix) override;
+  // --oaa / --csoaa under --budget: K primal learners over one embedding (each kernel value once per example).
+  bool share_points(uint32_t problems) override;
+  void predict_problems(const Example& x, std::span<Prediction> out) const override;
+  void learn_problems(const Example& x, std::span<const ProblemStep> steps, std::span<Prediction> out) override;
 
   // Tests: the round's m and the dual state.
   double last_m() const { return last_m_; }
@@ -86,7 +90,8 @@ class KernelMinmaxLearner final : public Learner {
   Eigen::VectorXd alpha_;
   Eigen::MatrixXd beta_;  // upper triangle of the top-left block
   std::unique_ptr<NystromEmbedding> nystrom_;
-  std::unique_ptr<MinmaxLearner> inner_;
+  uint32_t problems_ = 1;                             // share_points: K
+  std::vector<std::unique_ptr<MinmaxLearner>> inner_;  // --budget: one per problem, once b is known
   double last_m_ = 0.0;
   mutable VectorBuilder builder_;
   mutable std::vector<kernels::SlotValue> buffer_;
