@@ -69,6 +69,8 @@ struct KernelParams {
   int degree = 2;          // polynomial
   double coef0 = 1.0;      // polynomial
   double bandwidth = 0.0;  // rbf; 0: not known yet (the median heuristic sets it)
+  // rbf without a bandwidth: the median distance times this (1: the median heuristic as published)
+  double median_factor = 1.0;
 };
 
 // THE kernel table: one row per kernel, its option name and one line of help.

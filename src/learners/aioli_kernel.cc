@@ -34,7 +34,7 @@ int inner_bits(uint64_t budget) {
 AioliKernelOptions AioliKernelOptions::from(const OptionValues& v) {
   check_option_values(aioli_kernel_row().options, v);  // ranges and choices declared once in the row
   AioliKernelOptions o;
-  o.kernel = common::kernel_params_of(v);
+  o.kernel = common::kernel_params_of(v, common::kClassificationBandwidthFactor);  // logistic loss only
   if (v.has("aioli_B")) o.radius = v.number("aioli_B");
   if (v.has("aioli_lambda")) o.lambda = v.number("aioli_lambda");
   if (v.has("aioli_R")) o.r = v.number("aioli_R");

@@ -601,6 +601,8 @@ LearnerRow make_row(bool sketched) {
       [sketched](const LearnerContext& c) {
         KonsOptions o = KonsOptions::from(c.options, sketched);
         if (!c.options.has("kons_alpha") && c.loss.name() == "logistic") o.alpha = o.kors.alpha = kLogisticAlpha;
+        if (!c.options.has("bandwidth_factor") && c.loss.name() == "logistic")
+          o.kernel.median_factor = common::kClassificationBandwidthFactor;
         return std::make_unique<KonsLearner>(o, c.loss, c.bits, c.random_seed);
       }};
   row.traits.losses = {"squared", "logistic"};

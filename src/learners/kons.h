@@ -25,6 +25,11 @@
 // 1/(8C²) for the squared loss (the paper's Assumption 2), e^{-C}/(1 + C) for the logistic loss (AIOLI's Lemma 5).
 // An importance weight k multiplies ġ (so γ by k²). Uniform draws: a hash of (--random_seed, round), so a resumed
 // run draws what the uninterrupted one would.
+//
+// --oaa / --csoaa under --budget (share_points, beyond the paper): the K classes share the landmarks and ψ(x), and
+// either keep an A⁻¹ each (--kons_class_matrix per_class: K exact kons learners) or share one A whose increment is
+// each example's largest γ_k (shared: O(B²) per example instead of K·O(B²); it dominates every class's own matrix,
+// so Theorem 1's last term becomes 4C²Σ_t(γ_t − σġ²_{t,k}) for class k; docs/algorithms/kons.md, "Classes").
 #pragma once
 #include <Eigen/Dense>
 #include <cstdint>
