@@ -118,6 +118,12 @@ Prediction KernelMinmaxLearner::predict(const Example& x) const {
 }
 
 Prediction KernelMinmaxLearner::learn(const Example& x) {
+  if (nystrom_) {  // one problem's step
+    const ProblemStep step{0, x.label, common::teaches(x) ? x.weight : 0.0f};
+    Prediction out;
+    learn_problems(x, {&step, 1}, {&out, 1});
+    return out;
+  }
   const SparseVector& v = builder_.build(x);
   safeguards_ += v.dropped;
   if (!common::teaches(x)) return predict(x);
@@ -125,16 +131,7 @@ Prediction KernelMinmaxLearner::learn(const Example& x) {
   const kernels::PointRef px = kernels::sorted_point(v, buffer_);
   resolve(kernel_.kernel().self(px));
   const double y = static_cast<double>(x.label) - x.initial;
-  double yhat;
-  if (nystrom_) {
-    embedded(px);
-    nystrom_->offer(px, psi_, common::hashed_uniform(seed_ ^ kLandmarkSalt, rounds_));  // before learning from x
-    yhat = inner_[0]->learn_vector(as_vector(psi_), y, x.weight);
-    ++rounds_;
-  } else {
-    yhat = learn_exact(px, y, x.weight, x.initial);
-  }
-  const float f = common::to_float(yhat + x.initial, safeguards_);
+  const float f = common::to_float(learn_exact(px, y, x.weight, x.initial) + x.initial, safeguards_);
   return Prediction{f, f};
 }
 
@@ -153,8 +150,8 @@ void KernelMinmaxLearner::predict_problems(const Example& x, std::span<Predictio
   }
 }
 
-// The K problems of one example: ψ(x) is computed (and offered as a landmark) once, then each step is its problem's
-// primal step on it.
+// --budget: the problems of one example (one under learn(), or K: share_points). ψ(x) is computed (and offered as a
+// landmark before x is learned from, when a step teaches) once, then each step is its problem's primal step on it.
 void KernelMinmaxLearner::learn_problems(const Example& x, std::span<const ProblemStep> steps,
                                          std::span<Prediction> out) {
   const SparseVector& v = builder_.build(x);

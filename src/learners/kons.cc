@@ -127,8 +127,8 @@ void KonsLearner::predict_problems(const Example& x, std::span<Prediction> out) 
   for (size_t p = 0; p < u_.size() && p < out.size(); ++p) out[p] = output(embedded_score(p, x.initial), p);
 }
 
-// The K problems of one example: the point is embedded (and offered as a landmark) once, then each step is a
-// problem's ONS step on the same ψ, in order.
+// --budget: the problems of one example (one under learn(), or K: share_points). The point is embedded (and offered
+// as a landmark, when a step teaches) once, then each step is its problem's ONS step on the same ψ, in order.
 void KonsLearner::learn_problems(const Example& x, std::span<const ProblemStep> steps, std::span<Prediction> out) {
   const SparseVector& v = builder_.build(x, VectorBuilder::Order::kSlot);
   safeguards_ += v.dropped;
@@ -152,6 +152,12 @@ void KonsLearner::learn_problems(const Example& x, std::span<const ProblemStep> 
 }
 
 Prediction KonsLearner::learn(const Example& x) {
+  if (nystrom_) {  // one problem's step (an unlabeled label counts as 0: it raises no default C)
+    const ProblemStep step{0, x.labeled ? x.label : 0.0f, common::teaches(x) ? x.weight : 0.0f};
+    Prediction out;
+    learn_problems(x, {&step, 1}, {&out, 1});
+    return out;
+  }
   const SparseVector& v = builder_.build(x, VectorBuilder::Order::kSlot);
   safeguards_ += v.dropped;
   if (x.labeled && loss_.name() == "squared")
@@ -159,15 +165,6 @@ Prediction KonsLearner::learn(const Example& x) {
   // No warm-up (a caller that is not the driver): the distance from the first point to the origin.
   if (kernel_.pending() && v.size() > 0) kernel_.estimate_from(v);
   const kernels::PointRef px = kernels::sorted_point(v, buffer_);
-  if (nystrom_) {
-    const bool teaches = common::teaches(x);
-    const uint64_t round = rounds_;
-    embed(px, teaches, round);
-    bool learned = false;
-    const Prediction out = embedded_step(0, x.initial, x.label, teaches ? x.weight : 0.0f, round, learned);
-    if (learned) ++rounds_;
-    return out;
-  }
   const double c = clip_radius(0);
   Round r;
   r.ytilde = score(px) + x.initial;
