@@ -233,6 +233,19 @@ void evaluate_all(const Kernel& kernel, const PointStore& points, PointRef x, do
   });
 }
 
+void evaluate_some(const Kernel& kernel, const PointStore& points, std::span<const size_t> which, PointRef x,
+                   double* out) {
+  const size_t n = which.size();
+  evaluated.fetch_add(n, std::memory_order_relaxed);
+  if (n < kParallelFrom) {
+    for (size_t i : which) out[i] = kernel(points[i], x);
+    return;
+  }
+  tbb::parallel_for(tbb::blocked_range<size_t>(0, n, 256), [&](const tbb::blocked_range<size_t>& r) {
+    for (size_t j = r.begin(); j != r.end(); ++j) out[which[j]] = kernel(points[which[j]], x);
+  });
+}
+
 double median_distance(const PointStore& points, size_t limit) {
   const size_t n = std::min(points.size(), limit);
   std::vector<double> d2;

@@ -107,6 +107,9 @@ class Kernel {
 // not depend on the number of threads.
 constexpr size_t kParallelFrom = 1024;
 void evaluate_all(const Kernel& kernel, const PointStore& points, PointRef x, double* out);
+// out[i] = K(points[i], x) for the indices i in `which` alone (a RowCache's missing values), as evaluate_all.
+void evaluate_some(const Kernel& kernel, const PointStore& points, std::span<const size_t> which, PointRef x,
+                   double* out);
 // The kernel values evaluate_all has computed in this process, over every learner (the learners' rows of kernel
 // values, KORS's included, all go through it): what the tests count.
 uint64_t evaluations();

@@ -90,7 +90,7 @@ AioliKernelLearner::Round AioliKernelLearner::evaluate(kernels::PointRef x, doub
   const double ktt = kernel_.kernel().self(x);
   k_.resize(n);
   kh_.resize(n);
-  if (n > 0) kernels::evaluate_all(kernel_.kernel(), points_, x, k_.data());
+  points_.row(kernel_.kernel(), x, k_.data());
   for (Eigen::Index i = 0; i < n; ++i) kh_(i) = root_kappa_[static_cast<size_t>(i)] * k_(i);
   n_inv_.solve(kh_, v_);
   // In order (any thread count): q = k̂ᵀN⁻¹k̂, kᵀβ and k̂ᵀN⁻¹K̂^½(Kβ).
@@ -224,6 +224,12 @@ void AioliKernelLearner::learn_budget(kernels::PointRef px, double initial, std:
   ++rounds_;
 }
 
+bool AioliKernelLearner::share_kernel_rows(std::shared_ptr<kernels::RowCache> cache) {
+  if (nystrom_) return false;
+  points_.share(std::move(cache));
+  return true;
+}
+
 bool AioliKernelLearner::share_points(uint32_t problems) {
   if (!nystrom_ || problems < 1) return false;
   inner_.clear();
@@ -335,7 +341,7 @@ void AioliKernelLearner::load(ModelReader& in) {
     BorderedInverse n_inv;
     n_inv.load(in, who);
     if (n_inv.size() != n) throw bad("the inverse's size differs from the points stored");
-    points_ = std::move(points);
+    points_.assign(std::move(points));
     kappa_.swap(kappa);
     root_kappa_.swap(root_kappa);
     beta_.swap(beta);

@@ -44,6 +44,7 @@
 
 #include "core/coords.h"
 #include "kernels/kernel.h"
+#include "kernels/row_cache.h"
 #include "learners/aioli.h"
 #include "learners/common/kernel_option.h"
 #include "learners/common/plumbing.h"
@@ -63,7 +64,7 @@ struct AioliKernelOptions {
   static AioliKernelOptions from(const OptionValues& values);  // throws ConfigError
 };
 
-class AioliKernelLearner final : public Learner {
+class AioliKernelLearner final : public Learner, public kernels::SharesKernelRows {
  public:
   static constexpr uint64_t kMaxBudget = 65536;  // the full matrix's largest size
 
@@ -83,6 +84,8 @@ class AioliKernelLearner final : public Learner {
   void warmup(std::span<const Example> prefix) override;  // the RBF bandwidth by the median heuristic
   // --oaa / --csoaa under --budget: K primal learners over one embedding (each kernel value once per example).
   bool share_points(uint32_t problems) override;
+  // --oaa / --csoaa without --budget: the K instances share one cache of kernel rows (kernels::RowCache).
+  bool share_kernel_rows(std::shared_ptr<kernels::RowCache> cache) override;
   void predict_problems(const Example& x, std::span<Prediction> out) const override;
   void learn_problems(const Example& x, std::span<const ProblemStep> steps, std::span<Prediction> out) override;
 
@@ -118,7 +121,7 @@ class AioliKernelLearner final : public Learner {
   double r2_max_ = 0.0;  // the largest K(x, x) learned from (R² when --aioli_R is not given)
   uint64_t rounds_ = 0;  // rounds learned
   // Exact form: every point learned from, its κ (√κ kept alongside) and β, Kβ and N⁻¹.
-  kernels::PointStore points_;
+  kernels::CachedPoints points_;
   std::vector<double> kappa_, root_kappa_, beta_;
   Eigen::VectorXd kbeta_;  // (Kβ)_s in its first points_.size() entries; capacity doubles
   BorderedInverse n_inv_;

@@ -104,7 +104,7 @@ Prediction KernelMinmaxLearner::predict(const Example& x) const {
   } else if (b_ > 0.0 && points_.size() > 0) {
     const auto n = static_cast<Eigen::Index>(points_.size());
     k_.resize(n);
-    kernels::evaluate_all(kernel_.kernel(), points_, px, k_.data());
+    points_.row(kernel_.kernel(), px, k_.data());
     const double p = alpha_.head(n).dot(k_);
     double m = 0.0;
     if (opt_.rule->shrink) {
@@ -133,6 +133,12 @@ Prediction KernelMinmaxLearner::learn(const Example& x) {
   const double y = static_cast<double>(x.label) - x.initial;
   const float f = common::to_float(learn_exact(px, y, x.weight, x.initial) + x.initial, safeguards_);
   return Prediction{f, f};
+}
+
+bool KernelMinmaxLearner::share_kernel_rows(std::shared_ptr<kernels::RowCache> cache) {
+  if (nystrom_) return false;
+  points_.share(std::move(cache));
+  return true;
 }
 
 bool KernelMinmaxLearner::share_points(uint32_t problems) {
@@ -179,7 +185,7 @@ void KernelMinmaxLearner::learn_problems(const Example& x, std::span<const Probl
 double KernelMinmaxLearner::learn_exact(kernels::PointRef px, double y, double weight, double initial) {
   const auto n = static_cast<Eigen::Index>(points_.size());
   k_.resize(n);
-  kernels::evaluate_all(kernel_.kernel(), points_, px, k_.data());
+  points_.row(kernel_.kernel(), px, k_.data());
   const double kappa = kernel_.kernel().self(px), sig = sigma();
   g_.resize(n);
   if (n > 0) g_.noalias() = beta_.topLeftCorner(n, n).selfadjointView<Eigen::Upper>() * k_;
@@ -293,7 +299,7 @@ void KernelMinmaxLearner::load(ModelReader& in) {
   in.get_raw(alpha.data(), static_cast<size_t>(n) * sizeof(double), "alpha");
   dense_io::get_upper(in, beta, static_cast<uint64_t>(n), "beta");
   if (!alpha.allFinite() || !beta.allFinite()) throw bad("a non-finite coefficient");
-  points_ = std::move(points);
+  points_.assign(std::move(points));
   alpha_.swap(alpha);
   beta_.swap(beta);
 }

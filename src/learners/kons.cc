@@ -89,7 +89,7 @@ double KonsLearner::uniform(uint64_t round) const {
 double KonsLearner::score(kernels::PointRef x) const {
   const size_t t = points_.size();
   kv_.resize(static_cast<Eigen::Index>(t));
-  kernels::evaluate_all(kernel_.kernel(), points_, x, kv_.data());
+  points_.row(kernel_.kernel(), x, kv_.data());
   double y = 0.0;
   for (size_t s = 0; s < t; ++s) y += a_[s] * kv_(static_cast<Eigen::Index>(s));  // in order: any thread count
   return y;
@@ -118,6 +118,13 @@ bool KonsLearner::share_points(uint32_t problems) {
   u_.assign(problems, Eigen::VectorXd());
   ainv_.assign(opt_.class_matrix == KonsOptions::ClassMatrix::kShared ? 1 : problems, Eigen::MatrixXd());
   max_abs_label_.assign(problems, 0.0);
+  return true;
+}
+
+bool KonsLearner::share_kernel_rows(std::shared_ptr<kernels::RowCache> cache) {
+  if (nystrom_) return false;
+  if (kors_) kors_->share_kernel_rows(cache);
+  points_.share(std::move(cache));
   return true;
 }
 
@@ -489,7 +496,7 @@ void KonsLearner::load(ModelReader& in) {
   seed_ = seed;
   rounds_ = rounds;
   max_abs_label_.swap(max_abs_label);
-  points_ = std::move(points);
+  points_.assign(std::move(points));
   beta_.swap(beta);
   gamma_.swap(gamma);
   act_.swap(act);

@@ -39,6 +39,7 @@
 
 #include "core/coords.h"
 #include "kernels/kernel.h"
+#include "kernels/row_cache.h"
 #include "learners/common/kernel_option.h"
 #include "lepus/learner.h"
 #include "sketch/bordered_inverse.h"
@@ -62,7 +63,7 @@ struct KonsOptions {
   static KonsOptions from(const OptionValues& values, bool sketched);  // throws ConfigError
 };
 
-class KonsLearner final : public Learner {
+class KonsLearner final : public Learner, public kernels::SharesKernelRows {
  public:
   KonsLearner(const KonsOptions& options, const Loss& loss, int bits, uint64_t random_seed);
   Prediction predict(const Example& x) const override;
@@ -79,6 +80,8 @@ class KonsLearner final : public Learner {
   // --oaa / --csoaa under --budget: K problems over one embedding (each kernel value once per example), each with
   // its own A⁻¹ and u, so that each learns as a learner of its own would.
   bool share_points(uint32_t problems) override;
+  // --oaa / --csoaa without --budget: the K instances share one cache of kernel rows (kernels::RowCache).
+  bool share_kernel_rows(std::shared_ptr<kernels::RowCache> cache) override;
   void predict_problems(const Example& x, std::span<Prediction> out) const override;
   void learn_problems(const Example& x, std::span<const ProblemStep> steps, std::span<Prediction> out) override;
 
@@ -121,7 +124,7 @@ class KonsLearner final : public Learner {
   // The kernel: the RBF bandwidth by the median heuristic over the warm-up (or the first point's norm without one),
   // saved with the model. One object for the learner's life: KORS and the embedding keep a reference to it.
   common::KernelSetting kernel_;
-  kernels::PointStore points_;       // every stored point, in order
+  kernels::CachedPoints points_;      // every stored point, in order
   std::vector<double> beta_, gamma_;  // per stored point
   std::vector<double> a_;             // dual coefficients: ỹ(x) = Σ a_s K(x_s, x)
   std::vector<uint32_t> act_;         // stored points with γ > 0: the rows of N

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <ostream>
 
+#include "kernels/row_cache.h"
 #include "lepus/errors.h"
 
 namespace lepus {
@@ -22,8 +23,17 @@ MulticlassLearner::MulticlassLearner(const MulticlassOptions& options,
   points_ = !shared_ && bases_.front()->share_points(opt_.classes);
   if (!shared_ && !points_)
     for (uint32_t i = 1; i < opt_.classes; ++i) bases_.push_back(make_base());
+  share_kernel_rows();
   before_.resize(opt_.classes);
   outcome_.scores.assign(opt_.classes, 0.0f);
+}
+
+// One instance per class of an exact kernel learner: the instances read each example's kernel values from one
+// cache, so each is computed once per example, not once per class (kernels::RowCache; results are unchanged).
+void MulticlassLearner::share_kernel_rows() {
+  if (bases_.size() < 2 || !dynamic_cast<kernels::SharesKernelRows*>(bases_.front().get())) return;
+  const auto cache = std::make_shared<kernels::RowCache>();
+  for (auto& b : bases_) rows_ = dynamic_cast<kernels::SharesKernelRows&>(*b).share_kernel_rows(cache);
 }
 
 void MulticlassLearner::detect(uint32_t label) {
@@ -268,7 +278,10 @@ std::vector<std::string> MulticlassLearner::describe() const {
   std::vector<std::string> lines = bases_.front()->describe();
   const std::string what = opt_.kind == MulticlassOptions::Kind::kOaa ? "one against all" : "cost-sensitive one against all";
   lines.push_back(what + ", " + std::to_string(opt_.classes) + " classes" +
-                  (shared_ ? " in one table" : points_ ? " in one learner (kernel values once per example)" : ", one learner each"));
+                  (shared_   ? " in one table"
+                   : points_ ? " in one learner (kernel values once per example)"
+                   : rows_   ? ", one learner each (kernel values once per example)"
+                             : ", one learner each"));
   return lines;
 }
 

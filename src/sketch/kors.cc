@@ -17,7 +17,7 @@ Kors::Kors(const kernels::Kernel& kernel, const KorsOptions& options) : kernel_(
 double Kors::leverage(kernels::PointRef x, double d) const {
   const size_t n = points_.size();
   k_.resize(static_cast<Eigen::Index>(n));
-  kernels::evaluate_all(kernel_, points_, x, k_.data());
+  points_.row(kernel_, x, k_.data());
   for (size_t i = 0; i < n; ++i) {
     const auto j = static_cast<Eigen::Index>(i);
     k_(j) = d_[i] * d * k_(j) / std::sqrt(p_[i]);
@@ -76,7 +76,7 @@ void Kors::load(ModelReader& in, const std::string& who) {
   inverse.load(in, who + " dictionary");
   if (inverse.size() != points.size())
     throw ModelFormatError(in.source() + ": " + who + ": dictionary and inverse sizes differ");
-  points_ = std::move(points);
+  points_.assign(std::move(points));
   d_.swap(d);
   p_.swap(p);
   inverse_ = std::move(inverse);

@@ -1,9 +1,10 @@
 // Kernel learners under --oaa and --csoaa with --budget (Learner::share_points): one learner holds the K
-// problems over one set of landmarks. Checked: each kernel value is computed once per example, not once per
-// class (counted by kernels::evaluations()); with a matrix per class every class's scores equal those of a
-// learner of its own, to the bit; the shared matrix of kons (--kons_class_matrix shared) is its own primal
-// oracle, multiclass ONS with one A written out with Sherman-Morrison; the K-problem state saves, loads and
-// resumes exactly.
+// problems over one set of landmarks; without --budget, one instance per class reads each example's kernel
+// values from one cache (kernels::RowCache). Checked: each kernel value is computed once per example, not
+// once per class (counted by kernels::evaluations()); with a matrix per class every class's scores equal
+// those of a learner of its own, to the bit; the shared matrix of kons (--kons_class_matrix shared) is its
+// own primal oracle, multiclass ONS with one A written out with Sherman-Morrison; the K-problem state saves,
+// loads and resumes exactly.
 #include <gtest/gtest.h>
 
 #include <Eigen/Dense>
@@ -179,6 +180,61 @@ TEST(KernelClasses, KernelValuesOncePerExample) {
     EXPECT_EQ(shared, binary);
     EXPECT_EQ(own, kTen * binary);
   }
+}
+
+// Exact kernel learners (no --budget): one instance per class, the K instances reading each example's kernel
+// values from one cache (kernels::RowCache). Ten classes evaluate what one binary learner on the same rows
+// does (every class stores every point; sketched-kons's dictionaries read the stored points' values, so
+// fewer), one instance per class without the cache ten times as much, and the scores and states are those of
+// the instances without the cache, to the bit (oaa, and csoaa under the squared loss).
+TEST(KernelClasses, ExactLearnersShareKernelValues) {
+  constexpr uint32_t kTen = 10;
+  const auto data = blobs(90, kTen, 13);
+  auto count = [&](auto&& run) {
+    const uint64_t before = kernels::evaluations();
+    run();
+    return kernels::evaluations() - before;
+  };
+  for (const std::string& learner : kernel_learners()) {
+    const std::string loss = find_learner(learner)->traits.losses.front();
+    SCOPED_TRACE(learner);
+    const Classes c({learner, loss, {}});
+    auto binary = c.make(1, false);
+    auto one = c.make(kTen, false);
+    auto own = c.make(kTen, false, true);
+    ASSERT_TRUE(one->kernel_rows_shared());
+    ASSERT_FALSE(own->kernel_rows_shared());
+    uint64_t total = 0, separate = 0;
+    for (size_t t = 0; t < data.size(); ++t) {
+      Example x = data[t];
+      x.classes.front().klass = 1;
+      const uint64_t alone = count([&] { binary->learn(x); });
+      const uint64_t shared = count([&] { one->learn(data[t]); });
+      separate += count([&] { own->learn(data[t]); });
+      ASSERT_EQ(one->class_outcome()->scores, own->class_outcome()->scores);
+      if (learner == "sketched-kons")
+        ASSERT_LE(shared, alone) << t;
+      else
+        ASSERT_EQ(shared, alone) << t;  // every point stored: t values at example t (one class's count)
+      total += alone;
+    }
+    EXPECT_GT(total, 90u * 80u / 2u);
+    EXPECT_GE(separate, kTen * (total - 90u));
+    EXPECT_EQ(state(*one), state(*own));
+  }
+}
+
+TEST(KernelClasses, ExactCsoaaSharesKernelValuesWithSameResults) {
+  const Classes c({"kons", "squared", {}});
+  auto one = c.make(kClasses, true);
+  auto own = c.make(kClasses, true, true);
+  ASSERT_TRUE(one->kernel_rows_shared());
+  for (const Example& x : blobs(80, kClasses, 14, true)) {
+    one->learn(x);
+    own->learn(x);
+    ASSERT_EQ(one->class_outcome()->scores, own->class_outcome()->scores);
+  }
+  EXPECT_EQ(state(*one), state(*own));
 }
 
 // The K-problem state saves, loads and resumes exactly, and a model of the other class matrix is refused.
