@@ -61,6 +61,13 @@ struct VwRunFigures {
   bool save_resume = true;  // false: VW's --predict_only_model, whose text is ":0" and the weights alone
 };
 
+// One problem's part of an example under a reduction that gives one learner K problems (Learner::share_points).
+struct ProblemStep {
+  uint32_t problem = 0;
+  float label = 0.0f;
+  float weight = 1.0f;
+};
+
 class Learner {
  public:
   virtual ~Learner() = default;
@@ -123,6 +130,18 @@ class Learner {
   virtual bool share_table(uint32_t problems) { return false; }
   virtual void update_from(const Example& x, uint32_t problem, const Prediction& before, float label, float weight) {}
   virtual void count_example(float weight) {}
+
+  // One instance for K problems on the same points (--oaa and --csoaa, for a learner without a shared table):
+  // a learner whose costly part depends on the features alone (a kernel learner's landmarks under --budget and
+  // the kernel values of an example against them) holds the K problems and computes that part once per example
+  // for all of them. Such a learner answers share_points(K) with true (before any load: its saved state then
+  // covers the K problems) and is then called through predict_problems and learn_problems only.
+  virtual bool share_points(uint32_t problems) { return false; }
+  // Every problem's prediction for x (out: one per problem).
+  virtual void predict_problems(const Example& x, std::span<Prediction> out) const {}
+  // One online step of each problem in `steps` on x's features, in order (x's own label and weight are not read;
+  // a weight of 0 teaches nothing); out[i]: the prediction of steps[i]'s problem before its update.
+  virtual void learn_problems(const Example& x, std::span<const ProblemStep> steps, std::span<Prediction> out) {}
 };
 
 // Everything a learner factory may use. The loss outlives the learner.

@@ -2,6 +2,7 @@
 #include "kernels/kernel.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <limits>
 #include <sstream>
@@ -214,14 +215,34 @@ Kernel Kernel::load(ModelReader& in, const std::string& who) {
   }
 }
 
+namespace {
+std::atomic<uint64_t> evaluated{0};
+}  // namespace
+
+uint64_t evaluations() { return evaluated.load(std::memory_order_relaxed); }
+
 void evaluate_all(const Kernel& kernel, const PointStore& points, PointRef x, double* out) {
   const size_t n = points.size();
+  evaluated.fetch_add(n, std::memory_order_relaxed);
   if (n < kParallelFrom) {
     for (size_t i = 0; i < n; ++i) out[i] = kernel(points[i], x);
     return;
   }
   tbb::parallel_for(tbb::blocked_range<size_t>(0, n, 256), [&](const tbb::blocked_range<size_t>& r) {
     for (size_t i = r.begin(); i != r.end(); ++i) out[i] = kernel(points[i], x);
+  });
+}
+
+void evaluate_some(const Kernel& kernel, const PointStore& points, std::span<const size_t> which, PointRef x,
+                   double* out) {
+  const size_t n = which.size();
+  evaluated.fetch_add(n, std::memory_order_relaxed);
+  if (n < kParallelFrom) {
+    for (size_t i : which) out[i] = kernel(points[i], x);
+    return;
+  }
+  tbb::parallel_for(tbb::blocked_range<size_t>(0, n, 256), [&](const tbb::blocked_range<size_t>& r) {
+    for (size_t j = r.begin(); j != r.end(); ++j) out[which[j]] = kernel(points[which[j]], x);
   });
 }
 

@@ -69,6 +69,8 @@ struct KernelParams {
   int degree = 2;          // polynomial
   double coef0 = 1.0;      // polynomial
   double bandwidth = 0.0;  // rbf; 0: not known yet (the median heuristic sets it)
+  // rbf without a bandwidth: the median distance times this (1: the median heuristic as published)
+  double median_factor = 1.0;
 };
 
 // THE kernel table: one row per kernel, its option name and one line of help.
@@ -105,6 +107,12 @@ class Kernel {
 // not depend on the number of threads.
 constexpr size_t kParallelFrom = 1024;
 void evaluate_all(const Kernel& kernel, const PointStore& points, PointRef x, double* out);
+// out[i] = K(points[i], x) for the indices i in `which` alone (a RowCache's missing values), as evaluate_all.
+void evaluate_some(const Kernel& kernel, const PointStore& points, std::span<const size_t> which, PointRef x,
+                   double* out);
+// The kernel values evaluate_all has computed in this process, over every learner (the learners' rows of kernel
+// values, KORS's included, all go through it): what the tests count.
+uint64_t evaluations();
 
 // The median heuristic: the median of ‖x_i - x_j‖ over the pairs i < j of `points` (at most the first `limit`),
 // or 1 when every distance is 0 (fewer than two distinct points).

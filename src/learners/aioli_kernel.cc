@@ -11,7 +11,8 @@
 namespace lepus {
 namespace {
 
-constexpr uint32_t kStateVersion = 1;
+constexpr uint32_t kStateVersion = 1;          // one problem
+constexpr uint32_t kProblemsStateVersion = 2;  // K problems over one embedding (share_points)
 constexpr uint64_t kLandmarkSalt = 0x5851F42D4C957F2Dull;  // the landmark coins' stream (--budget)
 constexpr double kMaxMagnitude = 1e100;  // a round with K(x, x) or κK(x, x) or |β|√K(x, x) beyond is skipped
 constexpr double kInf = std::numeric_limits<double>::infinity();
@@ -33,7 +34,7 @@ int inner_bits(uint64_t budget) {
 AioliKernelOptions AioliKernelOptions::from(const OptionValues& v) {
   check_option_values(aioli_kernel_row().options, v);  // ranges and choices declared once in the row
   AioliKernelOptions o;
-  o.kernel = common::kernel_params_of(v);
+  o.kernel = common::kernel_params_of(v, common::kClassificationBandwidthFactor);  // logistic loss only
   if (v.has("aioli_B")) o.radius = v.number("aioli_B");
   if (v.has("aioli_lambda")) o.lambda = v.number("aioli_lambda");
   if (v.has("aioli_R")) o.r = v.number("aioli_R");
@@ -55,7 +56,7 @@ AioliKernelLearner::AioliKernelLearner(const AioliKernelOptions& options, const 
       builder_(bits) {
   if (opt_.budget > 0) {
     nystrom_ = make_nystrom(opt_);
-    inner_ = make_inner(opt_);
+    inner_.push_back(make_inner(opt_));
   }
 }
 
@@ -89,7 +90,7 @@ AioliKernelLearner::Round AioliKernelLearner::evaluate(kernels::PointRef x, doub
   const double ktt = kernel_.kernel().self(x);
   k_.resize(n);
   kh_.resize(n);
-  if (n > 0) kernels::evaluate_all(kernel_.kernel(), points_, x, k_.data());
+  points_.row(kernel_.kernel(), x, k_.data());
   for (Eigen::Index i = 0; i < n; ++i) kh_(i) = root_kappa_[static_cast<size_t>(i)] * k_(i);
   n_inv_.solve(kh_, v_);
   // In order (any thread count): q = k̂ᵀN⁻¹k̂, kᵀβ and k̂ᵀN⁻¹K̂^½(Kβ).
@@ -127,7 +128,7 @@ Prediction AioliKernelLearner::predict(const Example& x) const {
   const kernels::PointRef px = kernels::sorted_point(builder_.build(x), buffer_);
   if (nystrom_) {
     nystrom_->embed(px, psi_);
-    return output(inner_->predict_vector(as_vector(psi_), x.initial));
+    return output(inner_[0]->predict_vector(as_vector(psi_), x.initial));
   }
   return output(evaluate(px, x.initial).yhat);
 }
@@ -189,25 +190,78 @@ Prediction AioliKernelLearner::learn_exact(const Example& x, kernels::PointRef p
 // --budget: x is offered as a landmark before it is learned from (the choice depends on x alone), then the primal
 // learner takes ψ(x), with √K(x, x) in place of ‖ψ(x)‖ in its default R (the exact form's R).
 Prediction AioliKernelLearner::learn_budget(const Example& x, kernels::PointRef px) {
+  const ProblemStep step{0, x.label, x.weight};
+  Prediction out;
+  learn_budget(px, x.initial, {&step, 1}, {&out, 1});
+  return out;
+}
+
+// The budget route for the steps of one example (one, or one per class: share_points), each step's problem its own
+// primal learner on the same ψ(x); the caller has seen that some step teaches.
+void AioliKernelLearner::learn_budget(kernels::PointRef px, double initial, std::span<const ProblemStep> steps,
+                                      std::span<Prediction> out) {
   nystrom_->embed(px, psi_);
   const double ktt = kernel_.kernel().self(px);
-  if (!(std::isfinite(ktt) && ktt <= kMaxMagnitude) || !psi_.allFinite()) [[unlikely]] {
+  const bool sane = std::isfinite(ktt) && ktt <= kMaxMagnitude && psi_.allFinite();
+  if (!sane) [[unlikely]]
     ++safeguards_;
+  else
+    nystrom_->offer(px, psi_, common::hashed_uniform(seed_ ^ kLandmarkSalt, rounds_));
+  const SparseVector& v = as_vector(psi_);
+  for (size_t i = 0; i < steps.size(); ++i) {
+    AioliLearner& inner = *inner_[steps[i].problem];
     last_ = Round{};
-    last_.yhat = inner_->predict_vector(as_vector(psi_), x.initial);
-    return output(last_.yhat);
+    if (sane && steps[i].weight > 0.0f) {
+      const double y = steps[i].label > 0.0f ? 1.0 : -1.0;
+      last_.yhat = inner.learn_vector(v, y, static_cast<double>(steps[i].weight), initial, std::sqrt(ktt));
+    } else {
+      last_.yhat = inner.predict_vector(v, initial);
+    }
+    out[i] = output(last_.yhat);
   }
-  nystrom_->offer(px, psi_, common::hashed_uniform(seed_ ^ kLandmarkSalt, rounds_));
-  const double y = x.label > 0.0f ? 1.0 : -1.0;
-  last_ = Round{};
-  last_.yhat = inner_->learn_vector(as_vector(psi_), y, static_cast<double>(x.weight), x.initial, std::sqrt(ktt));
+  if (!sane) return;
   r2_max_ = std::max(r2_max_, ktt);
   ++rounds_;
-  return output(last_.yhat);
+}
+
+bool AioliKernelLearner::share_kernel_rows(std::shared_ptr<kernels::RowCache> cache) {
+  if (nystrom_) return false;
+  points_.share(std::move(cache));
+  return true;
+}
+
+bool AioliKernelLearner::share_points(uint32_t problems) {
+  if (!nystrom_ || problems < 1) return false;
+  inner_.clear();
+  for (uint32_t p = 0; p < problems; ++p) inner_.push_back(make_inner(opt_));
+  return true;
+}
+
+void AioliKernelLearner::predict_problems(const Example& x, std::span<Prediction> out) const {
+  nystrom_->embed(kernels::sorted_point(builder_.build(x), buffer_), psi_);
+  const SparseVector& v = as_vector(psi_);
+  for (size_t p = 0; p < inner_.size() && p < out.size(); ++p) out[p] = output(inner_[p]->predict_vector(v, x.initial));
+}
+
+void AioliKernelLearner::learn_problems(const Example& x, std::span<const ProblemStep> steps,
+                                        std::span<Prediction> out) {
+  bool teaches = false;
+  for (const ProblemStep& s : steps) {
+    clip_.widen(s.label, s.label);
+    teaches = teaches || s.weight > 0.0f;
+  }
+  const SparseVector& v = builder_.build(x);
+  safeguards_ += v.dropped;
+  if (kernel_.pending() && teaches && v.size() > 0) kernel_.estimate_from(v);
+  const kernels::PointRef px = kernels::sorted_point(v, buffer_);
+  if (teaches) return learn_budget(px, x.initial, steps, out);
+  nystrom_->embed(px, psi_);
+  for (size_t i = 0; i < steps.size(); ++i) out[i] = output(inner_[steps[i].problem]->predict_vector(as_vector(psi_), x.initial));
 }
 
 void AioliKernelLearner::save(ModelWriter& out) const {
-  out.put_u32(kStateVersion);
+  out.put_u32(inner_.size() > 1 ? kProblemsStateVersion : kStateVersion);
+  if (inner_.size() > 1) out.put_u32(static_cast<uint32_t>(inner_.size()));
   out.put_u32(static_cast<uint32_t>(bits_));
   out.put_u64(opt_.budget);
   kernel_.save(out);
@@ -221,7 +275,7 @@ void AioliKernelLearner::save(ModelWriter& out) const {
   clip_.save(out);
   if (nystrom_) {
     nystrom_->save(out);
-    inner_->save(out);
+    for (const auto& inner : inner_) inner->save(out);
     return;
   }
   points_.save(out);
@@ -236,7 +290,10 @@ void AioliKernelLearner::save(ModelWriter& out) const {
 void AioliKernelLearner::load(ModelReader& in) {
   const std::string who(name());
   auto bad = [&](const std::string& what) { return ModelFormatError(in.source() + ": " + who + " state: " + what); };
-  if (in.get_u32("aioli-kernel state version") != kStateVersion) throw bad("unknown state version");
+  const uint32_t version = in.get_u32("aioli-kernel state version");
+  if (version != kStateVersion && version != kProblemsStateVersion) throw bad("unknown state version");
+  const uint32_t problems = version == kStateVersion ? 1 : in.get_u32("aioli-kernel problems");
+  if (problems != std::max<size_t>(inner_.size(), 1)) throw bad("saved for another number of problems");
   if (in.get_u32("aioli-kernel bits") != static_cast<uint32_t>(bits_)) throw bad("saved with another -b");
   if (in.get_u64("aioli-kernel budget") != opt_.budget) throw bad("saved with another --budget");
   common::KernelSetting kernel(opt_.kernel);
@@ -259,10 +316,13 @@ void AioliKernelLearner::load(ModelReader& in) {
     // The embedding refers to kernel_.kernel(), whose address never changes; loading reads no kernel value.
     std::unique_ptr<NystromEmbedding> nystrom = make_nystrom(o);
     nystrom->load(in, who);
-    std::unique_ptr<AioliLearner> inner = make_inner(o);
-    inner->load(in);
+    std::vector<std::unique_ptr<AioliLearner>> inner;
+    for (size_t p = 0; p < inner_.size(); ++p) {
+      inner.push_back(make_inner(o));
+      inner.back()->load(in);
+    }
     nystrom_ = std::move(nystrom);
-    inner_ = std::move(inner);
+    inner_.swap(inner);
   } else {
     kernels::PointStore points;
     points.load(in, who);
@@ -281,7 +341,7 @@ void AioliKernelLearner::load(ModelReader& in) {
     BorderedInverse n_inv;
     n_inv.load(in, who);
     if (n_inv.size() != n) throw bad("the inverse's size differs from the points stored");
-    points_ = std::move(points);
+    points_.assign(std::move(points));
     kappa_.swap(kappa);
     root_kappa_.swap(root_kappa);
     beta_.swap(beta);
@@ -294,6 +354,12 @@ void AioliKernelLearner::load(ModelReader& in) {
   seed_ = seed;
   rounds_ = rounds;
   clip_ = clip;
+}
+
+uint64_t AioliKernelLearner::safeguard_count() const {
+  uint64_t n = safeguards_;
+  for (const auto& inner : inner_) n += inner->safeguard_count();
+  return n;
 }
 
 std::vector<std::string> AioliKernelLearner::describe() const {
@@ -316,9 +382,12 @@ void AioliKernelLearner::write_readable(std::ostream& out) const {
   out << "learner " << name() << "\nkernel " << kernel_.text() << "\naioli_B " << num(opt_.radius)
       << "\naioli_lambda " << num(opt_.ridge()) << "\nR " << num(r()) << "\nrounds " << rounds_ << "\n";
   clip_.write_readable(out);
-  if (inner_) {
+  if (nystrom_) {
     out << "landmarks " << nystrom_->size() << "\n";
-    inner_->write_readable(out);
+    for (size_t p = 0; p < inner_.size(); ++p) {
+      if (inner_.size() > 1) out << "problem " << p << "\n";
+      inner_[p]->write_readable(out);
+    }
     return;
   }
   out << "points " << points_.size() << "\n";

@@ -44,6 +44,7 @@
 
 #include "core/coords.h"
 #include "kernels/kernel.h"
+#include "kernels/row_cache.h"
 #include "learners/aioli.h"
 #include "learners/common/kernel_option.h"
 #include "learners/common/plumbing.h"
@@ -63,7 +64,7 @@ struct AioliKernelOptions {
   static AioliKernelOptions from(const OptionValues& values);  // throws ConfigError
 };
 
-class AioliKernelLearner final : public Learner {
+class AioliKernelLearner final : public Learner, public kernels::SharesKernelRows {
  public:
   static constexpr uint64_t kMaxBudget = 65536;  // the full matrix's largest size
 
@@ -78,9 +79,15 @@ class AioliKernelLearner final : public Learner {
   std::vector<std::string> describe() const override;
   std::vector<std::string> summary_lines() const override;
   void write_readable(std::ostream& out) const override;
-  uint64_t safeguard_count() const override { return safeguards_ + (inner_ ? inner_->safeguard_count() : 0); }
+  uint64_t safeguard_count() const override;
   uint64_t warmup_wanted() const override;
   void warmup(std::span<const Example> prefix) override;  // the RBF bandwidth by the median heuristic
+  // --oaa / --csoaa under --budget: K primal learners over one embedding (each kernel value once per example).
+  bool share_points(uint32_t problems) override;
+  // --oaa / --csoaa without --budget: the K instances share one cache of kernel rows (kernels::RowCache).
+  bool share_kernel_rows(std::shared_ptr<kernels::RowCache> cache) override;
+  void predict_problems(const Example& x, std::span<Prediction> out) const override;
+  void learn_problems(const Example& x, std::span<const ProblemStep> steps, std::span<Prediction> out) override;
 
   // Tests: the quantities of the last learn() (exact form: s, c, ŷ in double, then κ and β with the importance
   // weight; --budget: ŷ only), the bound R in force, and the state's sizes.
@@ -100,6 +107,7 @@ class AioliKernelLearner final : public Learner {
   Prediction output(double yhat) const { return clip_.of(common::to_float(yhat, safeguards_)); }
   Prediction learn_exact(const Example& x, kernels::PointRef px);
   Prediction learn_budget(const Example& x, kernels::PointRef px);
+  void learn_budget(kernels::PointRef px, double initial, std::span<const ProblemStep> steps, std::span<Prediction> out);
   const SparseVector& as_vector(const Eigen::VectorXd& psi) const;  // ψ as the inner learner's vector
   std::unique_ptr<AioliLearner> make_inner(const AioliKernelOptions& o) const;
   std::unique_ptr<NystromEmbedding> make_nystrom(const AioliKernelOptions& o) const;
@@ -113,13 +121,13 @@ class AioliKernelLearner final : public Learner {
   double r2_max_ = 0.0;  // the largest K(x, x) learned from (R² when --aioli_R is not given)
   uint64_t rounds_ = 0;  // rounds learned
   // Exact form: every point learned from, its κ (√κ kept alongside) and β, Kβ and N⁻¹.
-  kernels::PointStore points_;
+  kernels::CachedPoints points_;
   std::vector<double> kappa_, root_kappa_, beta_;
   Eigen::VectorXd kbeta_;  // (Kβ)_s in its first points_.size() entries; capacity doubles
   BorderedInverse n_inv_;
   // --budget: the landmarks and the primal learner on ψ.
   std::unique_ptr<NystromEmbedding> nystrom_;
-  std::unique_ptr<AioliLearner> inner_;
+  std::vector<std::unique_ptr<AioliLearner>> inner_;  // one per problem (share_points: K)
   Round last_;
   mutable VectorBuilder builder_;
   mutable std::vector<kernels::SlotValue> buffer_;

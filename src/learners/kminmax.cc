@@ -13,7 +13,8 @@
 namespace lepus {
 namespace {
 
-constexpr uint32_t kStateVersion = 1;
+constexpr uint32_t kStateVersion = 1;          // one problem
+constexpr uint32_t kProblemsStateVersion = 2;  // K problems over one embedding (share_points)
 constexpr uint64_t kLandmarkSalt = 0x5851F42D4C957F2Dull;
 const KorsOptions kLandmarkSampler{1.0, 0.5, 30.0};  // KORS's α, ε, β for the landmarks (kernels normalised to 1)
 
@@ -76,7 +77,8 @@ void KernelMinmaxLearner::make_inner() {
   o.c = opt_.rule->drift ? c_ : 100.0;
   o.matrix = MatrixKind::kFull;
   o.max_dense = std::max<uint64_t>(opt_.budget, 1);
-  inner_ = std::make_unique<MinmaxLearner>(o, 32);
+  inner_.clear();
+  for (uint32_t p = 0; p < problems_; ++p) inner_.push_back(std::make_unique<MinmaxLearner>(o, 32));
 }
 
 double KernelMinmaxLearner::sigma() const {
@@ -98,11 +100,11 @@ Prediction KernelMinmaxLearner::predict(const Example& x) const {
   const kernels::PointRef px = kernels::sorted_point(builder_.build(x), buffer_);
   double y = x.initial;
   if (b_ > 0.0 && nystrom_) {
-    y += inner_->predict_vector(embedded(px));
+    y += inner_[0]->predict_vector(embedded(px));
   } else if (b_ > 0.0 && points_.size() > 0) {
     const auto n = static_cast<Eigen::Index>(points_.size());
     k_.resize(n);
-    kernels::evaluate_all(kernel_.kernel(), points_, px, k_.data());
+    points_.row(kernel_.kernel(), px, k_.data());
     const double p = alpha_.head(n).dot(k_);
     double m = 0.0;
     if (opt_.rule->shrink) {
@@ -116,6 +118,12 @@ Prediction KernelMinmaxLearner::predict(const Example& x) const {
 }
 
 Prediction KernelMinmaxLearner::learn(const Example& x) {
+  if (nystrom_) {  // one problem's step
+    const ProblemStep step{0, x.label, common::teaches(x) ? x.weight : 0.0f};
+    Prediction out;
+    learn_problems(x, {&step, 1}, {&out, 1});
+    return out;
+  }
   const SparseVector& v = builder_.build(x);
   safeguards_ += v.dropped;
   if (!common::teaches(x)) return predict(x);
@@ -123,23 +131,61 @@ Prediction KernelMinmaxLearner::learn(const Example& x) {
   const kernels::PointRef px = kernels::sorted_point(v, buffer_);
   resolve(kernel_.kernel().self(px));
   const double y = static_cast<double>(x.label) - x.initial;
-  double yhat;
-  if (nystrom_) {
-    embedded(px);
-    nystrom_->offer(px, psi_, common::hashed_uniform(seed_ ^ kLandmarkSalt, rounds_));  // before learning from x
-    yhat = inner_->learn_vector(as_vector(psi_), y, x.weight);
-    ++rounds_;
-  } else {
-    yhat = learn_exact(px, y, x.weight, x.initial);
-  }
-  const float f = common::to_float(yhat + x.initial, safeguards_);
+  const float f = common::to_float(learn_exact(px, y, x.weight, x.initial) + x.initial, safeguards_);
   return Prediction{f, f};
+}
+
+bool KernelMinmaxLearner::share_kernel_rows(std::shared_ptr<kernels::RowCache> cache) {
+  if (nystrom_) return false;
+  points_.share(std::move(cache));
+  return true;
+}
+
+bool KernelMinmaxLearner::share_points(uint32_t problems) {
+  if (!nystrom_ || problems < 1) return false;
+  problems_ = problems;
+  if (!inner_.empty()) make_inner();
+  return true;
+}
+
+void KernelMinmaxLearner::predict_problems(const Example& x, std::span<Prediction> out) const {
+  const SparseVector& v = embedded(kernels::sorted_point(builder_.build(x), buffer_));
+  for (size_t p = 0; p < problems_ && p < out.size(); ++p) {
+    const float f = common::to_float(x.initial + (b_ > 0.0 ? inner_[p]->predict_vector(v) : 0.0), safeguards_);
+    out[p] = Prediction{f, f};
+  }
+}
+
+// --budget: the problems of one example (one under learn(), or K: share_points). ψ(x) is computed (and offered as a
+// landmark before x is learned from, when a step teaches) once, then each step is its problem's primal step on it.
+void KernelMinmaxLearner::learn_problems(const Example& x, std::span<const ProblemStep> steps,
+                                         std::span<Prediction> out) {
+  const SparseVector& v = builder_.build(x);
+  safeguards_ += v.dropped;
+  bool teaches = false;
+  for (const ProblemStep& s : steps) teaches = teaches || s.weight > 0.0f;
+  if (kernel_.pending() && teaches) kernel_.estimate_from(v);
+  const kernels::PointRef px = kernels::sorted_point(v, buffer_);
+  if (teaches) resolve(kernel_.kernel().self(px));
+  embedded(px);
+  if (teaches) nystrom_->offer(px, psi_, common::hashed_uniform(seed_ ^ kLandmarkSalt, rounds_));
+  const SparseVector& psi = as_vector(psi_);
+  for (size_t i = 0; i < steps.size(); ++i) {
+    MinmaxLearner* inner = b_ > 0.0 ? inner_[steps[i].problem].get() : nullptr;
+    const double y = static_cast<double>(steps[i].label) - x.initial;
+    const double yhat = !inner                   ? 0.0
+                        : steps[i].weight > 0.0f ? inner->learn_vector(psi, y, steps[i].weight)
+                                                 : inner->predict_vector(psi);
+    const float f = common::to_float(yhat + x.initial, safeguards_);
+    out[i] = Prediction{f, f};
+  }
+  if (teaches) ++rounds_;
 }
 
 double KernelMinmaxLearner::learn_exact(kernels::PointRef px, double y, double weight, double initial) {
   const auto n = static_cast<Eigen::Index>(points_.size());
   k_.resize(n);
-  kernels::evaluate_all(kernel_.kernel(), points_, px, k_.data());
+  points_.row(kernel_.kernel(), px, k_.data());
   const double kappa = kernel_.kernel().self(px), sig = sigma();
   g_.resize(n);
   if (n > 0) g_.noalias() = beta_.topLeftCorner(n, n).selfadjointView<Eigen::Upper>() * k_;
@@ -192,7 +238,8 @@ Eigen::MatrixXd KernelMinmaxLearner::beta() const {
 }
 
 void KernelMinmaxLearner::save(ModelWriter& out) const {
-  out.put_u32(kStateVersion);
+  out.put_u32(problems_ > 1 ? kProblemsStateVersion : kStateVersion);
+  if (problems_ > 1) out.put_u32(problems_);
   out.put_string(std::string(name()));
   out.put_u32(static_cast<uint32_t>(bits_));
   out.put_u64(opt_.budget);
@@ -203,8 +250,8 @@ void KernelMinmaxLearner::save(ModelWriter& out) const {
   out.put_u64(rounds_);
   if (nystrom_) {
     nystrom_->save(out);
-    out.put_u8(inner_ ? 1 : 0);
-    if (inner_) inner_->save(out);
+    out.put_u8(inner_.empty() ? 0 : 1);
+    for (const auto& inner : inner_) inner->save(out);
     return;
   }
   points_.save(out);
@@ -216,7 +263,10 @@ void KernelMinmaxLearner::save(ModelWriter& out) const {
 void KernelMinmaxLearner::load(ModelReader& in) {
   const std::string who(name());
   auto bad = [&](const std::string& what) { return ModelFormatError(in.source() + ": " + who + " state: " + what); };
-  if (in.get_u32("kernel min-max state version") != kStateVersion) throw bad("unknown state version");
+  const uint32_t version = in.get_u32("kernel min-max state version");
+  if (version != kStateVersion && version != kProblemsStateVersion) throw bad("unknown state version");
+  if ((version == kStateVersion ? 1 : in.get_u32("kernel min-max problems")) != problems_)
+    throw bad("saved for another number of problems");
   if (in.get_string("kernel min-max learner") != who) throw bad("the model is another learner's");
   if (in.get_u32("kernel min-max bits") != static_cast<uint32_t>(bits_)) throw bad("saved with another -b");
   if (in.get_u64("kernel min-max budget") != opt_.budget) throw bad("saved with another --budget");
@@ -230,13 +280,13 @@ void KernelMinmaxLearner::load(ModelReader& in) {
     throw bad("b, c or the scale out of range");
   kernel_ = std::move(kernel);  // the kernel object keeps its address: the embedding's reference stays valid
   b_ = b, c_ = c, scale_ = scale, rounds_ = rounds;
-  inner_.reset();
+  inner_.clear();
   if (nystrom_) {
     nystrom_->load(in, who);
     if (in.get_u8("inner learner") != 0) {
       if (!resolved) throw bad("an inner learner before b is known");
       make_inner();
-      inner_->load(in);
+      for (const auto& inner : inner_) inner->load(in);
     }
     return;
   }
@@ -249,9 +299,15 @@ void KernelMinmaxLearner::load(ModelReader& in) {
   in.get_raw(alpha.data(), static_cast<size_t>(n) * sizeof(double), "alpha");
   dense_io::get_upper(in, beta, static_cast<uint64_t>(n), "beta");
   if (!alpha.allFinite() || !beta.allFinite()) throw bad("a non-finite coefficient");
-  points_ = std::move(points);
+  points_.assign(std::move(points));
   alpha_.swap(alpha);
   beta_.swap(beta);
+}
+
+uint64_t KernelMinmaxLearner::safeguard_count() const {
+  uint64_t n = safeguards_;
+  for (const auto& inner : inner_) n += inner->safeguard_count();
+  return n;
 }
 
 std::vector<std::string> KernelMinmaxLearner::describe() const {
@@ -280,9 +336,12 @@ std::vector<std::string> KernelMinmaxLearner::summary_lines() const {
 void KernelMinmaxLearner::write_readable(std::ostream& out) const {
   out << "learner " << name() << "\nkernel " << kernel_.text() << "\nb " << num(b_) << "\nc " << num(c_)
       << "\nrounds " << rounds_ << "\n";
-  if (inner_) {
+  if (nystrom_) {
     out << "landmarks " << nystrom_->size() << "\n";
-    inner_->write_readable(out);
+    for (size_t p = 0; p < inner_.size(); ++p) {
+      if (inner_.size() > 1) out << "problem " << p << "\n";
+      inner_[p]->write_readable(out);
+    }
     return;
   }
   for (size_t i = 0; i < points_.size(); ++i) {

@@ -28,6 +28,7 @@
 
 #include "core/coords.h"
 #include "kernels/kernel.h"
+#include "kernels/row_cache.h"
 #include "learners/common/kernel_option.h"
 #include "learners/minmax.h"
 #include "lepus/learner.h"
@@ -43,7 +44,7 @@ struct KernelMinmaxOptions {
   static KernelMinmaxOptions from(const MinmaxRule& rule, const OptionValues& v);  // throws ConfigError
 };
 
-class KernelMinmaxLearner final : public Learner {
+class KernelMinmaxLearner final : public Learner, public kernels::SharesKernelRows {
  public:
   static constexpr double kWemmEps = MinmaxLearner::kWemmEps;
 
@@ -56,9 +57,15 @@ class KernelMinmaxLearner final : public Learner {
   std::vector<std::string> describe() const override;
   std::vector<std::string> summary_lines() const override;
   void write_readable(std::ostream& out) const override;
-  uint64_t safeguard_count() const override { return safeguards_ + (inner_ ? inner_->safeguard_count() : 0); }
+  uint64_t safeguard_count() const override;
   uint64_t warmup_wanted() const override;
   void warmup(std::span<const Example> prefix) override;
+  // --oaa / --csoaa under --budget: K primal learners over one embedding (each kernel value once per example).
+  bool share_points(uint32_t problems) override;
+  // --oaa / --csoaa without --budget: the K instances share one cache of kernel rows (kernels::RowCache).
+  bool share_kernel_rows(std::shared_ptr<kernels::RowCache> cache) override;
+  void predict_problems(const Example& x, std::span<Prediction> out) const override;
+  void learn_problems(const Example& x, std::span<const ProblemStep> steps, std::span<Prediction> out) override;
 
   // Tests: the round's m and the dual state.
   double last_m() const { return last_m_; }
@@ -82,11 +89,12 @@ class KernelMinmaxLearner final : public Learner {
   double b_ = 0.0, c_ = 0.0;  // in force (0 until resolved)
   double scale_ = 0.0;        // κ̂ they were resolved with (0: given)
   uint64_t rounds_ = 0;
-  kernels::PointStore points_;
+  kernels::CachedPoints points_;
   Eigen::VectorXd alpha_;
   Eigen::MatrixXd beta_;  // upper triangle of the top-left block
   std::unique_ptr<NystromEmbedding> nystrom_;
-  std::unique_ptr<MinmaxLearner> inner_;
+  uint32_t problems_ = 1;                             // share_points: K
+  std::vector<std::unique_ptr<MinmaxLearner>> inner_;  // --budget: one per problem, once b is known
   double last_m_ = 0.0;
   mutable VectorBuilder builder_;
   mutable std::vector<kernels::SlotValue> buffer_;

@@ -14,7 +14,8 @@
 namespace lepus {
 namespace {
 
-constexpr uint32_t kStateVersion = 1;
+constexpr uint32_t kStateVersion = 1;          // one problem
+constexpr uint32_t kProblemsStateVersion = 2;  // K problems over one embedding (share_points)
 constexpr double kLogisticClip = 5.0;
 constexpr double kTinyTau = 1e-12;  // τ̃ is clamped at 1e-12 k_tt against cancellation (x in the span)
 constexpr double kMaxMagnitude = 1e100;
@@ -43,6 +44,7 @@ KonsOptions KonsOptions::from(const OptionValues& v, bool sketched) {
     if (v.has("kons_gamma")) o.gamma_min = v.number("kons_gamma");
   }
   o.budget = common::budget_of(v);
+  if (v.has("kons_class_matrix") && v.text("kons_class_matrix") == "per_class") o.class_matrix = ClassMatrix::kPerClass;
   o.kors.alpha = o.alpha;
   return o;
 }
@@ -64,15 +66,15 @@ void KonsLearner::warmup(std::span<const Example> prefix) {
   kernel_.estimate(prefix, builder_);
 }
 
-double KonsLearner::clip_radius() const {
+double KonsLearner::clip_radius(size_t problem) const {
   if (opt_.clip) return *opt_.clip;
-  if (loss_.name() == "squared") return std::max(max_abs_label_, 1e-12);
+  if (loss_.name() == "squared") return std::max(max_abs_label_[problem], 1e-12);
   return kLogisticClip;
 }
 
-double KonsLearner::eta() const {
+double KonsLearner::eta(size_t problem) const {
   if (opt_.eta) return *opt_.eta;
-  const double c = clip_radius();
+  const double c = clip_radius(problem);
   if (loss_.name() == "squared") return 1.0 / (8.0 * c * c);  // Assumption 2 with |y| <= C
   // Logistic: 0.3, measured (docs/algorithms/kons.md, "Defaults"), not the curvature at C (e^-C/(1+C) = 0.0011 at
   // C = 5), which made the preconditioner almost αI and the learner a kernel SGD with step 1/α.
@@ -87,35 +89,90 @@ double KonsLearner::uniform(uint64_t round) const {
 double KonsLearner::score(kernels::PointRef x) const {
   const size_t t = points_.size();
   kv_.resize(static_cast<Eigen::Index>(t));
-  kernels::evaluate_all(kernel_.kernel(), points_, x, kv_.data());
+  points_.row(kernel_.kernel(), x, kv_.data());
   double y = 0.0;
   for (size_t s = 0; s < t; ++s) y += a_[s] * kv_(static_cast<Eigen::Index>(s));  // in order: any thread count
   return y;
 }
 
+Prediction KonsLearner::output(double ytilde, size_t problem) const {
+  const double c = clip_radius(problem);
+  return Prediction{common::to_float(ytilde, safeguards_), common::to_float(std::clamp(ytilde, -c, c), safeguards_)};
+}
+
+// ỹ of a problem on ψ = kv_ (--budget).
+double KonsLearner::embedded_score(size_t problem, double initial) const {
+  const Eigen::Index m = kv_.size();
+  return initial + (m > 0 ? u_[problem].head(m).dot(kv_) : 0.0);
+}
+
 Prediction KonsLearner::predict(const Example& x) const {
   const SparseVector& v = builder_.build(x, VectorBuilder::Order::kSlot);
-  const double c = clip_radius();
-  double yt = x.initial;
-  if (nystrom_) {
-    nystrom_->embed(kernels::sorted_point(v, buffer_), kv_);
-    if (kv_.size() > 0) yt += u_.head(kv_.size()).dot(kv_);
+  if (!nystrom_) return output(x.initial + score(kernels::sorted_point(v, buffer_)), 0);
+  nystrom_->embed(kernels::sorted_point(v, buffer_), kv_);
+  return output(embedded_score(0, x.initial), 0);
+}
+
+bool KonsLearner::share_points(uint32_t problems) {
+  if (!nystrom_ || problems < 1) return false;
+  u_.assign(problems, Eigen::VectorXd());
+  ainv_.assign(opt_.class_matrix == KonsOptions::ClassMatrix::kShared ? 1 : problems, Eigen::MatrixXd());
+  max_abs_label_.assign(problems, 0.0);
+  return true;
+}
+
+bool KonsLearner::share_kernel_rows(std::shared_ptr<kernels::RowCache> cache) {
+  if (nystrom_) return false;
+  if (kors_) kors_->share_kernel_rows(cache);
+  points_.share(std::move(cache));
+  return true;
+}
+
+void KonsLearner::predict_problems(const Example& x, std::span<Prediction> out) const {
+  const SparseVector& v = builder_.build(x, VectorBuilder::Order::kSlot);
+  nystrom_->embed(kernels::sorted_point(v, buffer_), kv_);
+  for (size_t p = 0; p < u_.size() && p < out.size(); ++p) out[p] = output(embedded_score(p, x.initial), p);
+}
+
+// --budget: the problems of one example (one under learn(), or K: share_points). The point is embedded (and offered
+// as a landmark, when a step teaches) once, then each step is its problem's ONS step on the same ψ, in order.
+void KonsLearner::learn_problems(const Example& x, std::span<const ProblemStep> steps, std::span<Prediction> out) {
+  const SparseVector& v = builder_.build(x, VectorBuilder::Order::kSlot);
+  safeguards_ += v.dropped;
+  if (kernel_.pending() && v.size() > 0) kernel_.estimate_from(v);
+  const kernels::PointRef px = kernels::sorted_point(v, buffer_);
+  bool teaches = false;
+  for (const ProblemStep& s : steps) teaches = teaches || s.weight > 0.0f;
+  const uint64_t round = rounds_;
+  embed(px, teaches, round);
+  bool learned = false;
+  for (const ProblemStep& s : steps)
+    if (loss_.name() == "squared")
+      max_abs_label_[s.problem] = std::max(max_abs_label_[s.problem], std::fabs(double(s.label)));
+  if (ainv_.size() == 1 && u_.size() > 1) {
+    shared_matrix_steps(x.initial, steps, round, out, learned);
   } else {
-    yt += score(kernels::sorted_point(v, buffer_));
+    for (size_t i = 0; i < steps.size(); ++i)
+      out[i] = embedded_step(steps[i].problem, x.initial, steps[i].label, steps[i].weight, round, learned);
   }
-  const float raw = common::to_float(yt, safeguards_);
-  return Prediction{raw, common::to_float(std::clamp(yt, -c, c), safeguards_)};
+  if (learned) ++rounds_;
 }
 
 Prediction KonsLearner::learn(const Example& x) {
+  if (nystrom_) {  // one problem's step (an unlabeled label counts as 0: it raises no default C)
+    const ProblemStep step{0, x.labeled ? x.label : 0.0f, common::teaches(x) ? x.weight : 0.0f};
+    Prediction out;
+    learn_problems(x, {&step, 1}, {&out, 1});
+    return out;
+  }
   const SparseVector& v = builder_.build(x, VectorBuilder::Order::kSlot);
   safeguards_ += v.dropped;
-  if (x.labeled && loss_.name() == "squared") max_abs_label_ = std::max(max_abs_label_, std::fabs(double(x.label)));
+  if (x.labeled && loss_.name() == "squared")
+    max_abs_label_[0] = std::max(max_abs_label_[0], std::fabs(double(x.label)));
   // No warm-up (a caller that is not the driver): the distance from the first point to the origin.
   if (kernel_.pending() && v.size() > 0) kernel_.estimate_from(v);
   const kernels::PointRef px = kernels::sorted_point(v, buffer_);
-  if (nystrom_) return learn_embedded(x, px, rounds_);
-  const double c = clip_radius();
+  const double c = clip_radius(0);
   Round r;
   r.ytilde = score(px) + x.initial;
   r.yhat = std::clamp(r.ytilde, -c, c);
@@ -126,7 +183,7 @@ Prediction KonsLearner::learn(const Example& x) {
   const double h = r.ytilde - r.yhat;
   // ġ at the clipped prediction, times the importance weight.
   r.gdot = static_cast<double>(x.weight) * loss_.first_derivative(static_cast<float>(r.yhat), x.label, LabelRange{});
-  const double et = eta();
+  const double et = eta(0);
   // τ̃ = (k_tt - k̂ᵀN⁻¹k̂)/α over the sketch's rows.
   const double ktt = kernel_.kernel().self(px);
   const auto n = static_cast<Eigen::Index>(act_.size());
@@ -181,42 +238,65 @@ Prediction KonsLearner::learn(const Example& x) {
 //     γ = η ġ²,  A⁻¹ -= γ/(1 + γτ̃) v vᵀ (Sherman-Morrison),  u = w - ġ v/(1 + γτ̃).
 // sketched-kons gates γ with its coin, at the exact ridge leverage of the rescaled point in this space,
 // γτ̃/(1 + γτ̃), floored at --kons_gamma. O(B·nnz + B²) per example, B the budget.
-Prediction KonsLearner::learn_embedded(const Example& x, kernels::PointRef px, uint64_t round) {
-  const double c = clip_radius();
+//
+// ψ(x) into kv_. When x teaches, it is offered as a landmark before it is learned from (the choice depends on x
+// alone), so its own direction is in the span: a new coordinate enters every problem with the prior (A⁻¹ gains
+// 1/α on its diagonal, u a 0).
+void KonsLearner::embed(kernels::PointRef px, bool offer, uint64_t round) {
   Eigen::VectorXd& psi = kv_;
   nystrom_->embed(px, psi);
-  // x is offered as a landmark before it is learned from (the choice depends on x alone), so its own direction is
-  // in the span: a new coordinate enters with the prior (A⁻¹ gains 1/α on its diagonal, u a 0).
-  if (common::teaches(x) && nystrom_->offer(px, psi, common::hashed_uniform(seed_ ^ kLandmarkSalt, round))) {
-    const Eigen::Index m = psi.size() - 1, n = m + 1;
-    if (ainv_.rows() < n) {
-      const Eigen::Index cap = std::min<Eigen::Index>(std::max<Eigen::Index>(16, 2 * ainv_.rows()),
-                                                      static_cast<Eigen::Index>(opt_.budget));
-      Eigen::MatrixXd a = Eigen::MatrixXd::Zero(cap, cap);
-      a.topLeftCorner(m, m) = ainv_.topLeftCorner(m, m);
-      ainv_.swap(a);
-      Eigen::VectorXd uu = Eigen::VectorXd::Zero(cap);
-      uu.head(m) = u_.head(m);
-      u_.swap(uu);
+  if (!offer || !nystrom_->offer(px, psi, common::hashed_uniform(seed_ ^ kLandmarkSalt, round))) return;
+  add_coordinate(psi.size());
+}
+
+// Coordinate n - 1 enters every problem with the prior: A⁻¹ gains 1/α on its diagonal, u a 0. Capacities double
+// (up to the budget).
+void KonsLearner::add_coordinate(Eigen::Index n) {
+  const Eigen::Index m = n - 1;
+  auto capacity = [&](Eigen::Index size) {
+    return std::min<Eigen::Index>(std::max<Eigen::Index>(16, 2 * size), static_cast<Eigen::Index>(opt_.budget));
+  };
+  for (Eigen::MatrixXd& a : ainv_) {
+    if (a.rows() < n) {
+      Eigen::MatrixXd bigger = Eigen::MatrixXd::Zero(capacity(a.rows()), capacity(a.rows()));
+      bigger.topLeftCorner(m, m) = a.topLeftCorner(m, m);
+      a.swap(bigger);
     }
-    ainv_.col(m).head(m).setZero();
-    ainv_(m, m) = 1.0 / opt_.alpha;
-    u_(m) = 0.0;
+    a.col(m).head(m).setZero();
+    a(m, m) = 1.0 / opt_.alpha;
   }
+  for (Eigen::VectorXd& u : u_) {
+    if (u.size() < n) {
+      Eigen::VectorXd bigger = Eigen::VectorXd::Zero(capacity(u.size()));
+      bigger.head(m) = u.head(m);
+      u.swap(bigger);
+    }
+    u(m) = 0.0;
+  }
+}
+
+// One problem's step on ψ = kv_ (label and weight its own; weight 0 only predicts); `learned` is set when the step
+// counts as a round.
+Prediction KonsLearner::embedded_step(size_t problem, double initial, float label, float weight, uint64_t round,
+                                      bool& learned) {
+  Eigen::MatrixXd& ainv = ainv_[problem];
+  Eigen::VectorXd& u = u_[problem];
+  const Eigen::VectorXd& psi = kv_;
+  const double c = clip_radius(problem);
   const auto m = psi.size();
   Round r;
-  r.ytilde = x.initial + (m > 0 ? u_.head(m).dot(psi) : 0.0);
+  r.ytilde = embedded_score(problem, initial);
   r.yhat = std::clamp(r.ytilde, -c, c);
-  const Prediction out{common::to_float(r.ytilde, safeguards_), common::to_float(r.yhat, safeguards_)};
+  const Prediction out = output(r.ytilde, problem);
   last_ = r;
-  if (!common::teaches(x) || !std::isfinite(r.ytilde) || !psi.allFinite()) return out;
-  ++rounds_;
+  if (!(weight > 0.0f) || !std::isfinite(r.ytilde) || !psi.allFinite()) return out;
+  learned = true;
   const double h = r.ytilde - r.yhat;
-  r.gdot = static_cast<double>(x.weight) * loss_.first_derivative(static_cast<float>(r.yhat), x.label, LabelRange{});
+  r.gdot = static_cast<double>(weight) * loss_.first_derivative(static_cast<float>(r.yhat), label, LabelRange{});
   v_.resize(m);
-  if (m > 0) v_.noalias() = ainv_.topLeftCorner(m, m).selfadjointView<Eigen::Upper>() * psi;
+  if (m > 0) v_.noalias() = ainv.topLeftCorner(m, m).selfadjointView<Eigen::Upper>() * psi;
   r.tau = m > 0 ? psi.dot(v_) : 0.0;
-  const double gamma = eta() * r.gdot * r.gdot;
+  const double gamma = eta(problem) * r.gdot * r.gdot;
   bool in_sketch = true;
   if (opt_.sketched) {
     const double lev = gamma * r.tau / (1.0 + gamma * r.tau);
@@ -226,18 +306,68 @@ Prediction KonsLearner::learn_embedded(const Example& x, kernels::PointRef px, u
   r.gamma = in_sketch ? gamma : 0.0;
   const double den = 1.0 + r.gamma * r.tau;
   const double shift = h != 0.0 && r.tau > 0.0 ? h / r.tau : 0.0;
+  last_ = r;
   if (!std::isfinite(r.gamma) || !std::isfinite(den) || std::fabs(r.gamma) * r.tau > kMaxMagnitude ||
       std::fabs(r.gdot) > kMaxMagnitude || !std::isfinite(shift)) {
     ++safeguards_;
-    last_ = r;
     return out;
   }
-  last_ = r;
   if (m > 0) {
-    u_.head(m) -= (shift + r.gdot / den) * v_;  // w = u - shift v, then u = w - ġ v/den
-    if (r.gamma > 0.0) ainv_.topLeftCorner(m, m).selfadjointView<Eigen::Upper>().rankUpdate(v_, -r.gamma / den);
+    u.head(m) -= (shift + r.gdot / den) * v_;  // w = u - shift v, then u = w - ġ v/den
+    if (r.gamma > 0.0) ainv.topLeftCorner(m, m).selfadjointView<Eigen::Upper>().rankUpdate(v_, -r.gamma / den);
   }
   return out;
+}
+
+// --kons_class_matrix shared: the K problems share A. Every step of the example is a gradient at the example's
+// start; v = A⁻¹ψ and τ̃ are computed once, A takes the largest of the steps' γ (so it dominates the matrix each
+// problem would build alone: docs/algorithms/kons.md, "Classes"), and each problem moves u by its own ġ and shift.
+// Per example O(B²) once and O(B) per problem.
+void KonsLearner::shared_matrix_steps(double initial, std::span<const ProblemStep> steps, uint64_t round,
+                                      std::span<Prediction> out, bool& learned) {
+  const Eigen::VectorXd& psi = kv_;
+  const auto m = psi.size();
+  v_.resize(m);
+  if (m > 0) v_.noalias() = ainv_[0].topLeftCorner(m, m).selfadjointView<Eigen::Upper>() * psi;
+  const double tau = m > 0 ? psi.dot(v_) : 0.0;
+  step_rounds_.assign(steps.size(), {Round{}, false});
+  double gamma = 0.0;
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const ProblemStep& s = steps[i];
+    Round& r = step_rounds_[i].first;
+    const double c = clip_radius(s.problem);
+    r.ytilde = embedded_score(s.problem, initial);
+    r.yhat = std::clamp(r.ytilde, -c, c);
+    out[i] = output(r.ytilde, s.problem);
+    if (!(s.weight > 0.0f) || !std::isfinite(r.ytilde) || !psi.allFinite()) continue;
+    learned = step_rounds_[i].second = true;
+    r.gdot = static_cast<double>(s.weight) * loss_.first_derivative(static_cast<float>(r.yhat), s.label, LabelRange{});
+    r.tau = tau;
+    gamma = std::max(gamma, eta(s.problem) * r.gdot * r.gdot);
+  }
+  if (opt_.sketched) {
+    const double lev = gamma * tau / (1.0 + gamma * tau);
+    if (!(uniform(round) < std::max(std::min(opt_.kors.beta * lev, 1.0), opt_.gamma_min))) gamma = 0.0;
+  }
+  const double den = 1.0 + gamma * tau;
+  if (!std::isfinite(gamma) || !std::isfinite(den) || gamma * tau > kMaxMagnitude) {
+    ++safeguards_;
+    return;
+  }
+  for (size_t i = 0; i < steps.size(); ++i) {
+    Round& r = step_rounds_[i].first;
+    r.gamma = gamma;
+    r.sketched_in = gamma > 0.0;
+    last_ = r;
+    if (!step_rounds_[i].second) continue;
+    const double shift = r.ytilde != r.yhat && tau > 0.0 ? (r.ytilde - r.yhat) / tau : 0.0;
+    if (std::fabs(r.gdot) > kMaxMagnitude || !std::isfinite(shift)) {
+      ++safeguards_;
+      continue;
+    }
+    if (m > 0) u_[steps[i].problem].head(m) -= (shift + r.gdot / den) * v_;
+  }
+  if (m > 0 && gamma > 0.0) ainv_[0].topLeftCorner(m, m).selfadjointView<Eigen::Upper>().rankUpdate(v_, -gamma / den);
 }
 
 // a = (β - Γ^½ N⁻¹ Γ^½ Kβ)/α.
@@ -252,7 +382,12 @@ void KonsLearner::refresh_coefficients() {
 }
 
 void KonsLearner::save(ModelWriter& out) const {
-  out.put_u32(kStateVersion);
+  const bool many = u_.size() > 1;
+  out.put_u32(many ? kProblemsStateVersion : kStateVersion);
+  if (many) {
+    out.put_u32(static_cast<uint32_t>(u_.size()));
+    out.put_u8(ainv_.size() == 1 ? 1 : 0);  // one matrix for the K problems
+  }
   out.put_u8(opt_.sketched ? 1 : 0);
   out.put_u32(static_cast<uint32_t>(bits_));
   kernel_.save(out);  // the kernel, then where its bandwidth came from (0: still to estimate)
@@ -265,7 +400,7 @@ void KonsLearner::save(ModelWriter& out) const {
   out.put_u64(opt_.budget);
   out.put_u64(seed_);
   out.put_u64(rounds_);
-  out.put_f64(max_abs_label_);
+  out.put_values(max_abs_label_.data(), max_abs_label_.size());
   points_.save(out);
   for (size_t s = 0; s < beta_.size(); ++s) {
     out.put_f64(beta_[s]);
@@ -277,15 +412,21 @@ void KonsLearner::save(ModelWriter& out) const {
   if (kors_) kors_->save(out);
   if (nystrom_) {
     nystrom_->save(out);
-    dense_io::put_upper(out, ainv_, nystrom_->size());
-    out.put_values(u_.data(), nystrom_->size());
+    for (const Eigen::MatrixXd& a : ainv_) dense_io::put_upper(out, a, nystrom_->size());
+    for (const Eigen::VectorXd& u : u_) out.put_values(u.data(), nystrom_->size());
   }
 }
 
 void KonsLearner::load(ModelReader& in) {
   const std::string who(name());
   auto bad = [&](const std::string& what) { return ModelFormatError(in.source() + ": " + who + " state: " + what); };
-  if (in.get_u32("kons state version") != kStateVersion) throw bad("unknown state version");
+  const uint32_t version = in.get_u32("kons state version");
+  if (version != kStateVersion && version != kProblemsStateVersion) throw bad("unknown state version");
+  const uint32_t problems = version == kStateVersion ? 1 : in.get_u32("kons problems");
+  if (problems != u_.size())
+    throw bad("saved for " + std::to_string(problems) + " problems, not " + std::to_string(u_.size()));
+  const size_t matrices = version == kStateVersion || in.get_u8("kons one matrix") == 0 ? problems : 1;
+  if (matrices != ainv_.size()) throw bad("saved with the other --kons_class_matrix");
   if ((in.get_u8("kons sketched") != 0) != opt_.sketched) throw bad("saved by the other kons learner");
   if (in.get_u32("kons bits") != static_cast<uint32_t>(bits_)) throw bad("saved with another -b");
   common::KernelSetting kernel(opt_.kernel);
@@ -305,7 +446,8 @@ void KonsLearner::load(ModelReader& in) {
     throw bad("a hyper-parameter out of range");
   const uint64_t seed = in.get_u64("kons seed");
   const uint64_t rounds = in.get_u64("kons rounds");
-  const double max_abs_label = in.get_f64("kons largest label");
+  std::vector<double> max_abs_label(problems);
+  for (double& l : max_abs_label) l = in.get_f64("kons largest label");
   kernels::PointStore points;
   points.load(in, who);
   std::vector<double> beta(points.size()), gamma(points.size()), a(points.size());
@@ -328,27 +470,33 @@ void KonsLearner::load(ModelReader& in) {
   if (n_inv.size() != act.size()) throw bad("the inverse's size differs from the points with gamma > 0");
   std::unique_ptr<Kors> kors;
   std::unique_ptr<NystromEmbedding> nystrom;
-  Eigen::MatrixXd ainv;
-  Eigen::VectorXd u;
+  std::vector<Eigen::MatrixXd> ainv(matrices);
+  std::vector<Eigen::VectorXd> u(problems);
   opt_ = o;
   kernel_ = std::move(kernel);  // the kernel object keeps its address: KORS's and the embedding's reference
   if (opt_.budget > 0) {
     nystrom = std::make_unique<NystromEmbedding>(kernel_.kernel(), opt_.kors, opt_.budget);
     nystrom->load(in, who);
     const auto m = static_cast<Eigen::Index>(nystrom->size());
-    ainv = Eigen::MatrixXd::Zero(std::max<Eigen::Index>(m, 1), std::max<Eigen::Index>(m, 1));
-    u = Eigen::VectorXd::Zero(std::max<Eigen::Index>(m, 1));
-    dense_io::get_upper(in, ainv, static_cast<uint64_t>(m), "kons inverse");
-    in.get_raw(u.data(), static_cast<size_t>(m) * sizeof(double), "kons u");
-    if (!ainv.allFinite() || !u.allFinite()) throw bad("a non-finite embedded state");
+    const Eigen::Index cap = std::max<Eigen::Index>(m, 1);
+    for (Eigen::MatrixXd& a : ainv) {
+      a = Eigen::MatrixXd::Zero(cap, cap);
+      dense_io::get_upper(in, a, static_cast<uint64_t>(m), "kons inverse");
+      if (!a.allFinite()) throw bad("a non-finite embedded state");
+    }
+    for (Eigen::VectorXd& v : u) {
+      v = Eigen::VectorXd::Zero(cap);
+      in.get_raw(v.data(), static_cast<size_t>(m) * sizeof(double), "kons u");
+      if (!v.allFinite()) throw bad("a non-finite embedded state");
+    }
   } else if (opt_.sketched) {
     kors = std::make_unique<Kors>(kernel_.kernel(), opt_.kors);
     kors->load(in, who);
   }
   seed_ = seed;
   rounds_ = rounds;
-  max_abs_label_ = max_abs_label;
-  points_ = std::move(points);
+  max_abs_label_.swap(max_abs_label);
+  points_.assign(std::move(points));
   beta_.swap(beta);
   gamma_.swap(gamma);
   act_.swap(act);
@@ -391,12 +539,15 @@ std::vector<std::string> KonsLearner::describe() const {
 
 void KonsLearner::write_readable(std::ostream& out) const {
   out << "learner " << name() << "\nkernel " << kernel_.text() << "\n";
-  out << "alpha " << num(opt_.alpha) << "\nC " << num(clip_radius()) << "\neta " << num(eta()) << "\n";
+  out << "alpha " << num(opt_.alpha) << "\nC " << num(clip_radius(0)) << "\neta " << num(eta(0)) << "\n";
   out << "rounds " << rounds_ << "\npoints " << points_.size() << "\nsketch " << act_.size() << "\n";
   if (kors_) out << "dictionary " << kors_->size() << "\n";
   if (nystrom_) {
     out << "landmarks " << nystrom_->size() << "\n";
-    for (size_t j = 0; j < nystrom_->size(); ++j) out << "u " << j << " " << num(u_(static_cast<Eigen::Index>(j))) << "\n";
+    for (size_t p = 0; p < u_.size(); ++p) {
+      if (u_.size() > 1) out << "problem " << p << " C " << num(clip_radius(p)) << "\n";
+      for (size_t j = 0; j < nystrom_->size(); ++j) out << "u " << j << " " << num(u_[p](static_cast<Eigen::Index>(j))) << "\n";
+    }
   }
   for (size_t s = 0; s < points_.size(); ++s) {
     out << "point " << s << " a " << num(a_[s]) << " beta " << num(beta_[s]) << " gamma " << num(gamma_[s]) << " |";
@@ -426,6 +577,12 @@ std::vector<OptionSpec> kons_options(bool sketched) {
   };
   o.insert(o.end(), own.begin(), own.end());
   o.push_back(common::budget_option());
+  o.push_back({"kons_class_matrix", "", Kind::kText, "shared",
+               "with --oaa or --csoaa and --budget: one second-order matrix for all classes, A taking each example's "
+               "largest gradient weight (per-class cost O(budget)), or per_class (K exact kons learners, O(budget^2) "
+               "each); the kernel values are computed once per example either way",
+               {},
+               {"shared", "per_class"}});
   if (sketched) {
     o.push_back({"kors_eps", "", Kind::kNumber, "0.5", "accuracy of the leverage-score sampler", {0.0, 1.0, true, true}});
     o.push_back({"kors_beta", "", Kind::kNumber, "30",
@@ -448,6 +605,8 @@ LearnerRow make_row(bool sketched) {
       [sketched](const LearnerContext& c) {
         KonsOptions o = KonsOptions::from(c.options, sketched);
         if (!c.options.has("kons_alpha") && c.loss.name() == "logistic") o.alpha = o.kors.alpha = kLogisticAlpha;
+        if (!c.options.has("bandwidth_factor") && c.loss.name() == "logistic")
+          o.kernel.median_factor = common::kClassificationBandwidthFactor;
         return std::make_unique<KonsLearner>(o, c.loss, c.bits, c.random_seed);
       }};
   row.traits.losses = {"squared", "logistic"};

@@ -25,6 +25,11 @@
 // 1/(8C²) for the squared loss (the paper's Assumption 2), e^{-C}/(1 + C) for the logistic loss (AIOLI's Lemma 5).
 // An importance weight k multiplies ġ (so γ by k²). Uniform draws: a hash of (--random_seed, round), so a resumed
 // run draws what the uninterrupted one would.
+//
+// --oaa / --csoaa under --budget (share_points, beyond the paper): the K classes share the landmarks and ψ(x), and
+// either keep an A⁻¹ each (--kons_class_matrix per_class: K exact kons learners) or share one A whose increment is
+// each example's largest γ_k (shared: O(B²) per example instead of K·O(B²); it dominates every class's own matrix,
+// so Theorem 1's last term becomes 4C²Σ_t(γ_t − σġ²_{t,k}) for class k; docs/algorithms/kons.md, "Classes").
 #pragma once
 #include <Eigen/Dense>
 #include <cstdint>
@@ -34,6 +39,7 @@
 
 #include "core/coords.h"
 #include "kernels/kernel.h"
+#include "kernels/row_cache.h"
 #include "learners/common/kernel_option.h"
 #include "lepus/learner.h"
 #include "sketch/bordered_inverse.h"
@@ -51,10 +57,13 @@ struct KonsOptions {
   KorsOptions kors;                // --kors_eps, --kors_beta (sketched-kons)
   double gamma_min = 0.1;          // --kons_gamma: the coin's floor (sketched-kons)
   uint64_t budget = 0;             // --budget: at most this many landmarks (Nyström embedding); 0: exact
+  // --kons_class_matrix: under --oaa / --csoaa with --budget, one A for the K classes or one each.
+  enum class ClassMatrix : uint8_t { kShared, kPerClass };
+  ClassMatrix class_matrix = ClassMatrix::kShared;
   static KonsOptions from(const OptionValues& values, bool sketched);  // throws ConfigError
 };
 
-class KonsLearner final : public Learner {
+class KonsLearner final : public Learner, public kernels::SharesKernelRows {
  public:
   KonsLearner(const KonsOptions& options, const Loss& loss, int bits, uint64_t random_seed);
   Prediction predict(const Example& x) const override;
@@ -68,6 +77,13 @@ class KonsLearner final : public Learner {
   std::vector<std::string> summary_lines() const override;  // the kernel, with the bandwidth the warm-up chose
   uint64_t warmup_wanted() const override;
   void warmup(std::span<const Example> prefix) override;  // the median heuristic (kernels::median_distance)
+  // --oaa / --csoaa under --budget: K problems over one embedding (each kernel value once per example), each with
+  // its own A⁻¹ and u, so that each learns as a learner of its own would.
+  bool share_points(uint32_t problems) override;
+  // --oaa / --csoaa without --budget: the K instances share one cache of kernel rows (kernels::RowCache).
+  bool share_kernel_rows(std::shared_ptr<kernels::RowCache> cache) override;
+  void predict_problems(const Example& x, std::span<Prediction> out) const override;
+  void learn_problems(const Example& x, std::span<const ProblemStep> steps, std::span<Prediction> out) override;
 
   // For tests: the round's quantities after learn(), and the state's sizes.
   struct Round {
@@ -86,13 +102,20 @@ class KonsLearner final : public Learner {
   const common::KernelSetting& kernel() const { return kernel_; }
 
  private:
-  double clip_radius() const;
-  double eta() const;
+  double clip_radius(size_t problem) const;
+  double eta(size_t problem) const;
+  Prediction output(double ytilde, size_t problem) const;
   double uniform(uint64_t round) const;
   // ỹ for the point, with k(x_s, x) for every stored point into kv_.
   double score(kernels::PointRef x) const;
   void refresh_coefficients();
-  Prediction learn_embedded(const Example& x, kernels::PointRef px, uint64_t round);
+  // --budget: ψ(x) into kv_ (offered as a landmark first when it teaches); a problem's score and step on it.
+  void embed(kernels::PointRef px, bool offer, uint64_t round);
+  double embedded_score(size_t problem, double initial) const;
+  Prediction embedded_step(size_t problem, double initial, float label, float weight, uint64_t round, bool& learned);
+  void shared_matrix_steps(double initial, std::span<const ProblemStep> steps, uint64_t round,
+                           std::span<Prediction> out, bool& learned);
+  void add_coordinate(Eigen::Index n);
 
   KonsOptions opt_;
   const Loss& loss_;
@@ -101,18 +124,22 @@ class KonsLearner final : public Learner {
   // The kernel: the RBF bandwidth by the median heuristic over the warm-up (or the first point's norm without one),
   // saved with the model. One object for the learner's life: KORS and the embedding keep a reference to it.
   common::KernelSetting kernel_;
-  kernels::PointStore points_;       // every stored point, in order
+  kernels::CachedPoints points_;      // every stored point, in order
   std::vector<double> beta_, gamma_;  // per stored point
   std::vector<double> a_;             // dual coefficients: ỹ(x) = Σ a_s K(x_s, x)
   std::vector<uint32_t> act_;         // stored points with γ > 0: the rows of N
   Eigen::VectorXd kbeta_;             // (Kβ)_i for i in act_
   BorderedInverse n_inv_;             // N⁻¹
   std::unique_ptr<Kors> kors_;        // sketched-kons
-  // --budget: ONS with the clipping projection (the primal form of eq. (1)) on the Nyström embedding ψ(x).
+  // --budget: ONS with the clipping projection (the primal form of eq. (1)) on the Nyström embedding ψ(x), per
+  // problem (one, or K: share_points).
   std::unique_ptr<NystromEmbedding> nystrom_;
-  Eigen::MatrixXd ainv_;              // A⁻¹ over ψ's coordinates (upper triangle of the top-left block)
-  Eigen::VectorXd u_;                 // u
-  double max_abs_label_ = 0.0;        // default C for the squared loss
+  // A⁻¹ over ψ's coordinates (upper triangle of the top-left block; capacity doubles): one per problem, or one for
+  // all (--kons_class_matrix shared); u per problem.
+  std::vector<Eigen::MatrixXd> ainv_{1};
+  std::vector<Eigen::VectorXd> u_{1};
+  std::vector<std::pair<Round, bool>> step_rounds_;  // shared matrix: each step's round, and whether it taught
+  std::vector<double> max_abs_label_{0.0};  // per problem: the squared loss's default C
   uint64_t rounds_ = 0;
   std::vector<double> uniforms_;      // tests only: replaces the hashed draws
   Round last_;

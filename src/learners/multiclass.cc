@@ -1,10 +1,12 @@
 // --oaa and --csoaa: see multiclass.h for the reductions and their paper.
 #include "learners/multiclass.h"
 
+#include <algorithm>
 #include <cfloat>
 #include <cmath>
 #include <ostream>
 
+#include "kernels/row_cache.h"
 #include "lepus/errors.h"
 
 namespace lepus {
@@ -18,10 +20,20 @@ MulticlassLearner::MulticlassLearner(const MulticlassOptions& options,
   if (opt_.classes < 1) throw ConfigError("--oaa / --csoaa: the number of classes must be at least 1");
   bases_.push_back(make_base());
   shared_ = bases_.front()->share_table(opt_.classes);
-  if (!shared_)
+  points_ = !shared_ && bases_.front()->share_points(opt_.classes);
+  if (!shared_ && !points_)
     for (uint32_t i = 1; i < opt_.classes; ++i) bases_.push_back(make_base());
+  share_kernel_rows();
   before_.resize(opt_.classes);
   outcome_.scores.assign(opt_.classes, 0.0f);
+}
+
+// One instance per class of an exact kernel learner: the instances read each example's kernel values from one
+// cache, so each is computed once per example, not once per class (kernels::RowCache; results are unchanged).
+void MulticlassLearner::share_kernel_rows() {
+  if (bases_.size() < 2 || !dynamic_cast<kernels::SharesKernelRows*>(bases_.front().get())) return;
+  const auto cache = std::make_shared<kernels::RowCache>();
+  for (auto& b : bases_) rows_ = dynamic_cast<kernels::SharesKernelRows&>(*b).share_kernel_rows(cache);
 }
 
 void MulticlassLearner::detect(uint32_t label) {
@@ -93,20 +105,31 @@ void MulticlassLearner::finish_outcome(uint32_t best) const {
   }
 }
 
+void MulticlassLearner::predict_all() const {
+  if (points_) {
+    bases_.front()->predict_problems(scratch_, before_);
+    return;
+  }
+  for (uint32_t i = 0; i < opt_.classes; ++i) before_[i] = predict_class(i);
+}
+
+Prediction MulticlassLearner::oaa_outcome() const {
+  uint32_t best = 0;
+  for (uint32_t i = 0; i < opt_.classes; ++i) {
+    outcome_.scores[i] = before_[i].value;
+    if (outcome_.scores[i] > outcome_.scores[best]) best = i;
+  }
+  finish_outcome(best);
+  return Prediction{outcome_.scores[best], static_cast<float>(outcome_.klass)};
+}
+
 Prediction MulticlassLearner::predict(const Example& x) const {
   prepare(x);
   const uint32_t k = opt_.classes;
-  if (opt_.kind == MulticlassOptions::Kind::kOaa) {
-    uint32_t best = 0;
-    for (uint32_t i = 0; i < k; ++i) {
-      outcome_.scores[i] = predict_class(i).value;
-      if (outcome_.scores[i] > outcome_.scores[best]) best = i;
-    }
-    finish_outcome(best);
-    return Prediction{outcome_.scores[best], static_cast<float>(outcome_.klass)};
-  }
+  predict_all();
+  if (opt_.kind == MulticlassOptions::Kind::kOaa) return oaa_outcome();
   // csoaa: the smallest raw score among the listed classes (all when none are listed), the first on ties.
-  for (uint32_t i = 0; i < k; ++i) outcome_.scores[i] = predict_class(i).raw;
+  for (uint32_t i = 0; i < k; ++i) outcome_.scores[i] = before_[i].raw;
   uint32_t best = k;
   float score = FLT_MAX;
   auto consider = [&](uint32_t i) {
@@ -128,6 +151,21 @@ Prediction MulticlassLearner::predict(const Example& x) const {
   return Prediction{outcome_.scores[best], static_cast<float>(outcome_.klass)};
 }
 
+// VW's oaa over one table: every class is predicted with the weights before this example, then each learns.
+void MulticlassLearner::learn_table(uint32_t truth, float weight) {
+  const uint32_t k = opt_.classes;
+  for (uint32_t i = 0; i < k; ++i) before_[i] = predict_class(i);
+  Learner& base = *bases_.front();
+  for (uint32_t i = 0; i < k; ++i) {
+    shift_to(i);
+    const float label = i == truth ? 1.0f : -1.0f;
+    scratch_.label = label;
+    scratch_.labeled = true;
+    base.update_from(scratch_, i, before_[i], label, weight);
+  }
+  base.count_example(weight);
+}
+
 Prediction MulticlassLearner::learn(const Example& x) {
   const bool oaa = opt_.kind == MulticlassOptions::Kind::kOaa;
   const LabelKind want = oaa ? LabelKind::kMulticlass : LabelKind::kCostSensitive;
@@ -138,54 +176,58 @@ Prediction MulticlassLearner::learn(const Example& x) {
     const uint32_t truth = index_of(x.classes.front().klass);
     prepare(x);
     if (shared_) {
-      uint32_t best = 0;
-      for (uint32_t i = 0; i < k; ++i) {
-        before_[i] = predict_class(i);
-        outcome_.scores[i] = before_[i].value;
-        if (outcome_.scores[i] > outcome_.scores[best]) best = i;
-      }
-      Learner& base = *bases_.front();
-      for (uint32_t i = 0; i < k; ++i) {
-        shift_to(i);
-        const float label = i == truth ? 1.0f : -1.0f;
-        scratch_.label = label;
-        scratch_.labeled = true;
-        base.update_from(scratch_, i, before_[i], label, x.weight);
-      }
-      base.count_example(x.weight);
-      finish_outcome(best);
-      return Prediction{outcome_.scores[best], static_cast<float>(outcome_.klass)};
+      learn_table(truth, x.weight);
+    } else if (points_) {
+      steps_.clear();
+      for (uint32_t i = 0; i < k; ++i) steps_.push_back(ProblemStep{i, i == truth ? 1.0f : -1.0f, x.weight});
+      bases_.front()->learn_problems(scratch_, steps_, before_);
+    } else {
+      for (uint32_t i = 0; i < k; ++i) before_[i] = learn_class(i, i == truth ? 1.0f : -1.0f, x.weight);
     }
-    uint32_t best = 0;
-    for (uint32_t i = 0; i < k; ++i) {
-      outcome_.scores[i] = learn_class(i, i == truth ? 1.0f : -1.0f, x.weight).value;
-      if (outcome_.scores[i] > outcome_.scores[best]) best = i;
-    }
-    finish_outcome(best);
-    return Prediction{outcome_.scores[best], static_cast<float>(outcome_.klass)};
+    return oaa_outcome();
   }
   // VW's csoaa: the listed classes in the order written, each regressing its cost with weight 1 (0 for an
   // unknown cost), predicted and learned in turn; the prediction is the smallest raw score among them.
   for (const ClassCost& c : x.classes) detect(c.klass);  // the indexing is settled before any class learns
   prepare(x);
-  std::vector<bool> listed(k, false);
-  uint32_t best = k;
-  float score = FLT_MAX, last_weight = 1.0f;
+  steps_.clear();
   for (const ClassCost& c : x.classes) {
     const uint32_t i = index_of(c.klass);
-    if (i >= k) continue;
-    last_weight = c.cost == FLT_MAX ? 0.0f : 1.0f;
-    const Prediction p = learn_class(i, c.cost, last_weight);
-    outcome_.scores[i] = p.raw;
+    if (i < k) steps_.push_back(ProblemStep{i, c.cost, c.cost == FLT_MAX ? 0.0f : 1.0f});
+  }
+  step_out_.resize(steps_.size());
+  if (points_) {
+    bases_.front()->learn_problems(scratch_, steps_, step_out_);
+  } else {
+    for (size_t s = 0; s < steps_.size(); ++s)
+      step_out_[s] = learn_class(steps_[s].problem, steps_[s].label, steps_[s].weight);
+  }
+  if (shared_) bases_.front()->count_example(steps_.empty() ? 1.0f : steps_.back().weight);
+  return csoaa_outcome();
+}
+
+// csoaa after learning: the smallest raw score among the listed classes (the first on ties; a class listed twice
+// counts twice), and what -r shows for the classes the example did not list.
+Prediction MulticlassLearner::csoaa_outcome() const {
+  const uint32_t k = opt_.classes;
+  std::vector<bool> listed(k, false);
+  uint32_t best = k;
+  float score = FLT_MAX;
+  for (size_t s = 0; s < steps_.size(); ++s) {
+    const uint32_t i = steps_[s].problem;
+    const float raw = step_out_[s].raw;
+    outcome_.scores[i] = raw;
     listed[i] = true;
-    if (p.raw < score || (p.raw == score && i < best)) {
-      score = p.raw;
+    if (raw < score || (raw == score && i < best)) {
+      score = raw;
       best = i;
     }
   }
-  if (shared_) bases_.front()->count_example(last_weight);
-  for (uint32_t i = 0; i < k; ++i)  // what -r shows for the classes the example did not list
-    if (!listed[i]) outcome_.scores[i] = predict_class(i).raw;
+  if (std::find(listed.begin(), listed.end(), false) != listed.end()) {
+    if (points_) bases_.front()->predict_problems(scratch_, before_);
+    for (uint32_t i = 0; i < k; ++i)
+      if (!listed[i]) outcome_.scores[i] = (points_ ? before_[i] : predict_class(i)).raw;
+  }
   if (best == k) best = 0;
   finish_outcome(best);
   return Prediction{outcome_.scores[best], static_cast<float>(outcome_.klass)};
@@ -236,14 +278,17 @@ std::vector<std::string> MulticlassLearner::describe() const {
   std::vector<std::string> lines = bases_.front()->describe();
   const std::string what = opt_.kind == MulticlassOptions::Kind::kOaa ? "one against all" : "cost-sensitive one against all";
   lines.push_back(what + ", " + std::to_string(opt_.classes) + " classes" +
-                  (shared_ ? " in one table" : ", one learner each"));
+                  (shared_   ? " in one table"
+                   : points_ ? " in one learner (kernel values once per example)"
+                   : rows_   ? ", one learner each (kernel values once per example)"
+                             : ", one learner each"));
   return lines;
 }
 
 void MulticlassLearner::write_readable(std::ostream& out) const {
   out << "classes " << opt_.classes << "\n";
   out << "indexing " << (indexing_ < 0 ? std::string("undecided") : std::to_string(indexing_)) << "\n";
-  if (shared_) {
+  if (shared_ || points_) {
     bases_.front()->write_readable(out);
     return;
   }

@@ -9,7 +9,10 @@
 //              the class of the smallest score among the classes the example lists (all K when it lists none).
 // A wrapper owning its base: every learner in the registry can be the base. A learner that keeps one table of
 // 2^b slots (Learner::share_table, sgd) holds all K problems in it at class offsets, exactly VW's layout (its
-// hash collisions included); any other gets one instance per class (K times its memory and time).
+// hash collisions included); a kernel learner under --budget (Learner::share_points) holds the K problems
+// over one set of landmarks, so each kernel value is computed once per example; an exact kernel learner gets
+// one instance per class, the K instances sharing each example's kernel values (kernels::RowCache); any other
+// gets one instance per class (K times its memory and time).
 #pragma once
 #include <functional>
 #include <memory>
@@ -52,11 +55,14 @@ class MulticlassLearner final : public Learner {
   const ClassOutcome* class_outcome() const override { return &outcome_; }
 
   bool shared() const { return shared_; }
+  bool points_shared() const { return points_; }
   size_t instances() const { return bases_.size(); }
+  bool kernel_rows_shared() const { return rows_; }
 
  private:
   // VW's default indexing: a label 0 makes the classes 0..K-1, a label K makes them 1..K.
   void detect(uint32_t label);
+  void share_kernel_rows();
   // The class index (0..K-1) a label names, after VW's indexing rules; K when it names none.
   uint32_t index_of(uint32_t label);
   uint32_t label_of(uint32_t index) const { return indexing_ == 0 ? index : index + 1; }
@@ -66,17 +72,25 @@ class MulticlassLearner final : public Learner {
   Prediction predict_class(uint32_t index) const;
   Prediction learn_class(uint32_t index, float label, float weight);
   void finish_outcome(uint32_t best) const;
+  void predict_all() const;  // before_ <- every class's prediction
+  Prediction oaa_outcome() const;    // the class of the largest before_[i].value
+  Prediction csoaa_outcome() const;  // from steps_ and step_out_
+  void learn_table(uint32_t truth, float weight);
   void save_state(ModelWriter& out, bool predict_only) const;
   void load_state(ModelReader& in, bool predict_only);
 
   MulticlassOptions opt_;
-  bool shared_ = false;
+  bool shared_ = false;  // one table (share_table)
+  bool points_ = false;  // one learner holding the K problems (share_points)
+  bool rows_ = false;    // one instance per class, sharing each example's kernel values (kernels::RowCache)
   std::vector<std::unique_ptr<Learner>> bases_;  // one (shared table) or K
   int indexing_;                                 // 0, 1, or -1 while undecided
   uint64_t out_of_range_ = 0;                    // labels outside 0..K or 1..K, mapped as VW maps them
   mutable Example scratch_;
   mutable uint32_t offset_ = 0;
   mutable std::vector<Prediction> before_;
+  std::vector<ProblemStep> steps_;
+  std::vector<Prediction> step_out_;
   mutable ClassOutcome outcome_;
 };
 

@@ -17,7 +17,11 @@ Kors::Kors(const kernels::Kernel& kernel, const KorsOptions& options) : kernel_(
 double Kors::leverage(kernels::PointRef x, double d) const {
   const size_t n = points_.size();
   k_.resize(static_cast<Eigen::Index>(n));
-  for (size_t i = 0; i < n; ++i) k_(static_cast<Eigen::Index>(i)) = d_[i] * d * kernel_(points_[i], x) / std::sqrt(p_[i]);
+  points_.row(kernel_, x, k_.data());
+  for (size_t i = 0; i < n; ++i) {
+    const auto j = static_cast<Eigen::Index>(i);
+    k_(j) = d_[i] * d * k_(j) / std::sqrt(p_[i]);
+  }
   inverse_.solve(k_, v_);
   const double kxx = d * d * kernel_.self(x);
   // Clamped at 0 against cancellation when x lies in the dictionary's span (Calandriello, Lazaric, Valko,
@@ -72,7 +76,7 @@ void Kors::load(ModelReader& in, const std::string& who) {
   inverse.load(in, who + " dictionary");
   if (inverse.size() != points.size())
     throw ModelFormatError(in.source() + ": " + who + ": dictionary and inverse sizes differ");
-  points_ = std::move(points);
+  points_.assign(std::move(points));
   d_.swap(d);
   p_.swap(p);
   inverse_ = std::move(inverse);

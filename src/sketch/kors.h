@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "kernels/kernel.h"
+#include "kernels/row_cache.h"
 #include "lepus/model_io.h"
 #include "sketch/bordered_inverse.h"
 
@@ -39,7 +40,9 @@ class Kors {
   // Scores x, keeps it when u < p (u uniform in [0, 1), the caller's draw), and says what happened.
   Step step(kernels::PointRef x, double d, double u);
   size_t size() const { return points_.size(); }
-  const kernels::PointStore& points() const { return points_; }
+  const kernels::PointStore& points() const { return points_.store(); }
+  // The K instances of an exact sketched-kons under --oaa share one cache (src/kernels/row_cache.h).
+  void share_kernel_rows(std::shared_ptr<kernels::RowCache> cache) { points_.share(std::move(cache)); }
   double scale(size_t i) const { return d_[i]; }
   double probability(size_t i) const { return p_[i]; }
   void save(ModelWriter& out) const;
@@ -50,7 +53,7 @@ class Kors {
   double leverage(kernels::PointRef x, double d) const;
   const kernels::Kernel& kernel_;
   KorsOptions opt_;
-  kernels::PointStore points_;
+  kernels::CachedPoints points_;
   std::vector<double> d_, p_;
   BorderedInverse inverse_;  // (W K̄_I W + αI)⁻¹
   mutable Eigen::VectorXd k_, v_;

@@ -1,5 +1,5 @@
-// aioli-kernel from the command line: it learns heart (RBF kernel with the bandwidth of the median heuristic over
-// the first 256 examples) better than the best constant, exact and under --budget; a model saved at the end of
+// aioli-kernel from the command line: it learns heart (RBF kernel with the bandwidth of half the median distance
+// over the first 256 examples) better than the best constant, exact and under --budget; a model saved at the end of
 // training predicts under -t exactly what the trained learner predicted (on unlabeled copies of the rows, which
 // teach nothing); a model saved halfway resumes exactly as one run; --passes needs --budget; the logistic loss only.
 #include <gtest/gtest.h>
@@ -21,7 +21,7 @@ TEST(AioliKernel, LearnsHeartWithTheMedianBandwidth) {
     ASSERT_EQ(run_lepus(kHeart + " --learner aioli-kernel" + extra + " -p " + p + " 2> " + err), 0) << read_file(err);
     const std::string text = read_file(err);
     EXPECT_LT(summary_value(text, "average loss"), summary_value(text, "best constant's loss") - 0.1) << text;
-    EXPECT_TRUE(has(text, "(median heuristic over the first 256 examples)")) << text;
+    EXPECT_TRUE(has(text, "(0.5 x the median distance over the first 256 examples)")) << text;
     EXPECT_TRUE(has(text, std::string(*extra ? "50 landmarks (budget 50)" : "270 points stored"))) << text;
     const std::vector<double> preds = read_predictions(p);
     ASSERT_EQ(preds.size(), 270u);

@@ -1,6 +1,6 @@
 // The kernel learners (kons, sketched-kons; kwemm, klaser) from the command line: they learn heart (logistic, RBF kernel with the
-// bandwidth of the median heuristic over the first 256 examples, held back and then predicted in order) better than
-// the best constant; a stream shorter than the warm-up still gets every prediction in order; a model saved halfway
+// bandwidth of half the median distance over the first 256 examples, held back and then predicted in order; the
+// median heuristic itself with --bandwidth_factor 1) better than the best constant; a stream shorter than the warm-up still gets every prediction in order; a model saved halfway
 // resumes exactly as one run; --passes is refused.
 #include <gtest/gtest.h>
 
@@ -15,14 +15,17 @@ const std::string kHeart = std::string(LEPUS_TEST_DATA) + "/heart_scale.vw";
 
 TEST(Kons, LearnsHeartWithTheMedianBandwidth) {
   const std::string d = scratch_dir("kons_heart");
-  for (const char* learner : {"kons", "sketched-kons"}) {
-    const std::string err = d + "/" + learner + ".txt", p = d + "/" + learner + ".p";
+  for (const std::string learner : {"kons", "sketched-kons", "kons --bandwidth_factor 1"}) {
+    SCOPED_TRACE(learner);
+    const std::string err = d + "/err.txt", p = d + "/p.txt";
     ASSERT_EQ(run_lepus(kHeart + " --loss_function logistic --learner " + learner + " -p " + p + " 2> " + err), 0)
         << read_file(err);
     const std::string text = read_file(err);
     const double loss = summary_value(text, "average loss");
-    EXPECT_LT(loss, summary_value(text, "best constant's loss") - 0.1) << learner;
-    EXPECT_TRUE(has(text, "(median heuristic over the first 256 examples)")) << text;
+    EXPECT_LT(loss, summary_value(text, "best constant's loss") - 0.1);
+    EXPECT_TRUE(has(text, learner.ends_with("1") ? "(median heuristic over the first 256 examples)"
+                                                 : "(0.5 x the median distance over the first 256 examples)"))
+        << text;
     EXPECT_EQ(read_predictions(p).size(), 270u);
     EXPECT_EQ(read_predictions(p)[0], 0.0);  // nothing stored before the first example
   }
@@ -45,6 +48,20 @@ TEST(Kons, ResumedEqualsOneRun) {
                                 {"--loss_function logistic --learner kons --bandwidth 2",
                                  "--loss_function logistic --learner sketched-kons --bandwidth 2 --random_seed 4",
                                  "--loss_function squared --learner kons --kernel poly --degree 3"});
+}
+
+// --oaa 10 with a kernel learner under --budget on 500 MNIST rows: one learner holds the ten classes (the preamble
+// says so), and a model saved halfway resumes exactly as one run (kons with either class matrix, aioli-kernel).
+TEST(Kons, OaaUnderABudgetIsOneLearnerAndResumes) {
+  const std::string d = scratch_dir("kons_oaa");
+  const std::string data = std::string(LEPUS_TEST_DATA) + "/vw/inputs/mnist500.vw.gz";
+  const std::string kons = "--oaa 10 --loss_function logistic --learner kons --budget 40";
+  ASSERT_EQ(run_lepus(data + " " + kons + " 2> " + d + "/err.txt"), 0) << read_file(d + "/err.txt");
+  EXPECT_TRUE(has(read_file(d + "/err.txt"), "10 classes in one learner (kernel values once per example)"))
+      << read_file(d + "/err.txt");
+  expect_resumed_equals_one_run(d, data, 250,
+                                {kons, kons + " --kons_class_matrix per_class",
+                                 "--oaa 10 --learner aioli-kernel --budget 30"});
 }
 
 TEST(Kons, RefusesPasses) {

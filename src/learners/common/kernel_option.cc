@@ -26,14 +26,19 @@ std::vector<OptionSpec> kernel_options() {
       {"degree", "", Kind::kNumber, "2", "polynomial kernel's degree", {1.0, 64.0, false, false}},
       {"coef0", "", Kind::kNumber, "1", "polynomial kernel's constant term"},
       {"bandwidth", "", Kind::kNumber, "",
-       "Gaussian kernel's bandwidth (default: the median distance between pairs of the first 256 examples, saved "
-       "in the model)",
+       "Gaussian kernel's bandwidth (default: --bandwidth_factor times the median distance between pairs of the "
+       "first 256 examples, saved in the model)",
+       {0.0, kInf, true, false}},
+      {"bandwidth_factor", "", Kind::kNumber, "",
+       "without --bandwidth: the Gaussian kernel's bandwidth is this times the median distance between pairs of "
+       "the first 256 examples (default: 0.5 for the logistic loss, 1, the median heuristic, for the squared loss)",
        {0.0, kInf, true, false}},
   };
 }
 
-kernels::KernelParams kernel_params_of(const OptionValues& v) {
+kernels::KernelParams kernel_params_of(const OptionValues& v, double default_factor) {
   kernels::KernelParams p;
+  p.median_factor = v.has("bandwidth_factor") ? v.number("bandwidth_factor") : default_factor;
   if (v.has("kernel")) p.kind = kernels::kernel_row(v.text("kernel")).kind;
   if (v.has("degree")) {
     const double d = v.number("degree");
@@ -82,7 +87,8 @@ void KernelSetting::estimate(std::span<const Example> prefix, VectorBuilder& bui
   if (!pending()) return;
   kernels::PointStore points;
   for (const Example& x : prefix) points.add(builder.build(x));
-  set(kernels::median_distance(points, kKernelWarmup), 2);
+  const double factor = params_.median_factor;
+  set(factor * kernels::median_distance(points, kKernelWarmup), factor == 1.0 ? 2 : 4);
 }
 
 void KernelSetting::estimate_from(const SparseVector& first) {
@@ -90,10 +96,15 @@ void KernelSetting::estimate_from(const SparseVector& first) {
 }
 
 std::string KernelSetting::text() const {
+  const std::string times = params_.median_factor == 1.0 ? "" : number(params_.median_factor) + " x ";
   if (pending())
-    return "rbf, bandwidth: the median distance between the first " + std::to_string(kKernelWarmup) + " examples";
+    return "rbf, bandwidth: " + times + "the median distance between the first " + std::to_string(kKernelWarmup) +
+           " examples";
   if (source_ == 2)
     return kernel_.describe() + " (median heuristic over the first " + std::to_string(kKernelWarmup) + " examples)";
+  if (source_ == 4)
+    return kernel_.describe() + " (" + times + "the median distance over the first " + std::to_string(kKernelWarmup) +
+           " examples)";
   if (source_ == 3) return kernel_.describe() + " (the first example's norm)";
   return kernel_.describe();
 }
@@ -101,13 +112,18 @@ std::string KernelSetting::text() const {
 void KernelSetting::save(ModelWriter& out) const {
   kernels::Kernel(usable(params_)).save(out);
   out.put_u8(pending() ? 0 : source_);
+  if (!pending() && source_ == 4) out.put_f64(params_.median_factor);
 }
 
 void KernelSetting::load(ModelReader& in, const std::string& who) {
   const kernels::Kernel k = kernels::Kernel::load(in, who);
   const uint8_t source = in.get_u8("kernel bandwidth source");
-  if (source > 3) throw ModelFormatError(in.source() + ": " + who + ": unknown bandwidth source");
+  if (source > 4) throw ModelFormatError(in.source() + ": " + who + ": unknown bandwidth source");
+  const double factor = source == 4 ? in.get_f64("kernel bandwidth factor") : params_.median_factor;
+  if (!(factor > 0.0) || !std::isfinite(factor))
+    throw ModelFormatError(in.source() + ": " + who + ": a bandwidth factor out of range");
   params_ = k.params();
+  params_.median_factor = source == 2 ? 1.0 : factor;
   if (source == 0) params_.bandwidth = 0.0;
   source_ = source == 0 ? 1 : source;
   kernel_ = kernels::Kernel(usable(params_));

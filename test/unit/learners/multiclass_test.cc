@@ -54,7 +54,11 @@ std::vector<Example> stream(size_t n, bool cost_sensitive) {
 class Reduction : public ::testing::TestWithParam<std::tuple<std::string, bool>> {
  protected:
   void SetUp() override {
-    row_ = find_learner(std::get<0>(GetParam()));
+    // "NAME+budget": the kernel learner under --budget 20 (one learner for the K problems: share_points).
+    std::string name = std::get<0>(GetParam());
+    const bool budget = name.ends_with("+budget");
+    if (budget) name.resize(name.size() - 7);
+    row_ = find_learner(name);
     ASSERT_NE(row_, nullptr);
     csoaa_ = std::get<1>(GetParam());
     LossOptions lo;
@@ -62,6 +66,7 @@ class Reduction : public ::testing::TestWithParam<std::tuple<std::string, bool>>
     if (!row_->accepts_loss(lo.name)) GTEST_SKIP() << row_->name << " cannot regress costs";
     loss_ = make_loss(lo);
     opts_ = registry_test::defaults_of(*row_);
+    if (budget) opts_.set("budget", "20", true);
   }
   std::unique_ptr<Learner> base() const { return row_->make(LearnerContext{opts_, *loss_, 10, false}); }
   std::unique_ptr<MulticlassLearner> make(uint32_t k = kClasses, bool csoaa = false) const {
@@ -150,7 +155,8 @@ void Reduction::weight_zero_and_unlabeled_teach_nothing() {
 // or on the costs (csoaa), and the prediction is the first best of them.
 void Reduction::instances_are_independent_problems() {
   auto l = make_own();
-  if (l->shared()) return;  // one table for every class: checked against VW (e2e)
+  if (l->shared()) return;         // one table for every class: checked against VW (e2e)
+  if (l->points_shared()) return;  // one learner for the K problems: test/unit/learners/kernel_classes_test.cc
   std::vector<std::unique_ptr<Learner>> own;
   for (uint32_t c = 0; c < kClasses; ++c) own.push_back(base());
   for (const Example& x : data(120)) {
@@ -204,6 +210,9 @@ std::vector<std::tuple<std::string, bool>> reduction_cases() {
   for (const auto& row : learner_registry()) {
     out.push_back({row.name, false});
     out.push_back({row.name, true});
+    if (!row.traits.state_grows) continue;
+    out.push_back({row.name + "+budget", false});
+    out.push_back({row.name + "+budget", true});
   }
   return out;
 }
