@@ -130,20 +130,23 @@ Prediction GdLearner::predict(const Example& x) const {
 }
 
 Prediction GdLearner::predict_for_update(const Example& x) {
-  if (!use_plan_) return predict(x);
-  float raw;
 #if defined(LEPUS_GD_X86)
-  if (opt_.l1 == 0.0f) {
+  if (use_plan_) {
     const size_t n = x.features.size();
-    raw = gd_kernel::score_plan_avx2(slots_.data(), x.features.data(), n, static_cast<uint32_t>(mask_),
-                                     lanes(n), x.initial, plan_) *
+    const auto mask = static_cast<uint32_t>(mask_);
+    float raw;
+    if (opt_.l1 > 0.0f) {  // the truncated weights' score, then the plan
+      raw = raw_score(x);
+      gd_kernel::plan_avx2(x.features.data(), n, mask, plan_);
+    } else {
+      raw =
+          gd_kernel::score_plan_avx2(slots_.data(), x.features.data(), n, mask, lanes(n), x.initial, plan_) *
           static_cast<float>(contraction_);
+    }
     return Prediction{raw, finalize(raw)};
   }
 #endif
-  raw = raw_score(x);  // --l1: the truncated weights' score
-  gd_plan(x.features.data(), x.features.size(), mask_, plan_);
-  return Prediction{raw, finalize(raw)};
+  return predict(x);
 }
 
 Prediction GdLearner::learn(const Example& x) {
@@ -167,7 +170,10 @@ bool GdLearner::share_table(uint32_t problems) {
 void GdLearner::update_from(const Example& x, uint32_t problem, const Prediction& before, float label, float weight) {
   clip_.see(x);
   if (weight > 0.0f && loss_.loss(before.value, label, clip_.range()) > 0.0f) {
-    if (use_plan_) gd_plan(x.features.data(), x.features.size(), mask_, plan_);
+#if defined(LEPUS_GD_X86)
+    if (use_plan_)
+      gd_kernel::plan_avx2(x.features.data(), x.features.size(), static_cast<uint32_t>(mask_), plan_);
+#endif
     update(x, before.value, label, weight, problem);
   }
 }

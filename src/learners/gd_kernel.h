@@ -63,12 +63,12 @@ struct GdKernelArgs {
 };
 
 // One example's features as the AVX2 update passes read them, written once, by the prediction pass that
-// precedes them (gd_kernel::score_plan_avx2) or by gd_plan(): each feature's masked slot index and value, and
-// for each group of eight features whether two of them share a slot. The first 8 floor(n/8) features are kept
-// by groups of eight in the order 0 2 4 6 1 3 5 7, the lane order in which the kernels transpose pairs of
-// slots; the rest in order (plan_pos). So the passes load a group's values with one vector load and test its
-// collisions with one byte, where each pass had taken the masked indices and values out of the 16-byte
-// features and compared all eight.
+// precedes them (gd_kernel::score_plan_avx2) or by gd_kernel::plan_avx2(): each feature's masked slot index
+// and value, and for each group of eight features whether two of them share a slot. The first 8 floor(n/8)
+// features are kept by groups of eight in the order 0 2 4 6 1 3 5 7, the lane order in which the kernels
+// transpose pairs of slots; the rest in order (plan_pos). So the passes load a group's values with one vector
+// load and test its collisions with one byte, where each pass had taken the masked indices and values out of
+// the 16-byte features and compared all eight.
 struct GdPlan {
   std::vector<uint32_t, DefaultInitAllocator<uint32_t>> slot;
   std::vector<float, DefaultInitAllocator<float>> x;
@@ -424,6 +424,29 @@ LEPUS_AVX2 LEPUS_GD_INLINE void step8(GdSlot* slots, const uint32_t* ks, const f
   _mm_storeu_ps(&s[7]->w, _mm256_extractf128_ps(z3, 1));
 }
 
+// A plan's group of eight from fs[0, 8): masked slot indices ks and values xs in lane order, and whether two
+// of them share a slot.
+LEPUS_AVX2 LEPUS_GD_INLINE void plan_group(const Feature* fs, uint32_t mask, uint32_t* ks, float* xs,
+                                           uint8_t* shared) {
+  __m256i k;
+  __m256 xv;
+  load8(fs, mask, k, xv);
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(ks), k);
+  _mm256_storeu_ps(xs, xv);
+  *shared = any_equal8(k);
+}
+
+// The plan of fs[0, n) without a score (--l1, whose prediction reads truncated weights; --oaa's classes).
+LEPUS_AVX2 inline void plan_avx2(const Feature* fs, size_t n, uint32_t mask, GdPlan& plan) {
+  plan.size_for(n);
+  const size_t m = n & ~size_t{7};
+  for (size_t i = 0; i < m; i += 8) plan_group(fs + i, mask, &plan.slot[i], &plan.x[i], &plan.shared[i / 8]);
+  for (size_t i = m; i < n; ++i) {
+    plan.slot[i] = static_cast<uint32_t>(fs[i].index) & mask;
+    plan.x[i] = fs[i].value;
+  }
+}
+
 // The prediction pass over fs[0, n) that also writes the example's plan (GdPlan): the score sum_i w_i x_i
 // added to raw, in VW's order, or with `lanes` in eight lane sums over the first 8 floor(n/8) features,
 // combined by combine_lanes, then the rest in order (as GdLearner::raw_score). Slots are requested
@@ -442,12 +465,7 @@ LEPUS_AVX2 inline float score_plan_avx2(const GdSlot* slots, const Feature* fs, 
       for (size_t k = i + kScoreAhead; k < i + kScoreAhead + 8; ++k)
         __builtin_prefetch(&slots[fs[k].index & mask], 0);
     }
-    __m256i k;
-    __m256 xv;
-    load8(fs + i, mask, k, xv);
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(ks + i), k);
-    _mm256_storeu_ps(xs + i, xv);
-    shared[i / 8] = any_equal8(k);
+    plan_group(fs + i, mask, ks + i, xs + i, shared + i / 8);
     if (lanes) {
       for (size_t l = 0; l < 8; ++l) s[l] += slots[fs[i + l].index & mask].w * fs[i + l].value;
     } else {
@@ -601,23 +619,6 @@ inline gd_kernel::Simd gd_simd() {
 #endif
 }
 
-// The plan of fs[0, n) (GdPlan), as the AVX2 prediction pass writes it.
-inline void gd_plan(const Feature* fs, size_t n, uint64_t mask, GdPlan& plan) {
-  plan.size_for(n);
-  for (size_t i = 0; i < n; ++i) {
-    const size_t at = gd_kernel::plan_pos(i, n);
-    plan.slot[at] = static_cast<uint32_t>(fs[i].index & mask);
-    plan.x[at] = fs[i].value;
-  }
-  for (size_t g = 0; g < n / 8; ++g) {
-    const uint32_t* k = plan.slot.data() + 8 * g;
-    bool same = false;
-    for (int a = 0; a < 8; ++a)
-      for (int b = a + 1; b < 8; ++b) same = same || k[a] == k[b];
-    plan.shared[g] = same;
-  }
-}
-
 #if defined(LEPUS_GD_X86)
 // The default mode's bookkeeping over a plan's features (AVX2 only; as gd_accumulate<true, true, true>).
 LEPUS_AVX2 inline void gd_accumulate_plan(GdSlot* slots, const GdPlan& plan, GdKernelArgs& a) {
@@ -645,7 +646,7 @@ inline void gd_update(GdSlot* slots, const Feature* fs, size_t n, uint64_t mask,
 #if defined(LEPUS_GD_X86)
   if (simd == gd_kernel::Simd::kAvx2 && gd_simd() == gd_kernel::Simd::kAvx2) {
     GdPlan plan;
-    gd_plan(fs, n, mask, plan);
+    gd_kernel::plan_avx2(fs, n, static_cast<uint32_t>(mask), plan);
     gd_kernel::update_avx2(slots, plan, u);
     return;
   }
@@ -668,7 +669,7 @@ void gd_accumulate(GdSlot* slots, const Feature* fs, size_t n, GdKernelArgs& a, 
   if constexpr (kAdaptive && kNormalized && kSqrtRate) {
     if (simd == Simd::kAvx2 && gd_simd() == Simd::kAvx2) {
       GdPlan plan;
-      gd_plan(fs, n, a.mask, plan);
+      gd_kernel::plan_avx2(fs, n, static_cast<uint32_t>(a.mask), plan);
       gd_accumulate_plan(slots, plan, a);
       return;
     }
