@@ -1,12 +1,13 @@
 // A learner's weight table: 2^b slots of a trivially copyable type, all zero at first, that costs memory only
 // for the pages a run writes. The table is an anonymous private mapping (mmap), whose pages the kernel fills
 // with zeros on first touch, as VW's calloc'd table does: at -b 28 a run that touches 10,000 slots holds
-// ~40 MB, not the 4 GiB of the whole table. Reading an untouched page maps the kernel's shared zero page, which
-// costs no memory either, so saving a model (a scan for nonzero slots) stays within what was touched.
+// ~40 MB, not the 4 GiB of the whole table. Reading an untouched page maps the kernel's shared zero page,
+// which costs no memory either, so saving a model (a scan for nonzero slots) stays within what was touched.
 // Some kernels back even a read of an untouched page with a fresh page, so scans (saving a model, writing a
 // readable one) visit only the pages the run touched: for_each_touched asks the kernel which pages those are.
-// Transparent huge pages are declined for tables larger than kHugePageLimit: one written slot would otherwise
-// pull in 2 MiB. clear() hands every page back to the kernel instead of writing zeros over them.
+// Transparent huge pages are declined for tables larger than kHugePageLimit, where one written slot would
+// pull in 2 MiB, and asked for below it, where faulting 4 KiB pages costs more than the memory saved. clear()
+// hands every page back to the kernel instead of writing zeros over them.
 #pragma once
 #include <cstddef>
 #include <algorithm>

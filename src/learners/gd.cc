@@ -129,11 +129,31 @@ Prediction GdLearner::predict(const Example& x) const {
   return Prediction{raw, finalize(raw)};
 }
 
+Prediction GdLearner::predict_for_update(const Example& x) {
+#if defined(LEPUS_GD_X86)
+  if (use_plan_) {
+    const size_t n = x.features.size();
+    const auto mask = static_cast<uint32_t>(mask_);
+    float raw;
+    if (opt_.l1 > 0.0f) {  // the truncated weights' score, then the plan
+      raw = raw_score(x);
+      gd_kernel::plan_avx2(x.features.data(), n, mask, plan_);
+    } else {
+      raw =
+          gd_kernel::score_plan_avx2(slots_.data(), x.features.data(), n, mask, lanes(n), x.initial, plan_) *
+          static_cast<float>(contraction_);
+    }
+    return Prediction{raw, finalize(raw)};
+  }
+#endif
+  return predict(x);
+}
+
 Prediction GdLearner::learn(const Example& x) {
   if (!x.labeled) return predict(x);
   const float y = x.label;
   clip_.see(x);
-  const Prediction p = predict(x);
+  const Prediction p = predict_for_update(x);
   const float weight = x.weight;
   if (weight > 0.0f && loss_.loss(p.value, y, clip_.range()) > 0.0f) update(x, p.value, y, weight);
   t_ += weight;
@@ -149,8 +169,13 @@ bool GdLearner::share_table(uint32_t problems) {
 
 void GdLearner::update_from(const Example& x, uint32_t problem, const Prediction& before, float label, float weight) {
   clip_.see(x);
-  if (weight > 0.0f && loss_.loss(before.value, label, clip_.range()) > 0.0f)
+  if (weight > 0.0f && loss_.loss(before.value, label, clip_.range()) > 0.0f) {
+#if defined(LEPUS_GD_X86)
+    if (use_plan_)
+      gd_kernel::plan_avx2(x.features.data(), x.features.size(), static_cast<uint32_t>(mask_), plan_);
+#endif
     update(x, before.value, label, weight, problem);
+  }
 }
 
 // The per-feature bookkeeping of one update (gd_kernel.h), compiled once per update mode so the hot loop carries no
@@ -159,6 +184,17 @@ template <bool kAdaptive, bool kNormalized, bool kSqrtRate>
 float GdLearner::accumulate(const Example& x, float g2, float& norm_x) {
   GdKernelArgs a{g2, opt_.power_t, mask_, lanes(x.features.size())};
   gd_accumulate<kAdaptive, kNormalized, kSqrtRate>(slots_.data(), x.features.data(), x.features.size(), a);
+  nan_updates_ += a.capped;
+  norm_x = a.norm_x;
+  return a.ppu;
+}
+
+// The default mode's bookkeeping over the plan the prediction pass wrote (use_plan_).
+float GdLearner::accumulate_plan(const Example& x, float g2, float& norm_x) {
+  GdKernelArgs a{g2, opt_.power_t, mask_, lanes(x.features.size())};
+#if defined(LEPUS_GD_X86)
+  gd_accumulate_plan(slots_.data(), plan_, a);
+#endif
   nan_updates_ += a.capped;
   norm_x = a.norm_x;
   return a.ppu;
@@ -173,6 +209,8 @@ void GdLearner::choose_kernels() {
       &GdLearner::accumulate<true, true, false>,   &GdLearner::accumulate<true, true, true>};
   sqrt_rate_ = opt_.power_t == 0.5f;
   accumulate_ = kTable[(opt_.adaptive ? 4 : 0) + (opt_.normalized ? 2 : 0) + (sqrt_rate_ ? 1 : 0)];
+  use_plan_ = (opt_.adaptive || opt_.normalized) && gd_simd() == gd_kernel::Simd::kAvx2;
+  if (use_plan_ && opt_.adaptive && opt_.normalized && sqrt_rate_) accumulate_ = &GdLearner::accumulate_plan;
 }
 
 void GdLearner::update(const Example& x, float pred, float y, float weight, uint32_t problem) {
@@ -222,7 +260,15 @@ void GdLearner::update(const Example& x, float pred, float y, float weight, uint
   if (u != 0.0f) {
     if (opt_.normalized) u *= multiplier_;
     if (scaled) {
+#if defined(LEPUS_GD_X86)
+      if (use_plan_) {
+        gd_kernel::update_avx2(slots_.data(), plan_, u);
+      } else {
+        gd_update(slots_.data(), x.features.data(), x.features.size(), mask_, u);
+      }
+#else
       gd_update(slots_.data(), x.features.data(), x.features.size(), mask_, u);
+#endif
     } else {
       for (const Feature& f : x.features) {
         if (!std::isfinite(f.value)) continue;

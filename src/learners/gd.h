@@ -85,12 +85,15 @@ class GdLearner final : public Learner {
   void load_slots(ModelReader& in, bool weights_only);  // weights_only: a predict-only model
   float raw_score(const Example& x) const;
   void write_slots(std::ostream& out, bool adaptive, bool normalized) const;
+  // learn()'s prediction: with plans (use_plan_), the pass also writes x's plan for the update.
+  Prediction predict_for_update(const Example& x);
   // Whether an example of n features has its sums added in eight lanes (gd_kernel.h).
   bool lanes(size_t n) const { return !opt_.vw_exact && n >= gd_kernel::kLaneMin; }
   float finalize(float raw) const;
   void update(const Example& x, float pred, float y, float weight, uint32_t problem = 0);
   template <bool kAdaptive, bool kNormalized, bool kSqrtRate>
   float accumulate(const Example& x, float g2, float& norm_x);
+  float accumulate_plan(const Example& x, float g2, float& norm_x);
   void choose_kernels();
   void apply_truncation();
 
@@ -115,6 +118,11 @@ class GdLearner final : public Learner {
   // same on every rank).
   std::array<double, 3> merged_;
   float (GdLearner::*accumulate_)(const Example&, float, float&) = nullptr;
+  // The adaptive or normalized modes on a CPU with AVX2: the weight update (and in the default mode the
+  // bookkeeping) reads the example's plan (gd_kernel.h's GdPlan), written by the prediction pass that
+  // precedes them.
+  bool use_plan_ = false;
+  GdPlan plan_;
 };
 
 }  // namespace lepus

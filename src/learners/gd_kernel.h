@@ -25,8 +25,10 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "core/intel_rsqrt.h"
+#include "lepus/default_init_allocator.h"
 #include "lepus/example.h"
 
 #if defined(__x86_64__) && defined(__SSE2__)
@@ -60,7 +62,36 @@ struct GdKernelArgs {
   uint64_t capped = 0;   // out: adaptive sums capped at FLT_MAX
 };
 
+// One example's features as the AVX2 update passes read them, written once, by the prediction pass that
+// precedes them (gd_kernel::score_plan_avx2) or by gd_kernel::plan_avx2(): each feature's masked slot index
+// and value, and for each group of eight features whether two of them share a slot. The first 8 floor(n/8)
+// features are kept by groups of eight in the order 0 2 4 6 1 3 5 7, the lane order in which the kernels
+// transpose pairs of slots; the rest in order (plan_pos). So the passes load a group's values with one vector
+// load and test its collisions with one byte, where each pass had taken the masked indices and values out of
+// the 16-byte features and compared all eight.
+struct GdPlan {
+  std::vector<uint32_t, DefaultInitAllocator<uint32_t>> slot;
+  std::vector<float, DefaultInitAllocator<float>> x;
+  std::vector<uint8_t, DefaultInitAllocator<uint8_t>> shared;  // per group of eight: 1 when two share a slot
+  size_t n = 0;
+  // Room for n features (the vectors only grow: an example's plan is rewritten in place by the next one).
+  void size_for(size_t count) {
+    n = count;
+    if (slot.size() < count) {
+      slot.resize(count);
+      x.resize(count);
+    }
+    if (shared.size() < count / 8) shared.resize(count / 8);
+  }
+};
+
 namespace gd_kernel {
+
+// Where feature i of an n-feature example is kept in its GdPlan.
+inline size_t plan_pos(size_t i, size_t n) {
+  static constexpr uint8_t kPos[8] = {0, 4, 1, 5, 2, 6, 3, 7};
+  return i < (n & ~size_t{7}) ? (i & ~size_t{7}) | kPos[i & 7] : i;
+}
 
 // The fewest features an example has for GdLearner to sum it in lanes (by default): below it the chain of additions
 // is short enough for the CPU to overlap with the rest of the work (rcv1's ~75 features: no faster in lanes), and
@@ -79,6 +110,11 @@ static_assert(kX2Min == FLT_MIN);
 // Slots are touched in hash order, i.e. at random: fetch the slot of the feature this far ahead while the current
 // one is computed (the prediction pass has just brought most of them into L2).
 inline constexpr size_t kPrefetch = 32;
+
+// The prediction pass's distance: it is the first pass over the example's slots, mostly L2 misses, so it
+// requests this many features' slots at once, then keeps that many in flight. On rcv1 -q ff (4,600 features
+// an example, -b 18), utl/bench_learn: 256 took 0.86-0.90 of 64's time, 128 0.89, 32 0.94.
+inline constexpr size_t kScoreAhead = 256;
 
 // The vector versions of the default mode's kernel.
 enum class Simd { kScalar, kSse2, kAvx2 };
@@ -300,16 +336,27 @@ LEPUS_AVX2 LEPUS_GD_INLINE void load_slots8(GdSlot* const* s, __m256& w, __m256&
   r = _mm256_shuffle_ps(t1, t3, _MM_SHUFFLE(3, 2, 3, 2));
 }
 
-// Features [0, 8) of fs in the default mode, eight at a time; false when two of them share a slot.
-// Its terms of the two sums come out as vectors norm_out (x^2/N^2) and ppu_out (x^2 r), in lane order 0 2 4 6 | 1 3 5 7.
-LEPUS_AVX2 LEPUS_GD_INLINE bool step8(GdSlot* slots, const Feature* fs, float g2, uint32_t mask, uint64_t& capped,
-                                      __m256& norm_out, __m256& ppu_out) {
-  __m256i k;
-  __m256 xv;
-  load8(fs, mask, k, xv);
-  if (any_equal8(k)) [[unlikely]] return false;
+// The slot pointers of a plan's group of eight at ks (features 0..7, which the plan keeps at 0 4 1 5 2 6 3
+// 7).
+LEPUS_GD_INLINE void group_slots(GdSlot* slots, const uint32_t* ks, GdSlot** s) {
+  s[0] = slots + ks[0];
+  s[1] = slots + ks[4];
+  s[2] = slots + ks[1];
+  s[3] = slots + ks[5];
+  s[4] = slots + ks[2];
+  s[5] = slots + ks[6];
+  s[6] = slots + ks[3];
+  s[7] = slots + ks[7];
+}
+
+// One group of eight features of a plan in the default mode, none sharing a slot: slot indices ks, values xs
+// (lane order 0 2 4 6 | 1 3 5 7). Its terms of the two sums come out as vectors norm_out (x^2/N^2) and
+// ppu_out (x^2 r), in the same lane order.
+LEPUS_AVX2 LEPUS_GD_INLINE void step8(GdSlot* slots, const uint32_t* ks, const float* xs, float g2,
+                                      uint64_t& capped, __m256& norm_out, __m256& ppu_out) {
   GdSlot* s[8];
-  for (int l = 0; l < 8; ++l) s[l] = slots + (fs[l].index & mask);
+  group_slots(slots, ks, s);
+  const __m256 xv = _mm256_loadu_ps(xs);
   __m256 w, g0, nn, r;
   load_slots8(s, w, g0, nn, r);  // r is recomputed
 
@@ -364,6 +411,9 @@ LEPUS_AVX2 LEPUS_GD_INLINE bool step8(GdSlot* slots, const Feature* fs, float g2
   const __m256 z1 = _mm256_shuffle_ps(u0, u2, _MM_SHUFFLE(3, 2, 3, 2));  // slot 2 | slot 3
   const __m256 z2 = _mm256_shuffle_ps(u1, u3, _MM_SHUFFLE(1, 0, 1, 0));  // slot 4 | slot 5
   const __m256 z3 = _mm256_shuffle_ps(u1, u3, _MM_SHUFFLE(3, 2, 3, 2));  // slot 6 | slot 7
+  // The pointers again from the plan: kept across the loop body they would be spilled to the stack and
+  // reloaded.
+  group_slots(slots, ks, s);
   _mm_storeu_ps(&s[0]->w, _mm256_castps256_ps128(z0));
   _mm_storeu_ps(&s[1]->w, _mm256_extractf128_ps(z0, 1));
   _mm_storeu_ps(&s[2]->w, _mm256_castps256_ps128(z1));
@@ -372,30 +422,91 @@ LEPUS_AVX2 LEPUS_GD_INLINE bool step8(GdSlot* slots, const Feature* fs, float g2
   _mm_storeu_ps(&s[5]->w, _mm256_extractf128_ps(z2, 1));
   _mm_storeu_ps(&s[6]->w, _mm256_castps256_ps128(z3));
   _mm_storeu_ps(&s[7]->w, _mm256_extractf128_ps(z3, 1));
-  return true;
 }
 
-// The default mode's bookkeeping over fs[0, n), eight at a time (the AVX2 build of gd_accumulate's loop). With
-// a.lanes, n is a multiple of 8 and the terms are added to the lane sums ln[8] and lp[8] (feature lane order).
-LEPUS_AVX2 inline void accumulate_avx2(GdSlot* slots, const Feature* fs, size_t n, GdKernelArgs& a,
-                                       float& norm_x_out, float& ppu_out, float* ln = nullptr, float* lp = nullptr) {
+// A plan's group of eight from fs[0, 8): masked slot indices ks and values xs in lane order, and whether two
+// of them share a slot.
+LEPUS_AVX2 LEPUS_GD_INLINE void plan_group(const Feature* fs, uint32_t mask, uint32_t* ks, float* xs,
+                                           uint8_t* shared) {
+  __m256i k;
+  __m256 xv;
+  load8(fs, mask, k, xv);
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(ks), k);
+  _mm256_storeu_ps(xs, xv);
+  *shared = any_equal8(k);
+}
+
+// The plan of fs[0, n) without a score (--l1, whose prediction reads truncated weights; --oaa's classes).
+LEPUS_AVX2 inline void plan_avx2(const Feature* fs, size_t n, uint32_t mask, GdPlan& plan) {
+  plan.size_for(n);
+  const size_t m = n & ~size_t{7};
+  for (size_t i = 0; i < m; i += 8) plan_group(fs + i, mask, &plan.slot[i], &plan.x[i], &plan.shared[i / 8]);
+  for (size_t i = m; i < n; ++i) {
+    plan.slot[i] = static_cast<uint32_t>(fs[i].index) & mask;
+    plan.x[i] = fs[i].value;
+  }
+}
+
+// The prediction pass over fs[0, n) that also writes the example's plan (GdPlan): the score sum_i w_i x_i
+// added to raw, in VW's order, or with `lanes` in eight lane sums over the first 8 floor(n/8) features,
+// combined by combine_lanes, then the rest in order (as GdLearner::raw_score). Slots are requested
+// kScoreAhead features ahead.
+LEPUS_AVX2 inline float score_plan_avx2(const GdSlot* slots, const Feature* fs, size_t n, uint32_t mask,
+                                        bool lanes, float raw, GdPlan& plan) {
+  plan.size_for(n);
+  uint32_t* const ks = plan.slot.data();
+  float* const xs = plan.x.data();
+  uint8_t* const shared = plan.shared.data();
+  for (size_t i = 0; i < std::min(n, kScoreAhead); ++i) __builtin_prefetch(&slots[fs[i].index & mask], 0);
+  const size_t m = n & ~size_t{7};
+  float s[8] = {0.0f};
+  for (size_t i = 0; i < m; i += 8) {
+    if (i + kScoreAhead + 8 <= n) {
+      for (size_t k = i + kScoreAhead; k < i + kScoreAhead + 8; ++k)
+        __builtin_prefetch(&slots[fs[k].index & mask], 0);
+    }
+    plan_group(fs + i, mask, ks + i, xs + i, shared + i / 8);
+    if (lanes) {
+      for (size_t l = 0; l < 8; ++l) s[l] += slots[fs[i + l].index & mask].w * fs[i + l].value;
+    } else {
+      for (size_t l = 0; l < 8; ++l) raw += slots[fs[i + l].index & mask].w * fs[i + l].value;
+    }
+  }
+  if (lanes) raw += combine_lanes(s);
+  for (size_t i = m; i < n; ++i) {
+    const uint32_t k = static_cast<uint32_t>(fs[i].index) & mask;
+    ks[i] = k;
+    xs[i] = fs[i].value;
+    raw += slots[k].w * fs[i].value;
+  }
+  return raw;
+}
+
+// A plan's groups [0, m/8) in the default mode (the AVX2 build of gd_accumulate's loop); m is a multiple
+// of 8. With a.lanes the terms are added to the lane sums ln[8] and lp[8] (feature lane order), else to the
+// sums in order.
+LEPUS_AVX2 inline void accumulate_avx2(GdSlot* slots, const GdPlan& plan, size_t m, GdKernelArgs& a,
+                                       float& norm_x_out, float& ppu_out, float* ln = nullptr,
+                                       float* lp = nullptr) {
   // Locals: through the references the sums would make a round trip to memory per addition (the slot stores might
   // alias them), and a's fields would be reloaded after every store.
   float norm_x = norm_x_out, ppu = ppu_out;
   const float g2 = a.g2;
-  const uint32_t mask = static_cast<uint32_t>(a.mask);
   const bool lanes = a.lanes;
+  const uint32_t* const ks = plan.slot.data();
+  const float* const xs = plan.x.data();
+  const uint8_t* const shared = plan.shared.data();
   // Lane sums in step8's lane order: vector lane j holds feature lane kOf[j].
   static constexpr int kOf[8] = {0, 2, 4, 6, 1, 3, 5, 7};
   __m256 vn = _mm256_setzero_ps(), vp = _mm256_setzero_ps();
   uint64_t capped = 0;
-  size_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    if (i + kPrefetch + 8 <= n) {
-      for (size_t k = i + kPrefetch; k < i + kPrefetch + 8; ++k) __builtin_prefetch(&slots[fs[k].index & mask], 1);
+  for (size_t i = 0; i < m; i += 8) {
+    if (i + kPrefetch + 8 <= m) {
+      for (size_t k = i + kPrefetch; k < i + kPrefetch + 8; ++k) __builtin_prefetch(&slots[ks[k]], 1);
     }
-    __m256 tn, tp;
-    if (step8(slots, fs + i, g2, mask, capped, tn, tp)) [[likely]] {
+    if (!shared[i / 8]) [[likely]] {
+      __m256 tn, tp;
+      step8(slots, ks + i, xs + i, g2, capped, tn, tp);
       if (lanes) {
         vn = _mm256_add_ps(vn, tn);
         vp = _mm256_add_ps(vp, tp);
@@ -419,7 +530,10 @@ LEPUS_AVX2 inline void accumulate_avx2(GdSlot* slots, const Feature* fs, size_t 
         fn[kOf[j]] = nv[j];
         fp[kOf[j]] = pv[j];
       }
-      for (size_t k = i; k < i + 8; ++k) step<true, true, true>(slots[fs[k].index & mask], fs[k].value, a, fn[k - i], fp[k - i]);
+      for (size_t l = 0; l < 8; ++l) {
+        const size_t at = plan_pos(i + l, m);
+        step<true, true, true>(slots[ks[at]], xs[at], a, fn[l], fp[l]);
+      }
       for (int j = 0; j < 8; ++j) {
         nv[j] = fn[kOf[j]];
         pv[j] = fp[kOf[j]];
@@ -427,7 +541,10 @@ LEPUS_AVX2 inline void accumulate_avx2(GdSlot* slots, const Feature* fs, size_t 
       vn = _mm256_load_ps(nv);
       vp = _mm256_load_ps(pv);
     } else {
-      for (size_t k = i; k < i + 8; ++k) step<true, true, true>(slots[fs[k].index & mask], fs[k].value, a, norm_x, ppu);
+      for (size_t l = 0; l < 8; ++l) {
+        const size_t at = plan_pos(i + l, m);
+        step<true, true, true>(slots[ks[at]], xs[at], a, norm_x, ppu);
+      }
     }
   }
   if (lanes) {
@@ -439,30 +556,31 @@ LEPUS_AVX2 inline void accumulate_avx2(GdSlot* slots, const Feature* fs, size_t 
       lp[kOf[j]] += pv[j];
     }
   }
-  for (; i < n; ++i) step<true, true, true>(slots[fs[i].index & mask], fs[i].value, a, norm_x, ppu);
   a.capped += capped;
   norm_x_out = norm_x;
   ppu_out = ppu;
 }
 
-// w += u (x r) over fs[0, n), eight at a time (the AVX2 build of gd_update); a feature whose value is not finite is
+// w += u (x r) over a plan's features (the AVX2 build of gd_update); a feature whose value is not finite is
 // skipped.
-LEPUS_AVX2 inline void update_avx2(GdSlot* slots, const Feature* fs, size_t n, uint32_t mask, float u) {
+LEPUS_AVX2 inline void update_avx2(GdSlot* slots, const GdPlan& plan, float u) {
   const __m256 uu = _mm256_set1_ps(u);
-  size_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    __m256i k;
-    __m256 xv;
-    load8(fs + i, mask, k, xv);
-    if (any_equal8(k)) [[unlikely]] {  // a slot twice: one at a time, in order
-      for (size_t j = i; j < i + 8; ++j) {
-        GdSlot& s = slots[fs[j].index & mask];
-        if (std::isfinite(fs[j].value)) s.w += u * (fs[j].value * s.r);
+  const size_t n = plan.n, m = n & ~size_t{7};
+  const uint32_t* const ks = plan.slot.data();
+  const float* const xs = plan.x.data();
+  const uint8_t* const shared = plan.shared.data();
+  for (size_t i = 0; i < m; i += 8) {
+    if (shared[i / 8]) [[unlikely]] {  // a slot twice: one at a time, in order
+      for (size_t l = 0; l < 8; ++l) {
+        const size_t at = plan_pos(i + l, n);
+        GdSlot& s = slots[ks[at]];
+        if (std::isfinite(xs[at])) s.w += u * (xs[at] * s.r);
       }
       continue;
     }
     GdSlot* s[8];
-    for (int l = 0; l < 8; ++l) s[l] = slots + (fs[i + l].index & mask);
+    group_slots(slots, ks + i, s);
+    const __m256 xv = _mm256_loadu_ps(xs + i);
     __m256 w, g, nn, r;
     load_slots8(s, w, g, nn, r);
     // Finite: |x|'s bits below infinity's (a NaN's are above).
@@ -479,9 +597,9 @@ LEPUS_AVX2 inline void update_avx2(GdSlot* slots, const Feature* fs, size_t n, u
     _mm_store_ss(&s[5]->w, _mm_shuffle_ps(hi, hi, 2));
     _mm_store_ss(&s[7]->w, _mm_shuffle_ps(hi, hi, 3));
   }
-  for (; i < n; ++i) {
-    GdSlot& s = slots[fs[i].index & mask];
-    if (std::isfinite(fs[i].value)) s.w += u * (fs[i].value * s.r);
+  for (size_t i = m; i < n; ++i) {
+    GdSlot& s = slots[ks[i]];
+    if (std::isfinite(xs[i])) s.w += u * (xs[i] * s.r);
   }
 }
 #endif
@@ -501,13 +619,35 @@ inline gd_kernel::Simd gd_simd() {
 #endif
 }
 
+#if defined(LEPUS_GD_X86)
+// The default mode's bookkeeping over a plan's features (AVX2 only; as gd_accumulate<true, true, true>).
+LEPUS_AVX2 inline void gd_accumulate_plan(GdSlot* slots, const GdPlan& plan, GdKernelArgs& a) {
+  using namespace gd_kernel;
+  float norm_x = a.norm_x, ppu = a.ppu;
+  const size_t n = plan.n, m = n & ~size_t{7};
+  if (a.lanes) {
+    float ln[8] = {0.0f}, lp[8] = {0.0f};
+    accumulate_avx2(slots, plan, m, a, norm_x, ppu, ln, lp);
+    norm_x += combine_lanes(ln);
+    ppu += combine_lanes(lp);
+  } else {
+    accumulate_avx2(slots, plan, m, a, norm_x, ppu);
+  }
+  for (size_t i = m; i < n; ++i) step<true, true, true>(slots[plan.slot[i]], plan.x[i], a, norm_x, ppu);
+  a.norm_x = norm_x;
+  a.ppu = ppu;
+}
+#endif
+
 // The weight update of the adaptive or normalized modes: w += u (x r) for each feature in order, with the rate r the
 // bookkeeping cached in the slot; a feature whose value is not finite is skipped.
 inline void gd_update(GdSlot* slots, const Feature* fs, size_t n, uint64_t mask, float u,
                       gd_kernel::Simd simd = gd_simd()) {
 #if defined(LEPUS_GD_X86)
   if (simd == gd_kernel::Simd::kAvx2 && gd_simd() == gd_kernel::Simd::kAvx2) {
-    gd_kernel::update_avx2(slots, fs, n, static_cast<uint32_t>(mask), u);
+    GdPlan plan;
+    gd_kernel::plan_avx2(fs, n, static_cast<uint32_t>(mask), plan);
+    gd_kernel::update_avx2(slots, plan, u);
     return;
   }
 #endif
@@ -525,19 +665,21 @@ inline void gd_update(GdSlot* slots, const Feature* fs, size_t n, uint64_t mask,
 template <bool kAdaptive, bool kNormalized, bool kSqrtRate>
 void gd_accumulate(GdSlot* slots, const Feature* fs, size_t n, GdKernelArgs& a, gd_kernel::Simd simd = gd_simd()) {
   using namespace gd_kernel;
+#if defined(LEPUS_GD_X86)
+  if constexpr (kAdaptive && kNormalized && kSqrtRate) {
+    if (simd == Simd::kAvx2 && gd_simd() == Simd::kAvx2) {
+      GdPlan plan;
+      gd_kernel::plan_avx2(fs, n, static_cast<uint32_t>(a.mask), plan);
+      gd_accumulate_plan(slots, plan, a);
+      return;
+    }
+  }
+#endif
   float norm_x = a.norm_x, ppu = a.ppu;
   size_t i = 0;
   if (a.lanes) {
     const size_t m = n & ~size_t{7};
     float ln[8] = {0.0f}, lp[8] = {0.0f};
-#if defined(LEPUS_GD_X86)
-    if constexpr (kAdaptive && kNormalized && kSqrtRate) {
-      if (simd == Simd::kAvx2 && gd_simd() == Simd::kAvx2) {
-        accumulate_avx2(slots, fs, m, a, norm_x, ppu, ln, lp);
-        i = m;
-      }
-    }
-#endif
     for (; i < m; ++i) {
       if (i + kPrefetch < n) __builtin_prefetch(&slots[fs[i + kPrefetch].index & a.mask], 1);
       step<kAdaptive, kNormalized, kSqrtRate>(slots[fs[i].index & a.mask], fs[i].value, a, ln[i & 7], lp[i & 7]);
@@ -547,12 +689,7 @@ void gd_accumulate(GdSlot* slots, const Feature* fs, size_t n, GdKernelArgs& a, 
   }
 #if defined(LEPUS_GD_X86)
   if constexpr (kAdaptive && kNormalized && kSqrtRate) {
-    if (a.lanes) {
-      // the tail below
-    } else if (simd == Simd::kAvx2 && gd_simd() == Simd::kAvx2) {
-      accumulate_avx2(slots, fs, n, a, norm_x, ppu);
-      i = n;
-    } else if (simd != Simd::kScalar) {
+    if (!a.lanes && simd != Simd::kScalar) {
       for (; i + 4 <= n; i += 4) {
         if (i + kPrefetch + 4 <= n) {
           for (size_t k = i + kPrefetch; k < i + kPrefetch + 4; ++k) __builtin_prefetch(&slots[fs[k].index & a.mask], 1);
