@@ -1,5 +1,6 @@
 #include "sketch/full_matrix.h"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -13,10 +14,12 @@ namespace lepus {
 namespace {
 constexpr uint64_t kMaxCap = 65536;  // 32 GiB of inverse at the cap
 constexpr size_t kMinCapacity = 16;
+constexpr size_t kPad = 8;
 
-// The two loops that are most of a full-matrix learner's time (aioli on a9a: 68% and 10%), written for AVX2 where
-// the CPU has it. Each element is formed by the same multiply and add (or subtract) as Eigen's SSE2 code, two
-// roundings, never fused: the results are bit for bit those of the portable path.
+// The two loops that are most of a full-matrix learner's time (aioli on a9a: 40% and 3%, the update on the
+// upper triangle only; the row walk of times_inverse another 18%), written for AVX2 where the CPU has it.
+// Each element is formed by the same multiply and add (or subtract) as Eigen's SSE2 code, two roundings,
+// never fused: the results are bit for bit those of the portable path.
 #if defined(__x86_64__) && defined(__GNUC__)
 __attribute__((target("avx2"))) void axpy_avx2(double* y, const double* x, double a, Eigen::Index n) {
   const __m256d va = _mm256_set1_pd(a);
@@ -26,14 +29,15 @@ __attribute__((target("avx2"))) void axpy_avx2(double* y, const double* x, doubl
   for (; i < n; ++i) y[i] += a * x[i];
 }
 
+// The upper triangle of the n x n block (rows 0..j of column j) minus u uᵀ.
 __attribute__((target("avx2"))) void sub_outer_avx2(double* m, Eigen::Index ld, const double* u, Eigen::Index n) {
   for (Eigen::Index j = 0; j < n; ++j) {
     double* col = m + j * ld;
     const __m256d vj = _mm256_set1_pd(u[j]);
     Eigen::Index i = 0;
-    for (; i + 4 <= n; i += 4)
+    for (; i + 4 <= j + 1; i += 4)
       _mm256_storeu_pd(col + i, _mm256_sub_pd(_mm256_loadu_pd(col + i), _mm256_mul_pd(vj, _mm256_loadu_pd(u + i))));
-    for (; i < n; ++i) col[i] -= u[j] * u[i];
+    for (; i <= j; ++i) col[i] -= u[j] * u[i];
   }
 }
 
@@ -45,14 +49,26 @@ void sub_outer_avx2(double*, Eigen::Index, const double*, Eigen::Index) {}
 #endif
 }  // namespace
 
-// u = C x over the held slots of x (seen_): n entries.
-void FullMatrix::times_inverse(Eigen::Index n) const {
+// u = C x over the held slots of x (seen_): n entries. Column p of C is column p of the stored upper triangle
+// down to the diagonal, then row p of it; each u_i sums its terms in seen_'s order.
+// A product already formed for the same x and C (the prediction's, then the update's) is kept.
+void FullMatrix::times_inverse(std::span<const Coord> x, Eigen::Index n) const {
+  if (u_version_ == version_ && u_.size() == n &&
+      std::ranges::equal(x, u_x_,
+                         [](const Coord& a, const Coord& b) { return a.slot == b.slot && a.x == b.x; }))
+    return;
+  u_x_.assign(x.begin(), x.end());
+  u_version_ = version_;
   u_.setZero(n);
+  const double* c = inv_.data();
+  const Eigen::Index ld = inv_.outerStride();
   for (const Seen& a : seen_) {
+    const Eigen::Index p = a.position;
     if (kAvx2)
-      axpy_avx2(u_.data(), inv_.col(a.position).data(), a.x, n);
+      axpy_avx2(u_.data(), c + p * ld, a.x, p + 1);
     else
-      u_.noalias() += a.x * inv_.col(a.position).head(n);
+      u_.head(p + 1).noalias() += a.x * inv_.col(p).head(p + 1);
+    for (Eigen::Index i = p + 1; i < n; ++i) u_(i) += a.x * c[i * ld + p];
   }
 }
 
@@ -83,7 +99,7 @@ double FullMatrix::quad(std::span<const Coord> x) const {
   double q = 0.0;  // x_Sᵀ C_SS x_S over the held slots S of x: O(nnz²)
   for (const Seen& b : seen_) {
     double column = 0.0;
-    for (const Seen& a : seen_) column += inv_(a.position, b.position) * a.x;
+    for (const Seen& a : seen_) column += upper(a.position, b.position) * a.x;
     q += column * b.x;
   }
   return (q + outside / prior_) / scale_;
@@ -93,7 +109,7 @@ double FullMatrix::solve(std::span<const Coord> x, std::vector<Coord>& out) cons
   double outside;
   gather(x, outside);
   const Eigen::Index n = static_cast<Eigen::Index>(size());
-  times_inverse(n);  // u = C x: nnz columns of C
+  times_inverse(x, n);  // u = C x: nnz columns of C
   double q = 0.0;
   for (const Seen& a : seen_) q += a.x * u_(a.position);
   out.clear();
@@ -112,7 +128,7 @@ Matrix::Products FullMatrix::products(std::span<const Coord> x) const {
   double outside;
   gather(x, outside);
   const Eigen::Index n = static_cast<Eigen::Index>(size());
-  times_inverse(n);  // u = C x
+  times_inverse(x, n);  // u = C x
   Products p;
   for (const Seen& a : seen_) p.quad += a.x * u_(a.position);
   for (Eigen::Index i = 0; i < n; ++i) p.cross += u_(i) * b_[index_.slot(static_cast<uint32_t>(i))];
@@ -135,14 +151,17 @@ void FullMatrix::update(std::span<const Coord> x, double weight, double beta) {
 }
 
 void FullMatrix::reserve(size_t n) {
-  const size_t capacity = static_cast<size_t>(inv_.rows());
+  const size_t capacity = static_cast<size_t>(inv_.cols());
   if (n <= capacity) return;
   size_t c = std::max(kMinCapacity, capacity);
   while (c < n) c *= 2;
   c = std::min<size_t>(c, cap_);
   const Eigen::Index k = static_cast<Eigen::Index>(size());
-  Eigen::MatrixXd grown(c, c);  // beyond the held block it is written when a position is given
-  grown.topLeftCorner(k, k) = inv_.topLeftCorner(k, k);
+  // Beyond the held block it is written when a position is given. A column 64 bytes longer than a power of
+  // two keeps times_inverse's walk along a row (one entry per column) from mapping every column to a few
+  // cache sets.
+  Eigen::MatrixXd grown(c + kPad, c);
+  for (Eigen::Index j = 0; j < k; ++j) grown.col(j).head(j + 1) = inv_.col(j).head(j + 1);
   inv_.swap(grown);
 }
 
@@ -157,28 +176,30 @@ void FullMatrix::rank_one_update(std::span<const Coord> x, double weight) {
         ", past the cap of " + std::to_string(cap_) +
         " (memory 8 cap^2 bytes); raise the cap, use fewer bits (-b) or use --matrix diag or sketch");
   if (fresh > 0) {
+    ++version_;
     reserve(size() + fresh);
     for (const Coord& c : x) {
       if (c.x == 0.0 || index_.find(c.slot) != CompactIndex::kNone) continue;
       const uint32_t p =
           index_.insert(c.slot);  // enters with the fixed-d prior: Â_pp = prior, nothing coupled
-      inv_.col(p).head(p + 1).setZero();
-      inv_.row(p).head(p + 1).setZero();
+      inv_.col(p).head(p + 1).setZero();  // the upper triangle's new column
       inv_(p, p) = 1.0 / prior_;
     }
   }
   double outside;
   gather(x, outside);
   const Eigen::Index n = static_cast<Eigen::Index>(size());
-  times_inverse(n);
+  times_inverse(x, n);
   double q = 0.0;
   for (const Seen& a : seen_) q += a.x * u_(a.position);
   const double gamma = weight / scale_;  // Â += γ x xᵀ
+  ++version_;                            // u_ is scaled below
   u_ *= std::sqrt(gamma / (1.0 + gamma * q));
-  if (kAvx2)  // exactly symmetric: v_i v_j == v_j v_i
+  if (kAvx2) {  // the upper triangle only: v_i v_j == v_j v_i, so it is all of C
     sub_outer_avx2(inv_.data(), inv_.outerStride(), u_.data(), n);
-  else
-    inv_.topLeftCorner(n, n).noalias() -= u_ * u_.transpose();
+  } else {
+    for (Eigen::Index j = 0; j < n; ++j) inv_.col(j).head(j + 1) -= u_(j) * u_.head(j + 1);
+  }
 }
 
 void FullMatrix::scale(double r) {
@@ -188,13 +209,15 @@ void FullMatrix::scale(double r) {
 }
 
 void FullMatrix::renormalize() {  // Â <- s Â (so C <- C / s), s <- 1
+  ++version_;
   const Eigen::Index n = static_cast<Eigen::Index>(size());
-  inv_.topLeftCorner(n, n) /= scale_;
+  for (Eigen::Index j = 0; j < n; ++j) inv_.col(j).head(j + 1) /= scale_;
   prior_ *= scale_;
   scale_ = 1.0;
 }
 
 void FullMatrix::reset() {
+  ++version_;
   index_.clear();
   b_.clear();
   scale_ = 1.0;
@@ -240,6 +263,7 @@ void FullMatrix::load(ModelReader& in) {
     if (!(inv(c, c) > 0.0)) throw bad("a diagonal entry of the inverse <= 0");
   }
   const TrackedVector::Entries b = b_.read(in);
+  ++version_;
   scale_ = scale;
   prior_ = prior;
   index_ = std::move(index);

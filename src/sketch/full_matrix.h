@@ -10,8 +10,9 @@
 // of E. Moroshko, "New Min-Max Algorithms and Analysis for Online Regression", Technion 2013, Chapters 3 and
 // 5, uses):
 //     u = A⁻¹x,  q = xᵀu,  A⁻¹ <- A⁻¹ − v vᵀ  with  v = u · sqrt(w / (1 + w q))
-// O(n·nnz) for u, O(n²) for the update (n = slots held). Writing the change as v vᵀ keeps the stored inverse
-// exactly symmetric (v_i v_j == v_j v_i in floating point), so no drift needs mirroring. quad needs only the
+// O(n·nnz) for u, n²/2 multiply-adds for the update (n = slots held). Writing the change as v vᵀ keeps the
+// inverse exactly symmetric (v_i v_j == v_j v_i in floating point), so only its upper triangle is stored
+// current: the lower one would hold the same numbers. quad needs only the
 // nnz x nnz block of A⁻¹: O(nnz²); solve reads nnz columns: O(n·nnz).
 //
 // Forgetting: A = s Â with the global factor s; the class stores C = Â⁻¹ (so A⁻¹ = C / s) and updates Â with
@@ -54,13 +55,14 @@ class FullMatrix final : public Matrix {
   size_t size() const { return index_.size(); }  // slots held
   const CompactIndex& index() const { return index_; }
   // (A⁻¹)_ij for held positions i, j.
-  double inverse(uint32_t i, uint32_t j) const { return inv_(i, j) / scale_; }
+  double inverse(uint32_t i, uint32_t j) const { return upper(i, j) / scale_; }
 
  private:
   void gather(std::span<const Coord> x, double& outside) const;  // seen_ <- (position, value); outside: Σ x²
-  void times_inverse(Eigen::Index n) const;  // u_ <- C x over seen_ (n: the slots held)
+  void times_inverse(std::span<const Coord> x, Eigen::Index n) const;  // u_ <- C x over seen_ (n: slots held)
   void reserve(size_t n);                                        // capacity for n positions
   void renormalize();
+  double upper(Eigen::Index i, Eigen::Index j) const { return i <= j ? inv_(i, j) : inv_(j, i); }  // C_ij
 
   double lambda_;
   uint64_t cap_;
@@ -68,13 +70,18 @@ class FullMatrix final : public Matrix {
   double prior_;        // Â_ii of a slot not held (λ until the first renormalization)
   CompactIndex index_;
   TrackedVector b_;
-  Eigen::MatrixXd inv_;  // C = Â⁻¹ in the top-left size() x size() block; inv_.rows() is the capacity
+  // C = Â⁻¹: the upper triangle of the top-left size() x size() block (C is symmetric; the lower triangle is
+  // neither written nor read, so an update costs n²/2); inv_.cols() is the capacity.
+  Eigen::MatrixXd inv_;
   struct Seen {
     uint32_t position;
     double x;
   };
   mutable std::vector<Seen> seen_;  // scratch
-  mutable Eigen::VectorXd u_;       // scratch
+  mutable Eigen::VectorXd u_;       // C x for u_x_ while u_version_ == version_
+  mutable std::vector<Coord> u_x_;
+  uint64_t version_ = 0;  // changes whenever C or the slots held do
+  mutable uint64_t u_version_ = UINT64_MAX;
 };
 
 }  // namespace lepus
