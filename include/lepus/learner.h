@@ -5,8 +5,8 @@
 #include <map>
 #include <memory>
 #include <optional>
-#include <span>
 #include <ostream>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -24,8 +24,9 @@ class Collective;  // dist/collective.h
 struct Prediction {
   float raw = 0.0f;    // raw score (-r)
   float value = 0.0f;  // the learner's clipped prediction (before --link / --binary)
-  // The prediction the loss is reported at, when the learner learned from another one than `value` (VW's --ftrl
-  // and --coin print the prediction made before learning and score the one they learned from); unset: `value`.
+  // The prediction the loss is reported at, when the learner learned from another one than `value` (VW's
+  // --ftrl and --coin print the prediction made before learning and score the one they learned from); unset:
+  // `value`.
   std::optional<float> scored = std::nullopt;
 };
 
@@ -38,10 +39,12 @@ struct ClassOutcome {
   uint32_t first_class = 1;          // how classes are numbered: 1 (1..K) or 0 (0..K-1, VW's --indexing 0)
 };
 
-// --audit, --invert_hash, --audit_regressor: what a learner whose state is per slot holds for one feature's slot.
+// --audit, --invert_hash, --audit_regressor: what a learner whose state is per slot holds for one feature's
+// slot.
 struct SlotAudit {
   float stored = 0.0f;  // the weight as stored (VW sorts audit lines by |stored * value|)
-  float weight = 0.0f;  // the weight a prediction uses (sgd: stored, after --l1 truncation and --l2 shrinkage)
+  float weight =
+      0.0f;  // the weight a prediction uses (sgd: stored, after --l1 truncation and --l2 shrinkage)
   std::optional<float> state;  // VW's '@' figure, when there is one (sgd's adaptive sum while it learns)
 };
 
@@ -61,7 +64,8 @@ struct VwRunFigures {
   bool save_resume = true;  // false: VW's --predict_only_model, whose text is ":0" and the weights alone
 };
 
-// One problem's part of an example under a reduction that gives one learner K problems (Learner::share_points).
+// One problem's part of an example under a reduction that gives one learner K problems
+// (Learner::share_points).
 struct ProblemStep {
   uint32_t problem = 0;
   float label = 0.0f;
@@ -72,44 +76,45 @@ class Learner {
  public:
   virtual ~Learner() = default;
   virtual Prediction predict(const Example& x) const = 0;  // no state change
-  // Whether predict() may run on several threads at once (--daemon -t); false for a learner whose predict() keeps
-  // scratch state, which is then called one at a time.
+  // Whether predict() may run on several threads at once (--daemon -t); false for a learner whose predict()
+  // keeps scratch state, which is then called one at a time.
   virtual bool concurrent_predict() const { return false; }
-  virtual Prediction learn(const Example& x) = 0;          // one online step; returns the PRE-update prediction
-  virtual void end_pass() {}                               // passes: decay, holdout bookkeeping
+  virtual Prediction learn(const Example& x) = 0;  // one online step; returns the PRE-update prediction
+  virtual void end_pass() {}                       // passes: decay, holdout bookkeeping
   // Warm-up (a kernel's bandwidth by the median heuristic): how many examples the learner wants to see before
   // its first prediction (0: none, or no more); the driver holds that many, calls warmup() with them, then
   // predicts and learns each in order. A learner used without a driver estimates from what it has instead.
   virtual uint64_t warmup_wanted() const { return 0; }
   virtual void warmup(std::span<const Example> prefix) {}
-  virtual void save(ModelWriter& out) const = 0;           // its own state; the header is model_io's job
-  virtual void load(ModelReader& in) = 0;                  // validates sizes, throws ModelFormatError
+  virtual void save(ModelWriter& out) const = 0;  // its own state; the header is model_io's job
+  virtual void load(ModelReader& in) = 0;         // validates sizes, throws ModelFormatError
   // --predict_only_model: only what predict() needs (sgd drops its per-slot AdaGrad and normalizer sums). A
   // learner whose prediction needs all of its state keeps the defaults, which save and load all of it.
   virtual void save_predict_only(ModelWriter& out) const { save(out); }
   virtual void load_predict_only(ModelReader& in) { load(in); }
-  virtual std::string_view name() const = 0;               // its registry row
+  virtual std::string_view name() const = 0;  // its registry row
   // The range predictions are clipped to and losses reported in (VW's [min_label, max_label]).
   virtual LabelRange label_range() const { return {}; }
   // Lines for the stderr preamble ("learning rate = 0.5", ...), in order.
   virtual std::vector<std::string> describe() const { return {}; }
   // --readable_full: the learner's global state as "name value" lines, then a line per slot with any nonzero
-  // value, "index:weight [state...]", in index order. --readable_model writes it after VW's header for a learner
-  // with no VW counterpart.
+  // value, "index:weight [state...]", in index order. --readable_model writes it after VW's header for a
+  // learner with no VW counterpart.
   virtual void write_readable(std::ostream& out) const = 0;
   // --readable_model for a learner that reproduces VW's (sgd): what VW 9.11.2 writes after its header, byte
   // for byte (`run`: the run's figures VW writes among the learner's). false: the learner has no VW layout.
   virtual bool write_vw_readable(std::ostream& out, const VwRunFigures& run) const { return false; }
-  // --audit and --audit_regressor: the slot of feature f (in feature group `group`, -1 for an interaction), as f
-  // meets it in a prediction; nullopt for a learner whose prediction is not one weight per slot times the value
-  // (second-order, kernel and mixture learners), which answers so for every feature.
+  // --audit and --audit_regressor: the slot of feature f (in feature group `group`, -1 for an interaction),
+  // as f meets it in a prediction; nullopt for a learner whose prediction is not one weight per slot times
+  // the value (second-order, kernel and mixture learners), which answers so for every feature.
   virtual std::optional<SlotAudit> audit_slot(const Feature& f, int group) const { return std::nullopt; }
-  // The slots whose stored weight is nonzero (what --audit_regressor looks for); nullopt for a learner that stores
-  // no weights but per-slot statistics it computes them from (scinol, ftprl).
+  // The slots whose stored weight is nonzero (what --audit_regressor looks for); nullopt for a learner that
+  // stores no weights but per-slot statistics it computes them from (scinol, ftprl).
   virtual std::optional<uint64_t> nonzero_weights() const { return std::nullopt; }
-  // --distributed: combines this learner's state with every other rank's (all ranks call it at the same point, with
-  // states of the same shape), so that each rank then holds the combined model. How is each learner's own decision,
-  // stated in its registry row (LearnerTraits::merge); a learner without a sound merge keeps this refusal.
+  // --distributed: combines this learner's state with every other rank's (all ranks call it at the same
+  // point, with states of the same shape), so that each rank then holds the combined model. How is each
+  // learner's own decision, stated in its registry row (LearnerTraits::merge); a learner without a sound
+  // merge keeps this refusal.
   virtual void merge(Collective& ranks) {
     throw ConfigError("--learner " + std::string(name()) + " has no merge across ranks, so no --distributed");
   }
@@ -121,66 +126,71 @@ class Learner {
   // A reduction's last prediction (the multiclass wrappers); nullptr for a scalar learner.
   virtual const ClassOutcome* class_outcome() const { return nullptr; }
 
-  // One table for K problems (VW's layout for --oaa and --csoaa): a learner whose state is its 2^b slots and a
-  // few scalars may hold every class's weights, problem i's features at index + i (the indices multiplied by K
-  // before interactions are formed, as VW does). Such a learner answers share_table(K) with true (before any
-  // load: its saved state then covers the K problems) and learns problem i from a prediction made earlier with
-  // predict() (VW's oaa predicts every class first, then updates each), the example counter advanced once per
-  // example by count_example(). The others answer false and are given one instance per class.
+  // One table for K problems (VW's layout for --oaa and --csoaa): a learner whose state is its 2^b slots and
+  // a few scalars may hold every class's weights, problem i's features at index + i (the indices multiplied
+  // by K before interactions are formed, as VW does). Such a learner answers share_table(K) with true (before
+  // any load: its saved state then covers the K problems) and learns problem i from a prediction made earlier
+  // with predict() (VW's oaa predicts every class first, then updates each), the example counter advanced
+  // once per example by count_example(). The others answer false and are given one instance per class.
   virtual bool share_table(uint32_t problems) { return false; }
-  virtual void update_from(const Example& x, uint32_t problem, const Prediction& before, float label, float weight) {}
+  virtual void update_from(const Example& x, uint32_t problem, const Prediction& before, float label,
+                           float weight) {}
   virtual void count_example(float weight) {}
 
   // One instance for K problems on the same points (--oaa and --csoaa, for a learner without a shared table):
-  // a learner whose costly part depends on the features alone (a kernel learner's landmarks under --budget and
-  // the kernel values of an example against them) holds the K problems and computes that part once per example
-  // for all of them. Such a learner answers share_points(K) with true (before any load: its saved state then
-  // covers the K problems) and is then called through predict_problems and learn_problems only.
+  // a learner whose costly part depends on the features alone (a kernel learner's landmarks under --budget
+  // and the kernel values of an example against them) holds the K problems and computes that part once per
+  // example for all of them. Such a learner answers share_points(K) with true (before any load: its saved
+  // state then covers the K problems) and is then called through predict_problems and learn_problems only.
   virtual bool share_points(uint32_t problems) { return false; }
   // Every problem's prediction for x (out: one per problem).
   virtual void predict_problems(const Example& x, std::span<Prediction> out) const {}
-  // One online step of each problem in `steps` on x's features, in order (x's own label and weight are not read;
-  // a weight of 0 teaches nothing); out[i]: the prediction of steps[i]'s problem before its update.
-  virtual void learn_problems(const Example& x, std::span<const ProblemStep> steps, std::span<Prediction> out) {}
+  // One online step of each problem in `steps` on x's features, in order (x's own label and weight are not
+  // read; a weight of 0 teaches nothing); out[i]: the prediction of steps[i]'s problem before its update.
+  virtual void learn_problems(const Example& x, std::span<const ProblemStep> steps,
+                              std::span<Prediction> out) {}
 };
 
 // Everything a learner factory may use. The loss outlives the learner.
 struct LearnerContext {
   const OptionValues& options;
   const Loss& loss;
-  int bits = 18;           // weight table has 2^bits slots
-  bool test_only = false;  // -t: never learn, freeze the clipping range
+  int bits = 18;             // weight table has 2^bits slots
+  bool test_only = false;    // -t: never learn, freeze the clipping range
   uint64_t random_seed = 0;  // --random_seed: seeds every random choice the learner makes
 };
 
 // A learner's static facts, read by the command line and the registry-wide tests (neither names learners).
 struct LearnerTraits {
-  std::vector<std::string> losses;   // the losses it accepts, the first the default; empty: every loss
-  bool passes = true;                // may run more than one pass over the data
-  bool state_grows = false;          // its state grows with the examples it learns (kernel learners)
-  uint64_t warmup_examples = 0;      // examples it looks at before its first prediction (a kernel's bandwidth)
-  bool random = false;               // makes random choices, seeded by --random_seed
+  std::vector<std::string> losses;  // the losses it accepts, the first the default; empty: every loss
+  bool passes = true;               // may run more than one pass over the data
+  bool state_grows = false;         // its state grows with the examples it learns (kernel learners)
+  uint64_t warmup_examples = 0;     // examples it looks at before its first prediction (a kernel's bandwidth)
+  bool random = false;              // makes random choices, seeded by --random_seed
   std::vector<std::string> matrix_modes;  // --matrix values it accepts, the first the default; empty: none
   // For a --matrix value it does not accept: what to use instead (e.g. diag -> "--learner scinol-coord").
   std::map<std::string, std::string> matrix_nearest;
-  // Whether the feature space must compute VW's per-group sum of x^2 (Example::invariant_norm) for these options.
+  // Whether the feature space must compute VW's per-group sum of x^2 (Example::invariant_norm) for these
+  // options.
   std::function<bool(const OptionValues&)> needs_invariant_norm;
   // A VW flag that selects this learner (--ftrl: --learner vw-ftrl); the row declares it among its options.
   std::string vw_flag;
-  std::string passes_with;  // when `passes` is false: an option that, given, allows more passes (kons: --budget)
-  // --distributed: how the ranks' states are combined (one line for the help and errors); "" : the learner refuses.
+  std::string
+      passes_with;  // when `passes` is false: an option that, given, allows more passes (kons: --budget)
+  // --distributed: how the ranks' states are combined (one line for the help and errors); "" : the learner
+  // refuses.
   std::string merge;
   std::string merge_matrix;  // the --matrix mode the merge needs ("": any)
 };
 
 struct LearnerRow {
   std::string name;
-  std::string help;                  // one line for `--learner help`
-  std::vector<OptionSpec> options;   // its own options (prefixed with its name where they could collide)
+  std::string help;                 // one line for `--learner help`
+  std::vector<OptionSpec> options;  // its own options (prefixed with its name where they could collide)
   std::function<std::unique_ptr<Learner>(const LearnerContext&)> make;
   LearnerTraits traits;
-  // The most examples the registry-wide numerics test feeds this learner (0: no cap), for a learner whose cost
-  // or memory grows with every example.
+  // The most examples the registry-wide numerics test feeds this learner (0: no cap), for a learner whose
+  // cost or memory grows with every example.
   uint64_t numerics_test_cap = 0;
   bool accepts_loss(const std::string& loss) const {
     if (traits.losses.empty()) return true;

@@ -33,13 +33,15 @@ void rezero(void* p, size_t bytes) {
 void touched_runs(const void* p, size_t bytes, const std::function<void(size_t, size_t)>& f) {
   if (bytes == 0) return;
   const long page_size = sysconf(_SC_PAGESIZE);
-  const int fd = bytes < kScanAllBelow || page_size <= 0 ? -1 : open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+  const int fd =
+      bytes < kScanAllBelow || page_size <= 0 ? -1 : open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
   if (fd < 0) {  // small table, or no way to ask: every slot may be nonzero
     f(0, bytes);
     return;
   }
-  // /proc/self/pagemap: one u64 per virtual page; bit 63 = present in memory, bit 62 = swapped out. A page that
-  // is neither was never touched and reads as zeros. (The kernel's own documentation: admin-guide/mm/pagemap.)
+  // /proc/self/pagemap: one u64 per virtual page; bit 63 = present in memory, bit 62 = swapped out. A page
+  // that is neither was never touched and reads as zeros. (The kernel's own documentation:
+  // admin-guide/mm/pagemap.)
   const auto page = static_cast<size_t>(page_size);
   const uintptr_t start = reinterpret_cast<uintptr_t>(p);
   const size_t first_page = start / page, pages = (start + bytes - 1) / page - first_page + 1;
@@ -54,7 +56,8 @@ void touched_runs(const void* p, size_t bytes, const std::function<void(size_t, 
   for (size_t k0 = 0; k0 < pages; k0 += kChunk) {
     const size_t n = std::min(kChunk, pages - k0);
     const ssize_t want = static_cast<ssize_t>(n * sizeof(uint64_t));
-    if (pread(fd, entry.data(), n * sizeof(uint64_t), static_cast<off_t>((first_page + k0) * sizeof(uint64_t))) !=
+    if (pread(fd, entry.data(), n * sizeof(uint64_t),
+              static_cast<off_t>((first_page + k0) * sizeof(uint64_t))) !=
         want) {  // the kernel refused part way: report the rest as touched
       close(fd);
       f(in_run ? run_begin : byte_at(k0), bytes);

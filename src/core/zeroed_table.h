@@ -9,8 +9,8 @@
 // pull in 2 MiB, and asked for below it, where faulting 4 KiB pages costs more than the memory saved. clear()
 // hands every page back to the kernel instead of writing zeros over them.
 #pragma once
-#include <cstddef>
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <functional>
@@ -39,7 +39,8 @@ class ZeroedTable {
 
  public:
   ZeroedTable() = default;
-  explicit ZeroedTable(size_t n) : n_(n), p_(n ? static_cast<T*>(detail::map_zeroed(n * sizeof(T))) : nullptr) {}
+  explicit ZeroedTable(size_t n)
+      : n_(n), p_(n ? static_cast<T*>(detail::map_zeroed(n * sizeof(T))) : nullptr) {}
   ~ZeroedTable() { release(); }
   // A copy costs the pages the original touched.
   ZeroedTable(const ZeroedTable& o) : ZeroedTable(o.n_) { copy_touched(o); }
@@ -75,8 +76,8 @@ class ZeroedTable {
     if (p_) detail::rezero(p_, n_ * sizeof(T));
   }
   // Calls f(i) for every slot that may be nonzero, in increasing order (the slots on touched pages; a slot
-  // elsewhere is all zero bytes). Scans that skip zero slots anyway (saving, readable models) use this so that
-  // they cost what the run touched, not 2^b.
+  // elsewhere is all zero bytes). Scans that skip zero slots anyway (saving, readable models) use this so
+  // that they cost what the run touched, not 2^b.
   template <class F>
   void for_each_touched(F&& f) const {
     size_t next = 0;

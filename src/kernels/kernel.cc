@@ -45,7 +45,8 @@ double dot(PointRef a, PointRef b) {
 PointRef sorted_point(const SparseVector& v, std::vector<SlotValue>& buffer) {
   buffer.resize(v.size());
   for (size_t k = 0; k < v.size(); ++k) buffer[k] = SlotValue{v[k].slot, v[k].x};
-  std::sort(buffer.begin(), buffer.end(), [](const SlotValue& a, const SlotValue& b) { return a.slot < b.slot; });
+  std::sort(buffer.begin(), buffer.end(),
+            [](const SlotValue& a, const SlotValue& b) { return a.slot < b.slot; });
   double n2 = 0.0;
   for (const SlotValue& c : buffer) n2 += c.x * c.x;
   return PointRef{buffer.data(), buffer.size(), n2};
@@ -102,11 +103,14 @@ void PointStore::save(ModelWriter& out) const {
 }
 
 void PointStore::load(ModelReader& in, const std::string& who) {
-  auto bad = [&](const std::string& what) { return ModelFormatError(in.source() + ": " + who + " points: " + what); };
+  auto bad = [&](const std::string& what) {
+    return ModelFormatError(in.source() + ": " + who + " points: " + what);
+  };
   const uint64_t points = in.get_u64("point count");
   const uint64_t nonzeros = in.get_u64("point nonzeros");
   // Bounded by the bytes present before anything is allocated: 8 per count, 16 per coordinate.
-  if (points > in.remaining() / 8 || nonzeros > in.remaining() / 16) throw bad("counts beyond the file's size");
+  if (points > in.remaining() / 8 || nonzeros > in.remaining() / 16)
+    throw bad("counts beyond the file's size");
   std::vector<uint64_t> start{0};
   start.reserve(points + 1);
   for (uint64_t i = 0; i < points; ++i) {
@@ -160,7 +164,8 @@ std::string_view kernel_name(KernelKind kind) {
 Kernel::Kernel(const KernelParams& params) : p_(params) {
   if (p_.kind == KernelKind::kPolynomial && !(p_.degree >= 1 && p_.degree <= 64))
     throw ConfigError("--degree must be a whole number in [1, 64]");
-  if (p_.kind == KernelKind::kPolynomial && !std::isfinite(p_.coef0)) throw ConfigError("--coef0 must be finite");
+  if (p_.kind == KernelKind::kPolynomial && !std::isfinite(p_.coef0))
+    throw ConfigError("--coef0 must be finite");
   if (p_.kind == KernelKind::kRbf) {
     if (!(p_.bandwidth > 0.0) || !std::isfinite(p_.bandwidth)) throw ConfigError("--bandwidth must be > 0");
     inv_two_h2_ = 1.0 / (2.0 * p_.bandwidth * p_.bandwidth);
@@ -169,7 +174,8 @@ Kernel::Kernel(const KernelParams& params) : p_(params) {
 
 double Kernel::of_dot(double xy, double xx, double yy) const {
   switch (p_.kind) {
-    case KernelKind::kLinear: return xy;
+    case KernelKind::kLinear:
+      return xy;
     case KernelKind::kPolynomial: {
       const double base = xy + p_.coef0;
       double r = 1.0;

@@ -1,8 +1,8 @@
 // Kernels on hashed sparse examples, for the kernel learners (KONS, Sketched-KONS, kernel WEMM/LASER, kernel
 // AIOLI) and the KORS dictionary sampler (src/sketch/kors.h).
 //
-// A stored point is its coordinates sorted by slot plus its squared norm, so every kernel below costs one sparse
-// merge, O(nnz(x) + nnz(x')):
+// A stored point is its coordinates sorted by slot plus its squared norm, so every kernel below costs one
+// sparse merge, O(nnz(x) + nnz(x')):
 //   linear      K(x, x') = xᵀx'
 //   polynomial  K(x, x') = (xᵀx' + c₀)^p                       (--degree p, --coef0 c₀)
 //   rbf         K(x, x') = exp(-‖x - x'‖² / (2h²)),  ‖x - x'‖² = ‖x‖² + ‖x'‖² - 2xᵀx'   (--bandwidth h)
@@ -26,7 +26,8 @@ struct SlotValue {
   double x;
 };
 
-// One point: its coordinates in increasing slot order, and ‖x‖². Valid while the store it came from is unchanged.
+// One point: its coordinates in increasing slot order, and ‖x‖². Valid while the store it came from is
+// unchanged.
 struct PointRef {
   const SlotValue* data = nullptr;
   size_t n = 0;
@@ -36,7 +37,8 @@ struct PointRef {
 // The sparse merge xᵀx'.
 double dot(PointRef a, PointRef b);
 
-// Points kept by a kernel learner, in one flat array of coordinates: B points cost B offsets and their nonzeros.
+// Points kept by a kernel learner, in one flat array of coordinates: B points cost B offsets and their
+// nonzeros.
 class PointStore {
  public:
   // Appends v (any order; copied sorted by slot) and returns its index.
@@ -102,20 +104,20 @@ class Kernel {
   double inv_two_h2_ = 0.0;
 };
 
-// out[i] = K(points[i], x) for every stored point: the kernel learners' hot loop. From kParallelFrom points on it
-// is spread over the cores (oneTBB, within the driver's --threads); each entry is computed alone, so the results do
-// not depend on the number of threads.
+// out[i] = K(points[i], x) for every stored point: the kernel learners' hot loop. From kParallelFrom points
+// on it is spread over the cores (oneTBB, within the driver's --threads); each entry is computed alone, so
+// the results do not depend on the number of threads.
 constexpr size_t kParallelFrom = 1024;
 void evaluate_all(const Kernel& kernel, const PointStore& points, PointRef x, double* out);
 // out[i] = K(points[i], x) for the indices i in `which` alone (a RowCache's missing values), as evaluate_all.
 void evaluate_some(const Kernel& kernel, const PointStore& points, std::span<const size_t> which, PointRef x,
                    double* out);
-// The kernel values evaluate_all has computed in this process, over every learner (the learners' rows of kernel
-// values, KORS's included, all go through it): what the tests count.
+// The kernel values evaluate_all has computed in this process, over every learner (the learners' rows of
+// kernel values, KORS's included, all go through it): what the tests count.
 uint64_t evaluations();
 
-// The median heuristic: the median of ‖x_i - x_j‖ over the pairs i < j of `points` (at most the first `limit`),
-// or 1 when every distance is 0 (fewer than two distinct points).
+// The median heuristic: the median of ‖x_i - x_j‖ over the pairs i < j of `points` (at most the first
+// `limit`), or 1 when every distance is 0 (fewer than two distinct points).
 double median_distance(const PointStore& points, size_t limit = 256);
 
 }  // namespace lepus::kernels

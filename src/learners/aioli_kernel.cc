@@ -11,8 +11,8 @@
 namespace lepus {
 namespace {
 
-constexpr uint32_t kStateVersion = 1;          // one problem
-constexpr uint32_t kProblemsStateVersion = 2;  // K problems over one embedding (share_points)
+constexpr uint32_t kStateVersion = 1;                      // one problem
+constexpr uint32_t kProblemsStateVersion = 2;              // K problems over one embedding (share_points)
 constexpr uint64_t kLandmarkSalt = 0x5851F42D4C957F2Dull;  // the landmark coins' stream (--budget)
 constexpr double kMaxMagnitude = 1e100;  // a round with K(x, x) or κK(x, x) or |β|√K(x, x) beyond is skipped
 constexpr double kInf = std::numeric_limits<double>::infinity();
@@ -40,13 +40,13 @@ AioliKernelOptions AioliKernelOptions::from(const OptionValues& v) {
   if (v.has("aioli_R")) o.r = v.number("aioli_R");
   o.budget = common::budget_of(v);
   if (o.budget > AioliKernelLearner::kMaxBudget)
-    throw ConfigError("--learner aioli-kernel: --budget is at most " + std::to_string(AioliKernelLearner::kMaxBudget) +
-                      " (its matrix takes 8 B^2 bytes)");
+    throw ConfigError("--learner aioli-kernel: --budget is at most " +
+                      std::to_string(AioliKernelLearner::kMaxBudget) + " (its matrix takes 8 B^2 bytes)");
   return o;
 }
 
-AioliKernelLearner::AioliKernelLearner(const AioliKernelOptions& options, const Loss& loss, int bits, bool test_only,
-                                       uint64_t random_seed)
+AioliKernelLearner::AioliKernelLearner(const AioliKernelOptions& options, const Loss& loss, int bits,
+                                       bool test_only, uint64_t random_seed)
     : opt_(options),
       loss_(loss),
       bits_(bits),
@@ -85,7 +85,8 @@ void AioliKernelLearner::warmup(std::span<const Example> prefix) {
   kernel_.estimate(prefix, builder_);
 }
 
-AioliKernelLearner::Round AioliKernelLearner::evaluate(kernels::PointRef x, double initial, bool* finite) const {
+AioliKernelLearner::Round AioliKernelLearner::evaluate(kernels::PointRef x, double initial,
+                                                       bool* finite) const {
   const auto n = static_cast<Eigen::Index>(points_.size());
   const double ktt = kernel_.kernel().self(x);
   k_.resize(n);
@@ -138,7 +139,8 @@ Prediction AioliKernelLearner::learn(const Example& x) {
   const SparseVector& v = builder_.build(x);
   safeguards_ += v.dropped;
   if (!common::teaches(x)) return predict(x);
-  if (kernel_.pending() && v.size() > 0) kernel_.estimate_from(v);  // no warm-up: a caller that is not the driver
+  if (kernel_.pending() && v.size() > 0)
+    kernel_.estimate_from(v);  // no warm-up: a caller that is not the driver
   const kernels::PointRef px = kernels::sorted_point(v, buffer_);
   return nystrom_ ? learn_budget(x, px) : learn_exact(x, px);
 }
@@ -187,8 +189,8 @@ Prediction AioliKernelLearner::learn_exact(const Example& x, kernels::PointRef p
   return p;
 }
 
-// --budget: x is offered as a landmark before it is learned from (the choice depends on x alone), then the primal
-// learner takes ψ(x), with √K(x, x) in place of ‖ψ(x)‖ in its default R (the exact form's R).
+// --budget: x is offered as a landmark before it is learned from (the choice depends on x alone), then the
+// primal learner takes ψ(x), with √K(x, x) in place of ‖ψ(x)‖ in its default R (the exact form's R).
 Prediction AioliKernelLearner::learn_budget(const Example& x, kernels::PointRef px) {
   const ProblemStep step{0, x.label, x.weight};
   Prediction out;
@@ -196,10 +198,10 @@ Prediction AioliKernelLearner::learn_budget(const Example& x, kernels::PointRef 
   return out;
 }
 
-// The budget route for the steps of one example (one, or one per class: share_points), each step's problem its own
-// primal learner on the same ψ(x); the caller has seen that some step teaches.
-void AioliKernelLearner::learn_budget(kernels::PointRef px, double initial, std::span<const ProblemStep> steps,
-                                      std::span<Prediction> out) {
+// The budget route for the steps of one example (one, or one per class: share_points), each step's problem
+// its own primal learner on the same ψ(x); the caller has seen that some step teaches.
+void AioliKernelLearner::learn_budget(kernels::PointRef px, double initial,
+                                      std::span<const ProblemStep> steps, std::span<Prediction> out) {
   nystrom_->embed(px, psi_);
   const double ktt = kernel_.kernel().self(px);
   const bool sane = std::isfinite(ktt) && ktt <= kMaxMagnitude && psi_.allFinite();
@@ -240,7 +242,8 @@ bool AioliKernelLearner::share_points(uint32_t problems) {
 void AioliKernelLearner::predict_problems(const Example& x, std::span<Prediction> out) const {
   nystrom_->embed(kernels::sorted_point(builder_.build(x), buffer_), psi_);
   const SparseVector& v = as_vector(psi_);
-  for (size_t p = 0; p < inner_.size() && p < out.size(); ++p) out[p] = output(inner_[p]->predict_vector(v, x.initial));
+  for (size_t p = 0; p < inner_.size() && p < out.size(); ++p)
+    out[p] = output(inner_[p]->predict_vector(v, x.initial));
 }
 
 void AioliKernelLearner::learn_problems(const Example& x, std::span<const ProblemStep> steps,
@@ -256,7 +259,8 @@ void AioliKernelLearner::learn_problems(const Example& x, std::span<const Proble
   const kernels::PointRef px = kernels::sorted_point(v, buffer_);
   if (teaches) return learn_budget(px, x.initial, steps, out);
   nystrom_->embed(px, psi_);
-  for (size_t i = 0; i < steps.size(); ++i) out[i] = output(inner_[steps[i].problem]->predict_vector(as_vector(psi_), x.initial));
+  for (size_t i = 0; i < steps.size(); ++i)
+    out[i] = output(inner_[steps[i].problem]->predict_vector(as_vector(psi_), x.initial));
 }
 
 void AioliKernelLearner::save(ModelWriter& out) const {
@@ -289,7 +293,9 @@ void AioliKernelLearner::save(ModelWriter& out) const {
 
 void AioliKernelLearner::load(ModelReader& in) {
   const std::string who(name());
-  auto bad = [&](const std::string& what) { return ModelFormatError(in.source() + ": " + who + " state: " + what); };
+  auto bad = [&](const std::string& what) {
+    return ModelFormatError(in.source() + ": " + who + " state: " + what);
+  };
   const uint32_t version = in.get_u32("aioli-kernel state version");
   if (version != kStateVersion && version != kProblemsStateVersion) throw bad("unknown state version");
   const uint32_t problems = version == kStateVersion ? 1 : in.get_u32("aioli-kernel problems");
@@ -332,7 +338,8 @@ void AioliKernelLearner::load(ModelReader& in) {
     for (size_t s = 0; s < n; ++s) {
       kappa[s] = in.get_f64("aioli-kernel kappa");
       beta[s] = in.get_f64("aioli-kernel beta");
-      if (!(kappa[s] >= 0.0) || !std::isfinite(kappa[s]) || !std::isfinite(beta[s])) throw bad("a point's weights");
+      if (!(kappa[s] >= 0.0) || !std::isfinite(kappa[s]) || !std::isfinite(beta[s]))
+        throw bad("a point's weights");
       root_kappa[s] = std::sqrt(kappa[s]);
     }
     Eigen::VectorXd kbeta = Eigen::VectorXd::Zero(std::max<Eigen::Index>(static_cast<Eigen::Index>(n), 16));
@@ -364,16 +371,19 @@ uint64_t AioliKernelLearner::safeguard_count() const {
 
 std::vector<std::string> AioliKernelLearner::describe() const {
   const std::string n(name());
-  return {n + " kernel = " + kernel_.text(), n + " B = " + common::number(opt_.radius),
-          n + " lambda = " + common::number(opt_.ridge()) + (opt_.lambda ? "" : " (1/B^2)"),
-          n + " R = " + (opt_.r ? common::number(*opt_.r) : std::string("sqrt of the largest K(x, x) so far")),
-          n + " budget = " + (opt_.budget > 0 ? std::to_string(opt_.budget) + " landmarks (Nystrom embedding)"
-                                              : std::string("none (exact: every example stored)"))};
+  return {
+      n + " kernel = " + kernel_.text(), n + " B = " + common::number(opt_.radius),
+      n + " lambda = " + common::number(opt_.ridge()) + (opt_.lambda ? "" : " (1/B^2)"),
+      n + " R = " + (opt_.r ? common::number(*opt_.r) : std::string("sqrt of the largest K(x, x) so far")),
+      n + " budget = " +
+          (opt_.budget > 0 ? std::to_string(opt_.budget) + " landmarks (Nystrom embedding)"
+                           : std::string("none (exact: every example stored)"))};
 }
 
 std::vector<std::string> AioliKernelLearner::summary_lines() const {
   std::string line = std::string(name()) + " kernel = " + kernel_.text() + ", R = " + common::number(r());
-  line += nystrom_ ? ", " + std::to_string(nystrom_->size()) + " landmarks (budget " + std::to_string(opt_.budget) + ")"
+  line += nystrom_ ? ", " + std::to_string(nystrom_->size()) + " landmarks (budget " +
+                         std::to_string(opt_.budget) + ")"
                    : ", " + std::to_string(points_.size()) + " points stored";
   return {line};
 }
@@ -404,23 +414,28 @@ LearnerRow aioli_kernel_row() {
   std::vector<OptionSpec> options = common::kernel_options();
   for (const OptionSpec& s : aioli_row().options)  // B and lambda as the primal learner declares them
     if (s.name == "aioli_B" || s.name == "aioli_lambda") options.push_back(s);
-  options.push_back({"aioli_R", "", Kind::kNumber, "",
-                     "bound on sqrt(K(x, x)), an example's norm in the kernel's feature space (default: the largest "
-                     "seen so far, saved in the model; 1 for rbf)",
-                     {0.0, kInf, true, false},
-                     {},
-                     {}});
+  options.push_back(
+      {"aioli_R",
+       "",
+       Kind::kNumber,
+       "",
+       "bound on sqrt(K(x, x)), an example's norm in the kernel's feature space (default: the largest "
+       "seen so far, saved in the model; 1 for rbf)",
+       {0.0, kInf, true, false},
+       {},
+       {}});
   options.push_back(common::budget_option());
   LearnerRow row;
   row.name = "aioli-kernel";
   row.help =
-      "improper online logistic regression (AIOLI) in a kernel's feature space (linear, polynomial, Gaussian): "
+      "improper online logistic regression (AIOLI) in a kernel's feature space (linear, polynomial, "
+      "Gaussian): "
       "non-linear classification; stores every example it learns from unless --budget; logistic loss only "
       "(Jezequel, Gaillard, Rudi 2020)";
   row.options = std::move(options);
   row.make = [](const LearnerContext& c) {
-    return std::make_unique<AioliKernelLearner>(AioliKernelOptions::from(c.options), c.loss, c.bits, c.test_only,
-                                                c.random_seed);
+    return std::make_unique<AioliKernelLearner>(AioliKernelOptions::from(c.options), c.loss, c.bits,
+                                                c.test_only, c.random_seed);
   };
   row.traits.losses = {"logistic"};
   row.traits.passes = false;  // every pass would store every example again

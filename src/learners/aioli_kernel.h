@@ -1,37 +1,39 @@
-// aioli-kernel: non-parametric AIOLI, improper online logistic regression in a kernel's feature space (R. Jézéquel,
-// P. Gaillard, A. Rudi, "Efficient improper learning for online logistic regression", COLT 2020, arXiv 2003.08109,
-// §4.1). The paper states the regret in an RKHS, O(B·d_eff(Bλ) + λB²) with d_eff(λ) = Tr(K_nn(K_nn + λI)⁻¹), and
-// the O(n³) total cost of the kernel trick, but does not write the algorithm out: the representer form below is
-// lepus's derivation from the primal eq. (3)-(5) (src/learners/aioli.h), checked against the primal learner with the
-// linear kernel and with the explicit feature map of a polynomial kernel.
+// aioli-kernel: non-parametric AIOLI, improper online logistic regression in a kernel's feature space (R.
+// Jézéquel, P. Gaillard, A. Rudi, "Efficient improper learning for online logistic regression", COLT 2020,
+// arXiv 2003.08109, §4.1). The paper states the regret in an RKHS, O(B·d_eff(Bλ) + λB²) with d_eff(λ) =
+// Tr(K_nn(K_nn + λI)⁻¹), and the O(n³) total cost of the kernel trick, but does not write the algorithm out:
+// the representer form below is lepus's derivation from the primal eq. (3)-(5) (src/learners/aioli.h),
+// checked against the primal learner with the linear kernel and with the explicit feature map of a polynomial
+// kernel.
 //
-// Primal (feature map φ): A_{t-1} = λI + Σ_{s<t} κ_s φ_s φ_sᵀ, b_{t-1} = Σ_{s<t} β_s φ_s, and ŷ_t the unique root of
-//     z + (s_t/2) tanh(z/2) = c_t,   s_t = φ_tᵀA_{t-1}⁻¹φ_t,  c_t = φ_tᵀA_{t-1}⁻¹b_{t-1}       (f' >= 1, aioli_root),
-//     after the label, m_t = y_t ŷ_t:  κ_t = 1 / (4 (1 + BR) (1 + cosh m_t)),
-//                                      β_t = (y_t/2) (σ(-m_t) + m_t σ(m_t) σ(-m_t) / (1 + BR))    (aioli_step).
+// Primal (feature map φ): A_{t-1} = λI + Σ_{s<t} κ_s φ_s φ_sᵀ, b_{t-1} = Σ_{s<t} β_s φ_s, and ŷ_t the unique
+// root of
+//     z + (s_t/2) tanh(z/2) = c_t,   s_t = φ_tᵀA_{t-1}⁻¹φ_t,  c_t = φ_tᵀA_{t-1}⁻¹b_{t-1}       (f' >= 1,
+//     aioli_root), after the label, m_t = y_t ŷ_t:  κ_t = 1 / (4 (1 + BR) (1 + cosh m_t)),
+//                                      β_t = (y_t/2) (σ(-m_t) + m_t σ(m_t) σ(-m_t) / (1 + BR)) (aioli_step).
 // Representer form (Woodbury on A_{t-1}): with k = [K(x_s, x_t)]_{s<t}, K̂ = diag(κ), k̂ = K̂^½ k and
 // N = K̂^½ K K̂^½ + λI over the stored points,
 //     s_t = (K(x_t, x_t) - k̂ᵀN⁻¹k̂) / λ,      c_t = (kᵀβ - k̂ᵀN⁻¹ K̂^½ (Kβ)) / λ,
-// after the label: N⁻¹ is bordered by the column √κ_t k̂ and the diagonal κ_t K(x_t, x_t) + λ, whose Schur complement
-// is λ(1 + κ_t s_t) >= λ (src/sketch/bordered_inverse.h); (Kβ)_s += K(x_s, x_t) β_t for s < t and
-// (Kβ)_t = kᵀβ + K(x_t, x_t) β_t. Every point learned from is stored: O(t) kernel evaluations and O(t²) per round
-// (the improper term s_t is a quadratic form in every past point, prediction included), O(t²) memory.
+// after the label: N⁻¹ is bordered by the column √κ_t k̂ and the diagonal κ_t K(x_t, x_t) + λ, whose Schur
+// complement is λ(1 + κ_t s_t) >= λ (src/sketch/bordered_inverse.h); (Kβ)_s += K(x_s, x_t) β_t for s < t and
+// (Kβ)_t = kᵀβ + K(x_t, x_t) β_t. Every point learned from is stored: O(t) kernel evaluations and O(t²) per
+// round (the improper term s_t is a quadratic form in every past point, prediction included), O(t²) memory.
 // κ_t and β_t are taken at the played prediction (the float reported), as the paper's Theorem 7 assumes.
 //
-// Hyper-parameters, as the primal learner's: B (--aioli_B, default 1), λ (--aioli_lambda, default 1/B², Theorem 1's
-// choice), R the bound on ‖φ(x)‖ = √K(x, x) (--aioli_R; default √ of the largest K(x, x) learned from so far, saved
-// in the model: 1 for the RBF kernel, ‖x‖ for the linear one, as the primal learner's largest ‖x‖). An importance
-// weight k multiplies κ_t and β_t (k repetitions of the surrogate). A point with K(x, x) = 0 (φ = 0) changes
-// nothing and is not stored. A round whose numbers overflow (K(x, x) or a kernel value beyond 1e100, non-finite
-// s, c, κ or β) is skipped and counted as a safeguard.
+// Hyper-parameters, as the primal learner's: B (--aioli_B, default 1), λ (--aioli_lambda, default 1/B²,
+// Theorem 1's choice), R the bound on ‖φ(x)‖ = √K(x, x) (--aioli_R; default √ of the largest K(x, x) learned
+// from so far, saved in the model: 1 for the RBF kernel, ‖x‖ for the linear one, as the primal learner's
+// largest ‖x‖). An importance weight k multiplies κ_t and β_t (k repetitions of the surrogate). A point with
+// K(x, x) = 0 (φ = 0) changes nothing and is not stored. A round whose numbers overflow (K(x, x) or a kernel
+// value beyond 1e100, non-finite s, c, κ or β) is skipped and counted as a safeguard.
 //
-// --budget B (beyond the paper, which leaves Nyström approximations open): the primal learner (full matrix) on the
-// Nyström features ψ(x) = L⁻¹k_Z(x) of at most B landmarks Z picked by KORS (src/sketch/nystrom.h, ridge λ), each
-// new landmark a new coordinate entering with the prior λ of a coordinate never excited. Each example is offered as
-// a landmark before it is learned from, so that while the landmarks span the data this is the exact learner (the
-// primal form is invariant under the rotation to the landmarks' orthonormal coordinates). O(B·nnz + B²) per
-// example, whatever the stream's length; --passes allowed (refused for the exact form, whose store would grow
-// with every pass).
+// --budget B (beyond the paper, which leaves Nyström approximations open): the primal learner (full matrix)
+// on the Nyström features ψ(x) = L⁻¹k_Z(x) of at most B landmarks Z picked by KORS (src/sketch/nystrom.h,
+// ridge λ), each new landmark a new coordinate entering with the prior λ of a coordinate never excited. Each
+// example is offered as a landmark before it is learned from, so that while the landmarks span the data this
+// is the exact learner (the primal form is invariant under the rotation to the landmarks' orthonormal
+// coordinates). O(B·nnz + B²) per example, whatever the stream's length; --passes allowed (refused for the
+// exact form, whose store would grow with every pass).
 #pragma once
 #include <Eigen/Dense>
 #include <cmath>
@@ -82,15 +84,17 @@ class AioliKernelLearner final : public Learner, public kernels::SharesKernelRow
   uint64_t safeguard_count() const override;
   uint64_t warmup_wanted() const override;
   void warmup(std::span<const Example> prefix) override;  // the RBF bandwidth by the median heuristic
-  // --oaa / --csoaa under --budget: K primal learners over one embedding (each kernel value once per example).
+  // --oaa / --csoaa under --budget: K primal learners over one embedding (each kernel value once per
+  // example).
   bool share_points(uint32_t problems) override;
   // --oaa / --csoaa without --budget: the K instances share one cache of kernel rows (kernels::RowCache).
   bool share_kernel_rows(std::shared_ptr<kernels::RowCache> cache) override;
   void predict_problems(const Example& x, std::span<Prediction> out) const override;
-  void learn_problems(const Example& x, std::span<const ProblemStep> steps, std::span<Prediction> out) override;
+  void learn_problems(const Example& x, std::span<const ProblemStep> steps,
+                      std::span<Prediction> out) override;
 
-  // Tests: the quantities of the last learn() (exact form: s, c, ŷ in double, then κ and β with the importance
-  // weight; --budget: ŷ only), the bound R in force, and the state's sizes.
+  // Tests: the quantities of the last learn() (exact form: s, c, ŷ in double, then κ and β with the
+  // importance weight; --budget: ŷ only), the bound R in force, and the state's sizes.
   struct Round {
     double s = 0.0, c = 0.0, yhat = 0.0, kappa = 0.0, beta = 0.0;
   };
@@ -101,13 +105,14 @@ class AioliKernelLearner final : public Learner, public kernels::SharesKernelRow
   const common::KernelSetting& kernel() const { return kernel_; }
 
  private:
-  // The exact form's s, c and ŷ (offset included) for the point, with k into k_, k̂ into kh_, N⁻¹k̂ into v_ and kᵀβ
-  // into kb_; `finite` (optional) says whether s and c were (a non-finite one is taken as 0 and counted).
+  // The exact form's s, c and ŷ (offset included) for the point, with k into k_, k̂ into kh_, N⁻¹k̂ into v_ and
+  // kᵀβ into kb_; `finite` (optional) says whether s and c were (a non-finite one is taken as 0 and counted).
   Round evaluate(kernels::PointRef x, double initial, bool* finite = nullptr) const;
   Prediction output(double yhat) const { return clip_.of(common::to_float(yhat, safeguards_)); }
   Prediction learn_exact(const Example& x, kernels::PointRef px);
   Prediction learn_budget(const Example& x, kernels::PointRef px);
-  void learn_budget(kernels::PointRef px, double initial, std::span<const ProblemStep> steps, std::span<Prediction> out);
+  void learn_budget(kernels::PointRef px, double initial, std::span<const ProblemStep> steps,
+                    std::span<Prediction> out);
   const SparseVector& as_vector(const Eigen::VectorXd& psi) const;  // ψ as the inner learner's vector
   std::unique_ptr<AioliLearner> make_inner(const AioliKernelOptions& o) const;
   std::unique_ptr<NystromEmbedding> make_nystrom(const AioliKernelOptions& o) const;

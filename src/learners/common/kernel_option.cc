@@ -22,16 +22,31 @@ std::vector<OptionSpec> kernel_options() {
   using Kind = OptionSpec::Kind;
   constexpr double kInf = std::numeric_limits<double>::infinity();
   return {
-      {"kernel", "", Kind::kText, "rbf", "kernel: linear, poly or rbf (Gaussian)", {}, {"linear", "poly", "rbf"}},
+      {"kernel",
+       "",
+       Kind::kText,
+       "rbf",
+       "kernel: linear, poly or rbf (Gaussian)",
+       {},
+       {"linear", "poly", "rbf"}},
       {"degree", "", Kind::kNumber, "2", "polynomial kernel's degree", {1.0, 64.0, false, false}},
       {"coef0", "", Kind::kNumber, "1", "polynomial kernel's constant term"},
-      {"bandwidth", "", Kind::kNumber, "",
-       "Gaussian kernel's bandwidth (default: --bandwidth_factor times the median distance between pairs of the "
+      {"bandwidth",
+       "",
+       Kind::kNumber,
+       "",
+       "Gaussian kernel's bandwidth (default: --bandwidth_factor times the median distance between pairs of "
+       "the "
        "first 256 examples, saved in the model)",
        {0.0, kInf, true, false}},
-      {"bandwidth_factor", "", Kind::kNumber, "",
-       "without --bandwidth: the Gaussian kernel's bandwidth is this times the median distance between pairs of "
-       "the first 256 examples (default: 0.5 for the logistic loss, 1, the median heuristic, for the squared loss)",
+      {"bandwidth_factor",
+       "",
+       Kind::kNumber,
+       "",
+       "without --bandwidth: the Gaussian kernel's bandwidth is this times the median distance between pairs "
+       "of "
+       "the first 256 examples (default: 0.5 for the logistic loss, 1, the median heuristic, for the squared "
+       "loss)",
        {0.0, kInf, true, false}},
   };
 }
@@ -52,12 +67,16 @@ kernels::KernelParams kernel_params_of(const OptionValues& v, double default_fac
 }
 
 OptionSpec budget_option() {
-  return {"budget", "", OptionSpec::Kind::kNumber, "0",
-          "at most this many landmarks, picked by leverage-score sampling: learns on their Nystrom embedding, so "
-          "time and memory per example stay bounded (0: exact, every example stored)",
-          {0.0, 1e6, false, false},
-          {},
-          {"20"}};
+  return {
+      "budget",
+      "",
+      OptionSpec::Kind::kNumber,
+      "0",
+      "at most this many landmarks, picked by leverage-score sampling: learns on their Nystrom embedding, so "
+      "time and memory per example stay bounded (0: exact, every example stored)",
+      {0.0, 1e6, false, false},
+      {},
+      {"20"}};
 }
 
 uint64_t budget_of(const OptionValues& v) {
@@ -98,13 +117,14 @@ void KernelSetting::estimate_from(const SparseVector& first) {
 std::string KernelSetting::text() const {
   const std::string times = params_.median_factor == 1.0 ? "" : number(params_.median_factor) + " x ";
   if (pending())
-    return "rbf, bandwidth: " + times + "the median distance between the first " + std::to_string(kKernelWarmup) +
-           " examples";
+    return "rbf, bandwidth: " + times + "the median distance between the first " +
+           std::to_string(kKernelWarmup) + " examples";
   if (source_ == 2)
-    return kernel_.describe() + " (median heuristic over the first " + std::to_string(kKernelWarmup) + " examples)";
-  if (source_ == 4)
-    return kernel_.describe() + " (" + times + "the median distance over the first " + std::to_string(kKernelWarmup) +
+    return kernel_.describe() + " (median heuristic over the first " + std::to_string(kKernelWarmup) +
            " examples)";
+  if (source_ == 4)
+    return kernel_.describe() + " (" + times + "the median distance over the first " +
+           std::to_string(kKernelWarmup) + " examples)";
   if (source_ == 3) return kernel_.describe() + " (the first example's norm)";
   return kernel_.describe();
 }
