@@ -129,9 +129,9 @@ MixLearner::MixLearner(const std::string& members, double share, const LearnerCo
     if (row->name == "mix") throw ConfigError("--mix: a mixture cannot contain a mixture");
     if (!row->accepts_loss(std::string(c.loss.name())))
       throw ConfigError("--mix: learner '" + n + "' does not accept the " + std::string(c.loss.name()) + " loss");
-    // The mixture's traits are static: a member that cannot run several passes, or looks at examples before
-    // predicting, would need traits the mix row does not declare.
-    if (!row->traits.passes || row->traits.warmup_examples > 0)
+    // The mixture's traits are static: a member that cannot run several passes would need traits the mix row
+    // does not declare. (A member's warm-up goes through the mixture: warmup_wanted.)
+    if (!row->traits.passes)
       throw ConfigError("--mix: learner '" + n + "' cannot be a member");
     member_options_.push_back(options_of(*row, n));
   }
