@@ -5,6 +5,7 @@
 #include <span>
 
 #include "core/link.h"
+#include "core/zeroed_table.h"
 #include "formats/csv.h"
 #include "formats/libsvm.h"
 #include "formats/vw_text.h"
@@ -20,6 +21,8 @@ Built build(Config& c) {
   // Some update rules need VW's per-group sum of x^2 from the feature space (sgd's plain --invariant).
   c.space.invariant_norm =
       row->traits.needs_invariant_norm && row->traits.needs_invariant_norm(c.learner_options);
+  // Interactions touch a small table all over: its pages are then cheaper to map as huge pages.
+  set_dense_tables(!c.space.quadratic.empty() || !c.space.cubic.empty() || !c.space.interactions.empty());
   Built b;
   LearnerContext ctx{c.learner_options, *c.loss_object, c.bits, c.driver.test_only, c.random_seed};
   if (c.multiclass) {  // the reduction owns its base: one instance, or one per class (multiclass.h)

@@ -5,21 +5,33 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <new>
 #include <vector>
 
-namespace lepus::detail {
+namespace lepus {
+namespace {
+std::atomic<bool> dense_tables{false};
+}  // namespace
+
+void set_dense_tables(bool dense) { dense_tables.store(dense, std::memory_order_relaxed); }
+
+namespace detail {
 
 void* map_zeroed(size_t bytes) {
   void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (p == MAP_FAILED) throw std::bad_alloc();
   // A huge page would make one written slot cost 2 MiB, so large tables decline them. Small tables (-b 18's 4
-  // MiB for sgd) are mostly touched, and ask for them: this VM takes ~14 us of CPU per 4 KiB page fault, 14
-  // ms for the 1,024 pages of a 4 MiB table (3% of rcv1x20 -q ff's learner thread), against 0.3 ms for its
-  // two huge pages. A table below 2 MiB cannot hold one; where the kernel has none free it falls back to 4
-  // KiB pages.
-  madvise(p, bytes, bytes > kHugePageLimit ? MADV_NOHUGEPAGE : MADV_HUGEPAGE);
+  // MiB for sgd) that a run touches densely ask for them: this VM takes ~14 us of CPU per 4 KiB page fault,
+  // 14 ms for the 1,024 pages of a 4 MiB table (3% of rcv1x20 -q ff's learner thread), against 0.3 ms for its
+  // two huge pages. Without interactions rcv1 leaves part of the table untouched, and huge pages cost it 1.1
+  // MiB of peak memory, so they are not asked for then. A table below 2 MiB cannot hold one; where the kernel
+  // has none free it falls back to 4 KiB pages.
+  if (bytes > kHugePageLimit)
+    madvise(p, bytes, MADV_NOHUGEPAGE);
+  else if (dense_tables.load(std::memory_order_relaxed))
+    madvise(p, bytes, MADV_HUGEPAGE);
   return p;
 }
 
@@ -78,4 +90,5 @@ void touched_runs(const void* p, size_t bytes, const std::function<void(size_t, 
   if (in_run) f(run_begin, bytes);
 }
 
-}  // namespace lepus::detail
+}  // namespace detail
+}  // namespace lepus

@@ -6,8 +6,10 @@
 // Some kernels back even a read of an untouched page with a fresh page, so scans (saving a model, writing a
 // readable one) visit only the pages the run touched: for_each_touched asks the kernel which pages those are.
 // Transparent huge pages are declined for tables larger than kHugePageLimit, where one written slot would
-// pull in 2 MiB, and asked for below it, where faulting 4 KiB pages costs more than the memory saved. clear()
-// hands every page back to the kernel instead of writing zeros over them.
+// pull in 2 MiB. Below it they are asked for only when the run says its tables will be touched densely
+// (set_dense_tables: examples with interactions touch all of -b 18's 4 MiB), where faulting 4 KiB pages costs
+// more CPU than the huge pages cost memory; otherwise a sparse run would hold up to 2 MiB for one slot.
+// clear() hands every page back to the kernel instead of writing zeros over them.
 #pragma once
 #include <algorithm>
 #include <cstddef>
@@ -18,6 +20,9 @@
 #include <utility>
 
 namespace lepus {
+
+// Whether tables mapped from now on expect to be touched densely (see above); off unless a caller says so.
+void set_dense_tables(bool dense);
 
 namespace detail {
 inline constexpr size_t kHugePageLimit = size_t{8} << 20;  // bytes: larger tables use 4 KiB pages only
