@@ -165,7 +165,6 @@ struct LearnerTraits {
   std::vector<std::string> losses;  // the losses it accepts, the first the default; empty: every loss
   bool passes = true;               // may run more than one pass over the data
   bool state_grows = false;         // its state grows with the examples it learns (kernel learners)
-  bool random = false;              // makes random choices, seeded by --random_seed
   std::vector<std::string> matrix_modes;  // --matrix values it accepts, the first the default; empty: none
   // For a --matrix value it does not accept: what to use instead (e.g. diag -> "--learner scinol-coord").
   std::map<std::string, std::string> matrix_nearest;

@@ -59,7 +59,6 @@ class FeatureSpace {
   // The interaction list in generation order: with wildcards, the one the last expanded example used (VW's list
   // over the namespaces seen so far, restricted to those the example has, which is all that generates).
   const std::vector<std::string>& interactions() const { return *list_; }
-  bool has_wildcards() const { return !wildcards_.empty(); }
   // Whether expand adds features beyond the constant (interactions or n-grams); when not, an example may be
   // expanded where it lies.
   bool adds_features() const { return !explicit_.empty() || !wildcards_.empty() || any_ngram_; }

@@ -441,7 +441,6 @@ LearnerRow aioli_kernel_row() {
   row.traits.passes = false;  // every pass would store every example again
   row.traits.passes_with = "budget";
   row.traits.state_grows = true;
-  row.traits.random = true;  // the landmarks' coins (--budget)
   row.numerics_test_cap = 400;
   return row;
 }

@@ -384,7 +384,6 @@ std::vector<LearnerRow> kernel_minmax_rows() {
     row.traits.passes = false;
     row.traits.passes_with = "budget";
     row.traits.state_grows = true;
-    row.traits.random = true;
     row.numerics_test_cap = 400;
     rows.push_back(std::move(row));
   }

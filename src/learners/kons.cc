@@ -613,7 +613,6 @@ LearnerRow make_row(bool sketched) {
   row.traits.passes = false;  // every pass would store every example again
   row.traits.passes_with = "budget";
   row.traits.state_grows = true;
-  row.traits.random = sketched;
   row.numerics_test_cap = 400;
   return row;
 }

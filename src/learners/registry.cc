@@ -58,7 +58,7 @@ std::vector<LearnerRow> build_registry() {
       },
       LearnerTraits{
           {},  // every loss
-          true, false, false, {}, {},
+          true, false, {}, {},
           // Plain --invariant (without adaptive or normalized) scales by VW's per-group sum of x^2.
           [](const OptionValues& o) {
             return o.given("invariant") && !o.given("adaptive") && !o.given("normalized");
