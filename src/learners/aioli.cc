@@ -6,6 +6,7 @@
 #include <limits>
 #include <ostream>
 
+#include "core/splitmix.h"
 #include "learners/common/matrix_option.h"
 #include "lepus/errors.h"
 
@@ -51,7 +52,8 @@ double aioli_root(double s, double c) {
     const double fp = 1.0 + 0.25 * s * (1.0 - t * t);
     double next = z - f / fp;
     if (!(next > lo && next < hi)) next = 0.5 * (lo + hi);  // Newton left the bracket: bisect
-    if (std::fabs(next - z) <= 1e-15 * std::max(1.0, std::fabs(z)) || hi - lo <= 1e-15 * std::max(1.0, std::fabs(z)))
+    if (std::fabs(next - z) <= 1e-15 * std::max(1.0, std::fabs(z)) ||
+        hi - lo <= 1e-15 * std::max(1.0, std::fabs(z)))
       return next;
     z = next;
   }
@@ -67,9 +69,9 @@ AioliStep aioli_step(double m, double y, double one_plus_br) {
 }
 
 namespace {
-// AIOLI's sketch has no regret bound either way (Jézéquel, Gaillard, Rudi 2020 prove Theorem 1 for the exact A
-// only); the plain sketch λI + BᵀB learns far better on sparse data than one with the shrinkage mass added back
-// (sketch_matrix.h).
+// AIOLI's sketch has no regret bound either way (Jézéquel, Gaillard, Rudi 2020 prove Theorem 1 for the exact
+// A only); the plain sketch λI + BᵀB learns far better on sparse data than one with the shrinkage mass added
+// back (sketch_matrix.h).
 MatrixOptions aioli_matrix(const AioliOptions& o, int bits) {
   MatrixOptions m = common::matrix_options(o.matrix, o.ridge(), bits, o.rank, o.max_dense);
   m.sketch_shrink_back = 0.0;
@@ -108,14 +110,11 @@ const SparseVector& AioliLearner::input(const Example& x, bool learn) const {
 }
 
 namespace {
-// A uniform draw in [0, 1) from (seed, t) alone (splitmix64), so a resumed run draws what an uninterrupted one
-// does without saving a generator.
+// A uniform draw in [0, 1) from (seed, t) alone (splitmix64), so a resumed run draws what an uninterrupted
+// one does without saving a generator.
 double uniform(uint64_t seed, uint64_t t) {
-  uint64_t z = seed * 0x9E3779B97F4A7C15ull + t * 0xBF58476D1CE4E5B9ull + 0x94D049BB133111EBull;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  z ^= z >> 31;
-  return static_cast<double>(z >> 11) * 0x1p-53;
+  return unit_interval(
+      splitmix64_mix(seed * 0x9E3779B97F4A7C15ull + t * 0xBF58476D1CE4E5B9ull + 0x94D049BB133111EBull));
 }
 
 std::vector<uint8_t> bytes_of(const Matrix& m) {
@@ -138,7 +137,8 @@ AioliLearner::Round AioliLearner::evaluate(const SparseVector& v, double initial
   return evaluate_with(*a_, v, initial);
 }
 
-AioliLearner::Round AioliLearner::evaluate_with(const Matrix& a, const SparseVector& v, double initial) const {
+AioliLearner::Round AioliLearner::evaluate_with(const Matrix& a, const SparseVector& v,
+                                                double initial) const {
   Round r;
   const Matrix::Products p = a.products(std::span<const Coord>(v.begin(), v.size()));
   r.s = p.quad;
@@ -152,7 +152,9 @@ AioliLearner::Round AioliLearner::evaluate_with(const Matrix& a, const SparseVec
   return r;
 }
 
-AioliLearner::Round AioliLearner::evaluate(const Example& x) const { return evaluate(input(x, false), x.initial); }
+AioliLearner::Round AioliLearner::evaluate(const Example& x) const {
+  return evaluate(input(x, false), x.initial);
+}
 
 Prediction AioliLearner::output(double yhat) const { return clip_.of(common::to_float(yhat, safeguards_)); }
 
@@ -171,18 +173,19 @@ Prediction AioliLearner::learn(const Example& x) {
   const SparseVector& v = input(x, common::teaches(x));  // s grows exactly when learn_round updates A
   safeguards_ += v.dropped;
   if (test_only_ && opt_.o2b) return output(predict_o2b(x));
-  return learn_round(v, x.initial, common::teaches(x), x.label > 0.0f ? 1.0 : -1.0, static_cast<double>(x.weight),
-                     std::sqrt(v.norm2()));
+  return learn_round(v, x.initial, common::teaches(x), x.label > 0.0f ? 1.0 : -1.0,
+                     static_cast<double>(x.weight), std::sqrt(v.norm2()));
 }
 
-double AioliLearner::learn_vector(const SparseVector& v, double y, double weight, double initial, double norm) {
+double AioliLearner::learn_vector(const SparseVector& v, double y, double weight, double initial,
+                                  double norm) {
   double yhat = 0.0;
   learn_round(v, initial, weight > 0.0, y, weight, norm, &yhat);
   return yhat;
 }
 
-Prediction AioliLearner::learn_round(const SparseVector& v, double initial, bool teach, double y, double weight,
-                                     double norm, double* yhat) {
+Prediction AioliLearner::learn_round(const SparseVector& v, double initial, bool teach, double y,
+                                     double weight, double norm, double* yhat) {
   const Round round = evaluate(v, initial);
   if (yhat) *yhat = round.yhat;
   const Prediction p = output(round.yhat);
@@ -202,14 +205,16 @@ Prediction AioliLearner::learn_round(const SparseVector& v, double initial, bool
 }
 
 std::vector<std::string> AioliLearner::describe() const {
-  return {"aioli B = " + common::number(opt_.radius), "aioli lambda = " + common::number(opt_.ridge()),
-          opt_.r ? "aioli R = " + common::number(*opt_.r) : std::string("aioli R = largest ||x|| so far"),
-          std::string("aioli scale = ") + (opt_.scale ? "each feature by its largest |value| so far" : "none"),
-          "matrix = " + std::string(matrix_kind_name(opt_.matrix)) +
-              (opt_.matrix == MatrixKind::kSketch || opt_.matrix == MatrixKind::kAuto
-                   ? ", rank " + std::to_string(opt_.rank) : std::string()) +
-              (opt_.matrix == MatrixKind::kAuto ? ", full up to " + std::to_string(opt_.max_dense) + " features"
-                                                : std::string())};
+  return {
+      "aioli B = " + common::number(opt_.radius), "aioli lambda = " + common::number(opt_.ridge()),
+      opt_.r ? "aioli R = " + common::number(*opt_.r) : std::string("aioli R = largest ||x|| so far"),
+      std::string("aioli scale = ") + (opt_.scale ? "each feature by its largest |value| so far" : "none"),
+      "matrix = " + std::string(matrix_kind_name(opt_.matrix)) +
+          (opt_.matrix == MatrixKind::kSketch || opt_.matrix == MatrixKind::kAuto
+               ? ", rank " + std::to_string(opt_.rank)
+               : std::string()) +
+          (opt_.matrix == MatrixKind::kAuto ? ", full up to " + std::to_string(opt_.max_dense) + " features"
+                                            : std::string())};
 }
 
 void AioliLearner::write_readable(std::ostream& out) const {
@@ -245,7 +250,9 @@ void AioliLearner::save(ModelWriter& out) const {
 }
 
 void AioliLearner::load(ModelReader& in) {
-  auto bad = [&](const std::string& what) { return ModelFormatError(in.source() + ": aioli state: " + what); };
+  auto bad = [&](const std::string& what) {
+    return ModelFormatError(in.source() + ": aioli state: " + what);
+  };
   const uint32_t version = in.get_u32("aioli state version");
   if (version != kStateVersion && version != 2) throw bad("unknown state version");
   AioliOptions o = opt_;
@@ -305,26 +312,45 @@ LearnerRow aioli_row() {
   using Kind = OptionSpec::Kind;
   LearnerRow row{
       "aioli",
-      "improper online logistic regression, second order: predictions shrink toward 0 on inputs unlike the past; "
+      "improper online logistic regression, second order: predictions shrink toward 0 on inputs unlike the "
+      "past; "
       "logistic loss only (Jezequel, Gaillard, Rudi 2020, AIOLI)",
       {
-          {"aioli_B", "", Kind::kNumber, "1",
-           "radius of the weight ball AIOLI competes with (its curvature scales as 1/(1+B R))", {0.0, kInf, true, false}},
-          {"aioli_lambda", "", Kind::kNumber, "", "ridge of the prior A = lambda I (default 1/B^2)",
+          {"aioli_B",
+           "",
+           Kind::kNumber,
+           "1",
+           "radius of the weight ball AIOLI competes with (its curvature scales as 1/(1+B R))",
            {0.0, kInf, true, false}},
-          {"aioli_R", "", Kind::kNumber, "",
+          {"aioli_lambda",
+           "",
+           Kind::kNumber,
+           "",
+           "ridge of the prior A = lambda I (default 1/B^2)",
+           {0.0, kInf, true, false}},
+          {"aioli_R",
+           "",
+           Kind::kNumber,
+           "",
            "bound on the examples' norm ||x|| (default: the largest norm seen so far, saved in the model)",
            {0.0, kInf, true, false}},
           common::matrix_option({"auto", "full", "diag", "sketch"}),
           common::rank_option(),
           common::max_dense_option(),
-          {"aioli_scale", "", Kind::kText, "feature",
-           "feature: each feature divided by the largest |value| it has had so far (saved in the model), so raw, "
+          {"aioli_scale",
+           "",
+           Kind::kText,
+           "feature",
+           "feature: each feature divided by the largest |value| it has had so far (saved in the model), so "
+           "raw, "
            "unscaled data learns as well as scaled; none: the features as given (the published algorithm)",
-           {}, {"feature", "none"}},
+           {},
+           {"feature", "none"}},
           {"aioli_o2b", "", Kind::kFlag, "",
-           "online to batch: keep the state of a round drawn at random (seeded by --random_seed, saved in the "
-           "model) and let -t runs predict with it; for i.i.d. data this has the paper's excess-risk guarantee"},
+           "online to batch: keep the state of a round drawn at random (seeded by --random_seed, saved in "
+           "the "
+           "model) and let -t runs predict with it; for i.i.d. data this has the paper's excess-risk "
+           "guarantee"},
       },
       [](const LearnerContext& c) {
         return std::make_unique<AioliLearner>(AioliOptions::from(c.options), c.loss, c.bits, c.test_only,
@@ -332,7 +358,6 @@ LearnerRow aioli_row() {
       }};
   row.traits.losses = {"logistic"};
   row.traits.matrix_modes = {"auto", "full", "diag", "sketch"};
-  row.traits.random = true;  // --aioli_o2b's reservoir
   return row;
 }
 

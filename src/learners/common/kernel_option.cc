@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "core/splitmix.h"
 #include "learners/common/plumbing.h"
 #include "lepus/errors.h"
 
@@ -87,11 +88,7 @@ uint64_t budget_of(const OptionValues& v) {
 }
 
 double hashed_uniform(uint64_t seed, uint64_t round) {
-  uint64_t z = seed * 0x9E3779B97F4A7C15ull + round + 0x632BE59BD9B4E019ull;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  z ^= z >> 31;
-  return static_cast<double>(z >> 11) * 0x1.0p-53;
+  return unit_interval(splitmix64_mix(seed * 0x9E3779B97F4A7C15ull + round + 0x632BE59BD9B4E019ull));
 }
 
 KernelSetting::KernelSetting(const kernels::KernelParams& p) : params_(p), kernel_(usable(p)) {}
