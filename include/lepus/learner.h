@@ -162,9 +162,9 @@ struct LearnerContext {
 
 // A learner's static facts, read by the command line and the registry-wide tests (neither names learners).
 struct LearnerTraits {
-  std::vector<std::string> losses;  // the losses it accepts, the first the default; empty: every loss
-  bool passes = true;               // may run more than one pass over the data
-  bool state_grows = false;         // its state grows with the examples it learns (kernel learners)
+  std::vector<std::string> losses;        // the losses it accepts, the first the default; empty: every loss
+  bool passes = true;                     // may run more than one pass over the data
+  bool state_grows = false;               // its state grows with the examples it learns (kernel learners)
   std::vector<std::string> matrix_modes;  // --matrix values it accepts, the first the default; empty: none
   // For a --matrix value it does not accept: what to use instead (e.g. diag -> "--learner scinol-coord").
   std::map<std::string, std::string> matrix_nearest;

@@ -25,16 +25,17 @@ struct FeatureSpaceOptions {
   bool permutations = false;              // --permutations: no i<=j reduction for equal adjacent terms
   bool leave_duplicates = false;          // --leave_duplicate_interactions
   bool invariant_norm = false;            // compute Example::invariant_norm (plain --invariant)
-  uint64_t max_features = 10'000'000;     // --max_features: features one example may have, interactions included
-  // --ngram / --skips: per namespace, n-grams of 2..n consecutive features with up to k skipped between (0: none).
+  uint64_t max_features = 10'000'000;  // --max_features: features one example may have, interactions included
+  // --ngram / --skips: per namespace, n-grams of 2..n consecutive features with up to k skipped between (0:
+  // none).
   std::array<uint32_t, 256> ngram{};
   std::array<uint32_t, 256> skips{};
-  // --oaa / --csoaa over one table (Learner::share_table): K problems share the slots, class i at index + i, so
-  // every linear index (the constant's too) is multiplied by K before the interactions are formed from them
-  // (VW's feature width); 1 otherwise.
+  // --oaa / --csoaa over one table (Learner::share_table): K problems share the slots, class i at index + i,
+  // so every linear index (the constant's too) is multiplied by K before the interactions are formed from
+  // them (VW's feature width); 1 otherwise.
   uint64_t multiplier = 1;
-  // --audit, --invert_hash, --audit_regressor: the parser kept each feature's name (Example::names), and expand
-  // names what it adds (n-grams, the constant, interactions) so every feature has one.
+  // --audit, --invert_hash, --audit_regressor: the parser kept each feature's name (Example::names), and
+  // expand names what it adds (n-grams, the constant, interactions) so every feature has one.
   bool keep_names = false;
 };
 
@@ -50,14 +51,14 @@ inline constexpr size_t kMaxInteractionOrder = 16;
 class FeatureSpace {
  public:
   explicit FeatureSpace(const FeatureSpaceOptions& options);  // throws ConfigError on a bad spec
-  FeatureSpace(const FeatureSpace&) = delete;  // list_ points into this object
+  FeatureSpace(const FeatureSpace&) = delete;                 // list_ points into this object
   FeatureSpace& operator=(const FeatureSpace&) = delete;
 
   // Turns a parsed example (linear features only) into the learner's full feature list.
   void expand(Example& ex);
 
-  // The interaction list in generation order: with wildcards, the one the last expanded example used (VW's list
-  // over the namespaces seen so far, restricted to those the example has, which is all that generates).
+  // The interaction list in generation order: with wildcards, the one the last expanded example used (VW's
+  // list over the namespaces seen so far, restricted to those the example has, which is all that generates).
   const std::vector<std::string>& interactions() const { return *list_; }
   // Whether expand adds features beyond the constant (interactions or n-grams); when not, an example may be
   // expanded where it lies.
@@ -89,7 +90,7 @@ class FeatureSpace {
   std::array<int, 256> group_of_{};  // byte -> index into ex.groups (+1), 0 = absent; reset after use
   bool any_ignore_linear_ = false;
   bool any_ngram_ = false;
-  FeatureVector ngram_out_;            // add_ngrams' rebuilt feature list (swapped with the example's)
+  FeatureVector ngram_out_;  // add_ngrams' rebuilt feature list (swapped with the example's)
   std::vector<FeatureGroup> ngram_groups_;
   std::vector<size_t> gram_mask_;
   uint64_t clamped_ = 0;

@@ -16,7 +16,8 @@ namespace {
 constexpr uint32_t kStateVersion = 1;          // one problem
 constexpr uint32_t kProblemsStateVersion = 2;  // K problems over one embedding (share_points)
 constexpr uint64_t kLandmarkSalt = 0x5851F42D4C957F2Dull;
-const KorsOptions kLandmarkSampler{1.0, 0.5, 30.0};  // KORS's α, ε, β for the landmarks (kernels normalised to 1)
+const KorsOptions kLandmarkSampler{1.0, 0.5,
+                                   30.0};  // KORS's α, ε, β for the landmarks (kernels normalised to 1)
 
 std::string num(double v) { return common::number(v, 17); }
 
@@ -32,13 +33,15 @@ KernelMinmaxOptions KernelMinmaxOptions::from(const MinmaxRule& rule, const Opti
   if (rule.drift && v.has("mm_c")) o.c = v.number("mm_c");
   o.budget = common::budget_of(v);
   if (o.b && o.c && !(*o.b < *o.c))
-    throw ConfigError("--learner klaser needs --mm_b < --mm_c (b = " + num(*o.b) + ", c = " + num(*o.c) + ")");
+    throw ConfigError("--learner klaser needs --mm_b < --mm_c (b = " + num(*o.b) + ", c = " + num(*o.c) +
+                      ")");
   return o;
 }
 
 KernelMinmaxLearner::KernelMinmaxLearner(const KernelMinmaxOptions& options, int bits, uint64_t random_seed)
     : opt_(options), bits_(bits), seed_(random_seed), kernel_(options.kernel), builder_(bits) {
-  if (opt_.budget > 0) nystrom_ = std::make_unique<NystromEmbedding>(kernel_.kernel(), kLandmarkSampler, opt_.budget);
+  if (opt_.budget > 0)
+    nystrom_ = std::make_unique<NystromEmbedding>(kernel_.kernel(), kLandmarkSampler, opt_.budget);
 }
 
 uint64_t KernelMinmaxLearner::warmup_wanted() const {
@@ -50,11 +53,13 @@ void KernelMinmaxLearner::warmup(std::span<const Example> prefix) {
   if (warmup_wanted() == 0) return;
   kernel_.estimate(prefix, builder_);
   double kappa = 0.0;
-  for (const Example& x : prefix) kappa = std::max(kappa, kernel_.kernel().self(kernels::sorted_point(builder_.build(x), buffer_)));
+  for (const Example& x : prefix)
+    kappa = std::max(kappa, kernel_.kernel().self(kernels::sorted_point(builder_.build(x), buffer_)));
   resolve(kappa);
 }
 
-// b and c from the options, else from κ̂ (kwemm b = 2κ̂; klaser c = 100κ̂, b = 0.1κ̂; one given: b = 0.01c, c = 100b).
+// b and c from the options, else from κ̂ (kwemm b = 2κ̂; klaser c = 100κ̂, b = 0.1κ̂; one given: b = 0.01c, c =
+// 100b).
 void KernelMinmaxLearner::resolve(double kappa) {
   if (b_ > 0.0) return;
   if (!(kappa > 0.0) || !std::isfinite(kappa) || kappa > 1e150) kappa = 1.0;
@@ -151,13 +156,15 @@ bool KernelMinmaxLearner::share_points(uint32_t problems) {
 void KernelMinmaxLearner::predict_problems(const Example& x, std::span<Prediction> out) const {
   const SparseVector& v = embedded(kernels::sorted_point(builder_.build(x), buffer_));
   for (size_t p = 0; p < problems_ && p < out.size(); ++p) {
-    const float f = common::to_float(x.initial + (b_ > 0.0 ? inner_[p]->predict_vector(v) : 0.0), safeguards_);
+    const float f =
+        common::to_float(x.initial + (b_ > 0.0 ? inner_[p]->predict_vector(v) : 0.0), safeguards_);
     out[p] = Prediction{f, f};
   }
 }
 
-// --budget: the problems of one example (one under learn(), or K: share_points). ψ(x) is computed (and offered as a
-// landmark before x is learned from, when a step teaches) once, then each step is its problem's primal step on it.
+// --budget: the problems of one example (one under learn(), or K: share_points). ψ(x) is computed (and
+// offered as a landmark before x is learned from, when a step teaches) once, then each step is its problem's
+// primal step on it.
 void KernelMinmaxLearner::learn_problems(const Example& x, std::span<const ProblemStep> steps,
                                          std::span<Prediction> out) {
   const SparseVector& v = builder_.build(x);
@@ -262,7 +269,9 @@ void KernelMinmaxLearner::save(ModelWriter& out) const {
 
 void KernelMinmaxLearner::load(ModelReader& in) {
   const std::string who(name());
-  auto bad = [&](const std::string& what) { return ModelFormatError(in.source() + ": " + who + " state: " + what); };
+  auto bad = [&](const std::string& what) {
+    return ModelFormatError(in.source() + ": " + who + " state: " + what);
+  };
   const uint32_t version = in.get_u32("kernel min-max state version");
   if (version != kStateVersion && version != kProblemsStateVersion) throw bad("unknown state version");
   if ((version == kStateVersion ? 1 : in.get_u32("kernel min-max problems")) != problems_)
@@ -293,7 +302,8 @@ void KernelMinmaxLearner::load(ModelReader& in) {
   kernels::PointStore points;
   points.load(in, who);
   const auto n = static_cast<Eigen::Index>(points.size());
-  if (static_cast<uint64_t>(n) * static_cast<uint64_t>(n + 1) / 2 > in.remaining() / 8) throw bad("more points than the file holds");
+  if (static_cast<uint64_t>(n) * static_cast<uint64_t>(n + 1) / 2 > in.remaining() / 8)
+    throw bad("more points than the file holds");
   Eigen::VectorXd alpha = Eigen::VectorXd::Zero(std::max<Eigen::Index>(n, 1));
   Eigen::MatrixXd beta = Eigen::MatrixXd::Zero(std::max<Eigen::Index>(n, 1), std::max<Eigen::Index>(n, 1));
   in.get_raw(alpha.data(), static_cast<size_t>(n) * sizeof(double), "alpha");
@@ -313,22 +323,25 @@ uint64_t KernelMinmaxLearner::safeguard_count() const {
 std::vector<std::string> KernelMinmaxLearner::describe() const {
   const std::string n(name());
   std::vector<std::string> out{n + " kernel = " + kernel_.text()};
-  const std::string rel = " x the largest K(x, x) of the first " + std::to_string(common::kKernelWarmup) + " examples";
+  const std::string rel =
+      " x the largest K(x, x) of the first " + std::to_string(common::kKernelWarmup) + " examples";
   if (opt_.rule->drift) {
     out.push_back(n + " c = " + (opt_.c ? common::number(*opt_.c) : opt_.b ? "100 b" : "100" + rel));
     out.push_back(n + " b = " + (opt_.b ? common::number(*opt_.b) : opt_.c ? "0.01 c" : "0.1" + rel));
   } else {
     out.push_back(n + " b = " + (opt_.b ? common::number(*opt_.b) : "2" + rel));
   }
-  out.push_back(n + " budget = " + (opt_.budget > 0 ? std::to_string(opt_.budget) + " landmarks (Nystrom embedding)"
-                                                    : std::string("none (exact: every example stored)")));
+  out.push_back(n + " budget = " +
+                (opt_.budget > 0 ? std::to_string(opt_.budget) + " landmarks (Nystrom embedding)"
+                                 : std::string("none (exact: every example stored)")));
   return out;
 }
 
 std::vector<std::string> KernelMinmaxLearner::summary_lines() const {
   std::string line = std::string(name()) + " kernel = " + kernel_.text() + ", b = " + common::number(b_);
   if (opt_.rule->drift) line += ", c = " + common::number(c_);
-  line += nystrom_ ? ", " + std::to_string(nystrom_->size()) + " landmarks (budget " + std::to_string(opt_.budget) + ")"
+  line += nystrom_ ? ", " + std::to_string(nystrom_->size()) + " landmarks (budget " +
+                         std::to_string(opt_.budget) + ")"
                    : ", " + std::to_string(points_.size()) + " points stored";
   return {line};
 }
@@ -359,27 +372,37 @@ std::vector<LearnerRow> kernel_minmax_rows() {
   for (const char* name : {"kwemm", "klaser"}) {
     const bool drift = std::string(name) == "klaser";
     std::vector<OptionSpec> options = common::kernel_options();
-    options.push_back({"mm_b", "", Kind::kNumber, "",
-                       "b, the prior's weight on ||u||^2 (default: kwemm 2, klaser 0.1, times the largest K(x, x) "
-                       "of the first 256 examples, saved in the model; klaser: 0.01 c when --mm_c is given)",
-                       positive, {}});
+    options.push_back(
+        {"mm_b",
+         "",
+         Kind::kNumber,
+         "",
+         "b, the prior's weight on ||u||^2 (default: kwemm 2, klaser 0.1, times the largest K(x, x) "
+         "of the first 256 examples, saved in the model; klaser: 0.01 c when --mm_c is given)",
+         positive,
+         {}});
     if (drift)
-      options.push_back({"mm_c", "", Kind::kNumber, "",
-                         "c, the penalty on drift of the best model: smaller tracks faster (default: 100 times the "
-                         "largest K(x, x) of the first 256 examples; 100 b when only --mm_b is given)",
-                         positive, {}});
+      options.push_back(
+          {"mm_c",
+           "",
+           Kind::kNumber,
+           "",
+           "c, the penalty on drift of the best model: smaller tracks faster (default: 100 times the "
+           "largest K(x, x) of the first 256 examples; 100 b when only --mm_b is given)",
+           positive,
+           {}});
     options.push_back(common::budget_option());
-    LearnerRow row{name,
-                   drift ? "LASER (last-step min-max regression for drifting targets) in a kernel's feature space: "
-                           "non-linear drifting regression; every example stored unless --budget"
-                         : "weighted min-max regression (WEMM) in a kernel's feature space: non-linear regression "
-                           "with a regret bound and no learning rate; every example stored unless --budget",
-                   options,
-                   [drift](const LearnerContext& c) {
-                     return std::make_unique<KernelMinmaxLearner>(
-                         KernelMinmaxOptions::from(minmax_rule(drift ? "laser" : "wemm"), c.options), c.bits,
-                         c.random_seed);
-                   }};
+    LearnerRow row{
+        name,
+        drift ? "LASER (last-step min-max regression for drifting targets) in a kernel's feature space: "
+                "non-linear drifting regression; every example stored unless --budget"
+              : "weighted min-max regression (WEMM) in a kernel's feature space: non-linear regression "
+                "with a regret bound and no learning rate; every example stored unless --budget",
+        options, [drift](const LearnerContext& c) {
+          return std::make_unique<KernelMinmaxLearner>(
+              KernelMinmaxOptions::from(minmax_rule(drift ? "laser" : "wemm"), c.options), c.bits,
+              c.random_seed);
+        }};
     row.traits.losses = {"squared"};
     row.traits.passes = false;
     row.traits.passes_with = "budget";

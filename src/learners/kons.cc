@@ -44,7 +44,8 @@ KonsOptions KonsOptions::from(const OptionValues& v, bool sketched) {
     if (v.has("kons_gamma")) o.gamma_min = v.number("kons_gamma");
   }
   o.budget = common::budget_of(v);
-  if (v.has("kons_class_matrix") && v.text("kons_class_matrix") == "per_class") o.class_matrix = ClassMatrix::kPerClass;
+  if (v.has("kons_class_matrix") && v.text("kons_class_matrix") == "per_class")
+    o.class_matrix = ClassMatrix::kPerClass;
   o.kors.alpha = o.alpha;
   return o;
 }
@@ -76,8 +77,8 @@ double KonsLearner::eta(size_t problem) const {
   if (opt_.eta) return *opt_.eta;
   const double c = clip_radius(problem);
   if (loss_.name() == "squared") return 1.0 / (8.0 * c * c);  // Assumption 2 with |y| <= C
-  // Logistic: 0.3, measured (docs/algorithms/kons.md, "Defaults"), not the curvature at C (e^-C/(1+C) = 0.0011 at
-  // C = 5), which made the preconditioner almost αI and the learner a kernel SGD with step 1/α.
+  // Logistic: 0.3, measured (docs/algorithms/kons.md, "Defaults"), not the curvature at C (e^-C/(1+C) =
+  // 0.0011 at C = 5), which made the preconditioner almost αI and the learner a kernel SGD with step 1/α.
   return kLogisticEta;
 }
 
@@ -91,13 +92,15 @@ double KonsLearner::score(kernels::PointRef x) const {
   kv_.resize(static_cast<Eigen::Index>(t));
   points_.row(kernel_.kernel(), x, kv_.data());
   double y = 0.0;
-  for (size_t s = 0; s < t; ++s) y += a_[s] * kv_(static_cast<Eigen::Index>(s));  // in order: any thread count
+  for (size_t s = 0; s < t; ++s)
+    y += a_[s] * kv_(static_cast<Eigen::Index>(s));  // in order: any thread count
   return y;
 }
 
 Prediction KonsLearner::output(double ytilde, size_t problem) const {
   const double c = clip_radius(problem);
-  return Prediction{common::to_float(ytilde, safeguards_), common::to_float(std::clamp(ytilde, -c, c), safeguards_)};
+  return Prediction{common::to_float(ytilde, safeguards_),
+                    common::to_float(std::clamp(ytilde, -c, c), safeguards_)};
 }
 
 // ỹ of a problem on ψ = kv_ (--budget).
@@ -134,9 +137,11 @@ void KonsLearner::predict_problems(const Example& x, std::span<Prediction> out) 
   for (size_t p = 0; p < u_.size() && p < out.size(); ++p) out[p] = output(embedded_score(p, x.initial), p);
 }
 
-// --budget: the problems of one example (one under learn(), or K: share_points). The point is embedded (and offered
-// as a landmark, when a step teaches) once, then each step is its problem's ONS step on the same ψ, in order.
-void KonsLearner::learn_problems(const Example& x, std::span<const ProblemStep> steps, std::span<Prediction> out) {
+// --budget: the problems of one example (one under learn(), or K: share_points). The point is embedded (and
+// offered as a landmark, when a step teaches) once, then each step is its problem's ONS step on the same ψ,
+// in order.
+void KonsLearner::learn_problems(const Example& x, std::span<const ProblemStep> steps,
+                                 std::span<Prediction> out) {
   const SparseVector& v = builder_.build(x, VectorBuilder::Order::kSlot);
   safeguards_ += v.dropped;
   if (kernel_.pending() && v.size() > 0) kernel_.estimate_from(v);
@@ -182,7 +187,8 @@ Prediction KonsLearner::learn(const Example& x) {
   const uint64_t round = rounds_++;
   const double h = r.ytilde - r.yhat;
   // ġ at the clipped prediction, times the importance weight.
-  r.gdot = static_cast<double>(x.weight) * loss_.first_derivative(static_cast<float>(r.yhat), x.label, LabelRange{});
+  r.gdot = static_cast<double>(x.weight) *
+           loss_.first_derivative(static_cast<float>(r.yhat), x.label, LabelRange{});
   const double et = eta(0);
   // τ̃ = (k_tt - k̂ᵀN⁻¹k̂)/α over the sketch's rows.
   const double ktt = kernel_.kernel().self(px);
@@ -205,10 +211,12 @@ Prediction KonsLearner::learn(const Example& x) {
   r.gamma = in_sketch ? et * r.gdot * r.gdot : 0.0;
   r.beta = r.gamma * r.yhat - (h != 0.0 ? h / r.tau : 0.0) - r.gdot;
   last_ = r;
-  // A round whose numbers leave [-1e100, 1e100] (hostile labels or values: |ġ| is unbounded for a logistic label of
-  // 1e30) is skipped and counted: the products and sums of such numbers over the stored points stay finite.
-  const bool sane = std::fabs(r.gamma) * ktt <= kMaxMagnitude && std::fabs(r.beta) * std::sqrt(ktt) <= kMaxMagnitude &&
-                    ktt <= kMaxMagnitude && (all_finite(kv_));
+  // A round whose numbers leave [-1e100, 1e100] (hostile labels or values: |ġ| is unbounded for a logistic
+  // label of 1e30) is skipped and counted: the products and sums of such numbers over the stored points stay
+  // finite.
+  const bool sane = std::fabs(r.gamma) * ktt <= kMaxMagnitude &&
+                    std::fabs(r.beta) * std::sqrt(ktt) <= kMaxMagnitude && ktt <= kMaxMagnitude &&
+                    (all_finite(kv_));
   if (!sane || !std::isfinite(r.gamma) || !std::isfinite(r.beta) || !(r.tau > 0.0)) {
     ++safeguards_;
     return out;
@@ -239,9 +247,9 @@ Prediction KonsLearner::learn(const Example& x) {
 // sketched-kons gates γ with its coin, at the exact ridge leverage of the rescaled point in this space,
 // γτ̃/(1 + γτ̃), floored at --kons_gamma. O(B·nnz + B²) per example, B the budget.
 //
-// ψ(x) into kv_. When x teaches, it is offered as a landmark before it is learned from (the choice depends on x
-// alone), so its own direction is in the span: a new coordinate enters every problem with the prior (A⁻¹ gains
-// 1/α on its diagonal, u a 0).
+// ψ(x) into kv_. When x teaches, it is offered as a landmark before it is learned from (the choice depends on
+// x alone), so its own direction is in the span: a new coordinate enters every problem with the prior (A⁻¹
+// gains 1/α on its diagonal, u a 0).
 void KonsLearner::embed(kernels::PointRef px, bool offer, uint64_t round) {
   Eigen::VectorXd& psi = kv_;
   nystrom_->embed(px, psi);
@@ -249,12 +257,13 @@ void KonsLearner::embed(kernels::PointRef px, bool offer, uint64_t round) {
   add_coordinate(psi.size());
 }
 
-// Coordinate n - 1 enters every problem with the prior: A⁻¹ gains 1/α on its diagonal, u a 0. Capacities double
-// (up to the budget).
+// Coordinate n - 1 enters every problem with the prior: A⁻¹ gains 1/α on its diagonal, u a 0. Capacities
+// double (up to the budget).
 void KonsLearner::add_coordinate(Eigen::Index n) {
   const Eigen::Index m = n - 1;
   auto capacity = [&](Eigen::Index size) {
-    return std::min<Eigen::Index>(std::max<Eigen::Index>(16, 2 * size), static_cast<Eigen::Index>(opt_.budget));
+    return std::min<Eigen::Index>(std::max<Eigen::Index>(16, 2 * size),
+                                  static_cast<Eigen::Index>(opt_.budget));
   };
   for (Eigen::MatrixXd& a : ainv_) {
     if (a.rows() < n) {
@@ -275,10 +284,10 @@ void KonsLearner::add_coordinate(Eigen::Index n) {
   }
 }
 
-// One problem's step on ψ = kv_ (label and weight its own; weight 0 only predicts); `learned` is set when the step
-// counts as a round.
-Prediction KonsLearner::embedded_step(size_t problem, double initial, float label, float weight, uint64_t round,
-                                      bool& learned) {
+// One problem's step on ψ = kv_ (label and weight its own; weight 0 only predicts); `learned` is set when the
+// step counts as a round.
+Prediction KonsLearner::embedded_step(size_t problem, double initial, float label, float weight,
+                                      uint64_t round, bool& learned) {
   Eigen::MatrixXd& ainv = ainv_[problem];
   Eigen::VectorXd& u = u_[problem];
   const Eigen::VectorXd& psi = kv_;
@@ -292,7 +301,8 @@ Prediction KonsLearner::embedded_step(size_t problem, double initial, float labe
   if (!(weight > 0.0f) || !std::isfinite(r.ytilde) || !psi.allFinite()) return out;
   learned = true;
   const double h = r.ytilde - r.yhat;
-  r.gdot = static_cast<double>(weight) * loss_.first_derivative(static_cast<float>(r.yhat), label, LabelRange{});
+  r.gdot =
+      static_cast<double>(weight) * loss_.first_derivative(static_cast<float>(r.yhat), label, LabelRange{});
   v_.resize(m);
   if (m > 0) v_.noalias() = ainv.topLeftCorner(m, m).selfadjointView<Eigen::Upper>() * psi;
   r.tau = m > 0 ? psi.dot(v_) : 0.0;
@@ -314,15 +324,16 @@ Prediction KonsLearner::embedded_step(size_t problem, double initial, float labe
   }
   if (m > 0) {
     u.head(m) -= (shift + r.gdot / den) * v_;  // w = u - shift v, then u = w - ġ v/den
-    if (r.gamma > 0.0) ainv.topLeftCorner(m, m).selfadjointView<Eigen::Upper>().rankUpdate(v_, -r.gamma / den);
+    if (r.gamma > 0.0)
+      ainv.topLeftCorner(m, m).selfadjointView<Eigen::Upper>().rankUpdate(v_, -r.gamma / den);
   }
   return out;
 }
 
-// --kons_class_matrix shared: the K problems share A. Every step of the example is a gradient at the example's
-// start; v = A⁻¹ψ and τ̃ are computed once, A takes the largest of the steps' γ (so it dominates the matrix each
-// problem would build alone: docs/algorithms/kons.md, "Classes"), and each problem moves u by its own ġ and shift.
-// Per example O(B²) once and O(B) per problem.
+// --kons_class_matrix shared: the K problems share A. Every step of the example is a gradient at the
+// example's start; v = A⁻¹ψ and τ̃ are computed once, A takes the largest of the steps' γ (so it dominates the
+// matrix each problem would build alone: docs/algorithms/kons.md, "Classes"), and each problem moves u by its
+// own ġ and shift. Per example O(B²) once and O(B) per problem.
 void KonsLearner::shared_matrix_steps(double initial, std::span<const ProblemStep> steps, uint64_t round,
                                       std::span<Prediction> out, bool& learned) {
   const Eigen::VectorXd& psi = kv_;
@@ -341,7 +352,8 @@ void KonsLearner::shared_matrix_steps(double initial, std::span<const ProblemSte
     out[i] = output(r.ytilde, s.problem);
     if (!(s.weight > 0.0f) || !std::isfinite(r.ytilde) || !psi.allFinite()) continue;
     learned = step_rounds_[i].second = true;
-    r.gdot = static_cast<double>(s.weight) * loss_.first_derivative(static_cast<float>(r.yhat), s.label, LabelRange{});
+    r.gdot = static_cast<double>(s.weight) *
+             loss_.first_derivative(static_cast<float>(r.yhat), s.label, LabelRange{});
     r.tau = tau;
     gamma = std::max(gamma, eta(s.problem) * r.gdot * r.gdot);
   }
@@ -367,7 +379,8 @@ void KonsLearner::shared_matrix_steps(double initial, std::span<const ProblemSte
     }
     if (m > 0) u_[steps[i].problem].head(m) -= (shift + r.gdot / den) * v_;
   }
-  if (m > 0 && gamma > 0.0) ainv_[0].topLeftCorner(m, m).selfadjointView<Eigen::Upper>().rankUpdate(v_, -gamma / den);
+  if (m > 0 && gamma > 0.0)
+    ainv_[0].topLeftCorner(m, m).selfadjointView<Eigen::Upper>().rankUpdate(v_, -gamma / den);
 }
 
 // a = (β - Γ^½ N⁻¹ Γ^½ Kβ)/α.
@@ -419,7 +432,9 @@ void KonsLearner::save(ModelWriter& out) const {
 
 void KonsLearner::load(ModelReader& in) {
   const std::string who(name());
-  auto bad = [&](const std::string& what) { return ModelFormatError(in.source() + ": " + who + " state: " + what); };
+  auto bad = [&](const std::string& what) {
+    return ModelFormatError(in.source() + ": " + who + " state: " + what);
+  };
   const uint32_t version = in.get_u32("kons state version");
   if (version != kStateVersion && version != kProblemsStateVersion) throw bad("unknown state version");
   const uint32_t problems = version == kStateVersion ? 1 : in.get_u32("kons problems");
@@ -441,8 +456,8 @@ void KonsLearner::load(ModelReader& in) {
   o.gamma_min = in.get_f64("kons gamma");
   if (in.get_u64("kons budget") != opt_.budget) throw bad("saved with another --budget");
   o.kors.alpha = o.alpha;
-  if (!(o.alpha > 0.0) || !std::isfinite(o.alpha) || !(clip >= 0.0) || !(eta >= 0.0) || !std::isfinite(clip) ||
-      !std::isfinite(eta) || !(o.gamma_min >= 0.0 && o.gamma_min <= 1.0))
+  if (!(o.alpha > 0.0) || !std::isfinite(o.alpha) || !(clip >= 0.0) || !(eta >= 0.0) ||
+      !std::isfinite(clip) || !std::isfinite(eta) || !(o.gamma_min >= 0.0 && o.gamma_min <= 1.0))
     throw bad("a hyper-parameter out of range");
   const uint64_t seed = in.get_u64("kons seed");
   const uint64_t rounds = in.get_u64("kons rounds");
@@ -522,14 +537,17 @@ std::vector<std::string> KonsLearner::describe() const {
   const std::string n(name());
   out.push_back(n + " kernel = " + kernel_.text());
   out.push_back(n + " alpha = " + common::number(opt_.alpha));
-  out.push_back(n + " budget = " + (opt_.budget > 0 ? std::to_string(opt_.budget) + " landmarks (Nystrom embedding)"
-                                                    : std::string("none (exact: every example stored)")));
-  out.push_back(n + " C = " + (opt_.clip ? common::number(*opt_.clip)
-                                         : loss_.name() == "squared" ? std::string("largest |label| (online)")
-                                                                     : common::number(kLogisticClip)));
-  out.push_back(n + " eta = " + (opt_.eta                      ? common::number(*opt_.eta)
-                                  : loss_.name() == "squared" ? std::string("1/(8C^2), the loss's curvature at C")
-                                                              : common::number(kLogisticEta)));
+  out.push_back(n + " budget = " +
+                (opt_.budget > 0 ? std::to_string(opt_.budget) + " landmarks (Nystrom embedding)"
+                                 : std::string("none (exact: every example stored)")));
+  out.push_back(n + " C = " +
+                (opt_.clip                   ? common::number(*opt_.clip)
+                 : loss_.name() == "squared" ? std::string("largest |label| (online)")
+                                             : common::number(kLogisticClip)));
+  out.push_back(n + " eta = " +
+                (opt_.eta                    ? common::number(*opt_.eta)
+                 : loss_.name() == "squared" ? std::string("1/(8C^2), the loss's curvature at C")
+                                             : common::number(kLogisticEta)));
   if (opt_.sketched) {
     out.push_back(n + " KORS epsilon = " + common::number(opt_.kors.eps) + ", beta = " +
                   common::number(opt_.kors.beta) + ", coin floor = " + common::number(opt_.gamma_min));
@@ -546,11 +564,13 @@ void KonsLearner::write_readable(std::ostream& out) const {
     out << "landmarks " << nystrom_->size() << "\n";
     for (size_t p = 0; p < u_.size(); ++p) {
       if (u_.size() > 1) out << "problem " << p << " C " << num(clip_radius(p)) << "\n";
-      for (size_t j = 0; j < nystrom_->size(); ++j) out << "u " << j << " " << num(u_[p](static_cast<Eigen::Index>(j))) << "\n";
+      for (size_t j = 0; j < nystrom_->size(); ++j)
+        out << "u " << j << " " << num(u_[p](static_cast<Eigen::Index>(j))) << "\n";
     }
   }
   for (size_t s = 0; s < points_.size(); ++s) {
-    out << "point " << s << " a " << num(a_[s]) << " beta " << num(beta_[s]) << " gamma " << num(gamma_[s]) << " |";
+    out << "point " << s << " a " << num(a_[s]) << " beta " << num(beta_[s]) << " gamma " << num(gamma_[s])
+        << " |";
     const kernels::PointRef p = points_[s];
     for (size_t k = 0; k < p.n; ++k) out << " " << p.data[k].slot << ":" << num(p.data[k].x);
     out << "\n";
@@ -564,32 +584,59 @@ std::vector<OptionSpec> kons_options(bool sketched) {
   constexpr double kInf = std::numeric_limits<double>::infinity();
   std::vector<OptionSpec> o = common::kernel_options();
   std::vector<OptionSpec> own = {
-      {"kons_alpha", "", Kind::kNumber, "",
+      {"kons_alpha",
+       "",
+       Kind::kNumber,
+       "",
        "ridge regularizer of the second-order step (default: 1 for squared loss, 0.3 for logistic)",
        {0.0, kInf, true, false}},
-      {"kons_C", "", Kind::kNumber, "",
-       "predictions are clipped to [-C, C] (default: the largest |label| seen for squared loss, 5 for logistic)",
+      {"kons_C",
+       "",
+       Kind::kNumber,
+       "",
+       "predictions are clipped to [-C, C] (default: the largest |label| seen for squared loss, 5 for "
+       "logistic)",
        {0.0, kInf, true, false}},
-      {"kons_eta", "", Kind::kNumber, "",
+      {"kons_eta",
+       "",
+       Kind::kNumber,
+       "",
        "step-size weight of each gradient in the preconditioner (default: the squared loss's curvature at C, "
        "1/(8C^2); 0.3 for logistic)",
        {0.0, kInf, true, false}},
   };
   o.insert(o.end(), own.begin(), own.end());
   o.push_back(common::budget_option());
-  o.push_back({"kons_class_matrix", "", Kind::kText, "shared",
-               "with --oaa or --csoaa and --budget: one second-order matrix for all classes, A taking each example's "
-               "largest gradient weight (per-class cost O(budget)), or per_class (K exact kons learners, O(budget^2) "
-               "each); the kernel values are computed once per example either way",
-               {},
-               {"shared", "per_class"}});
+  o.push_back(
+      {"kons_class_matrix",
+       "",
+       Kind::kText,
+       "shared",
+       "with --oaa or --csoaa and --budget: one second-order matrix for all classes, A taking each example's "
+       "largest gradient weight (per-class cost O(budget)), or per_class (K exact kons learners, O(budget^2) "
+       "each); the kernel values are computed once per example either way",
+       {},
+       {"shared", "per_class"}});
   if (sketched) {
-    o.push_back({"kors_eps", "", Kind::kNumber, "0.5", "accuracy of the leverage-score sampler", {0.0, 1.0, true, true}});
-    o.push_back({"kors_beta", "", Kind::kNumber, "30",
-                 "oversampling of the leverage-score sampler: a point is kept with probability min(beta x score, 1)",
-                 {0.0, kInf, true, false}});
-    o.push_back({"kons_gamma", "", Kind::kNumber, "0.1",
-                 "smallest probability that a gradient enters the sketch (1: exact kons)", {0.0, 1.0, false, false}});
+    o.push_back({"kors_eps",
+                 "",
+                 Kind::kNumber,
+                 "0.5",
+                 "accuracy of the leverage-score sampler",
+                 {0.0, 1.0, true, true}});
+    o.push_back(
+        {"kors_beta",
+         "",
+         Kind::kNumber,
+         "30",
+         "oversampling of the leverage-score sampler: a point is kept with probability min(beta x score, 1)",
+         {0.0, kInf, true, false}});
+    o.push_back({"kons_gamma",
+                 "",
+                 Kind::kNumber,
+                 "0.1",
+                 "smallest probability that a gradient enters the sketch (1: exact kons)",
+                 {0.0, 1.0, false, false}});
   }
   return o;
 }
@@ -597,14 +644,16 @@ std::vector<OptionSpec> kons_options(bool sketched) {
 LearnerRow make_row(bool sketched) {
   LearnerRow row{
       sketched ? "sketched-kons" : "kons",
-      sketched ? "kernel online Newton step whose second-order matrix keeps only the gradients a leverage-score "
-                 "sampler picks: cheaper learning updates, prediction still over every stored point"
-               : "kernel online Newton step: second-order learning in a kernel's feature space (linear, polynomial, "
-                 "Gaussian); stores every example it learns from, so its cost grows with the stream",
-      kons_options(sketched),
-      [sketched](const LearnerContext& c) {
+      sketched
+          ? "kernel online Newton step whose second-order matrix keeps only the gradients a leverage-score "
+            "sampler picks: cheaper learning updates, prediction still over every stored point"
+          : "kernel online Newton step: second-order learning in a kernel's feature space (linear, "
+            "polynomial, "
+            "Gaussian); stores every example it learns from, so its cost grows with the stream",
+      kons_options(sketched), [sketched](const LearnerContext& c) {
         KonsOptions o = KonsOptions::from(c.options, sketched);
-        if (!c.options.has("kons_alpha") && c.loss.name() == "logistic") o.alpha = o.kors.alpha = kLogisticAlpha;
+        if (!c.options.has("kons_alpha") && c.loss.name() == "logistic")
+          o.alpha = o.kors.alpha = kLogisticAlpha;
         if (!c.options.has("bandwidth_factor") && c.loss.name() == "logistic")
           o.kernel.median_factor = common::kClassificationBandwidthFactor;
         return std::make_unique<KonsLearner>(o, c.loss, c.bits, c.random_seed);

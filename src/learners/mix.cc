@@ -19,7 +19,7 @@ using common::number;
 constexpr uint32_t kStateTagV1 = 0x3158494Du;  // "MIX1": without the mixture's own loss
 constexpr uint32_t kStateTagV2 = 0x3258494Du;  // "MIX2": without retirements and the round count
 constexpr uint32_t kStateTag = 0x3358494Du;    // "MIX3"
-constexpr double kScoreCap = 50.0;           // VW's logistic range: ln σ(±s) stays finite
+constexpr double kScoreCap = 50.0;             // VW's logistic range: ln σ(±s) stays finite
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kLossCap = 1e250;  // one round's member loss
@@ -77,16 +77,19 @@ OptionValues options_of(const LearnerRow& row, const std::string& member) {
   size_t at = member.find(':');
   while (at != std::string::npos) {
     const size_t next = member.find(':', at + 1);
-    const std::string item = member.substr(at + 1, next == std::string::npos ? std::string::npos : next - at - 1);
+    const std::string item =
+        member.substr(at + 1, next == std::string::npos ? std::string::npos : next - at - 1);
     const size_t eq = item.find('=');
     const std::string name = item.substr(0, eq);
-    const auto spec = std::find_if(row.options.begin(), row.options.end(), [&](const auto& o) { return o.name == name; });
+    const auto spec =
+        std::find_if(row.options.begin(), row.options.end(), [&](const auto& o) { return o.name == name; });
     if (spec == row.options.end())
-      throw ConfigError("--mix: learner '" + row.name + "' has no option '" + name + "' (in '" + member + "')");
+      throw ConfigError("--mix: learner '" + row.name + "' has no option '" + name + "' (in '" + member +
+                        "')");
     const bool flag = spec->kind == OptionSpec::Kind::kFlag;
     if (flag != (eq == std::string::npos))
-      throw ConfigError("--mix: '" + item + "' in '" + member + "': " +
-                        (flag ? "a flag takes no value" : "write option=value"));
+      throw ConfigError("--mix: '" + item + "' in '" + member +
+                        "': " + (flag ? "a flag takes no value" : "write option=value"));
     v.set(name, flag ? "1" : item.substr(eq + 1), true);
     at = next;
   }
@@ -114,7 +117,8 @@ MixLearner::MixLearner(const std::string& members, double share, const LearnerCo
       share_(share),
       rule_(rule_of(c.loss)),
       clip_(c.loss.initial_range(), c.test_only) {
-  if (!(share >= 0.0 && share < 1.0)) throw ConfigError("--mix_share must be in [0, 1), got " + number(share));
+  if (!(share >= 0.0 && share < 1.0))
+    throw ConfigError("--mix_share must be in [0, 1), got " + number(share));
   names_ = split(members);
   if (default_list)
     std::erase_if(names_, [&](const std::string& n) {
@@ -128,16 +132,17 @@ MixLearner::MixLearner(const std::string& members, double share, const LearnerCo
     if (row == nullptr) throw ConfigError("--mix: unknown learner '" + row_name(n) + "'");
     if (row->name == "mix") throw ConfigError("--mix: a mixture cannot contain a mixture");
     if (!row->accepts_loss(std::string(c.loss.name())))
-      throw ConfigError("--mix: learner '" + n + "' does not accept the " + std::string(c.loss.name()) + " loss");
+      throw ConfigError("--mix: learner '" + n + "' does not accept the " + std::string(c.loss.name()) +
+                        " loss");
     // The mixture's traits are static: a member that cannot run several passes would need traits the mix row
     // does not declare. (A member's warm-up goes through the mixture: warmup_wanted.)
-    if (!row->traits.passes)
-      throw ConfigError("--mix: learner '" + n + "' cannot be a member");
+    if (!row->traits.passes) throw ConfigError("--mix: learner '" + n + "' cannot be a member");
     member_options_.push_back(options_of(*row, n));
   }
   for (size_t k = 0; k < names_.size(); ++k) {
     const LearnerRow* row = find_learner(row_name(names_[k]));
-    members_.push_back(row->make(LearnerContext{member_options_[k], c.loss, c.bits, c.test_only, c.random_seed}));
+    members_.push_back(
+        row->make(LearnerContext{member_options_[k], c.loss, c.bits, c.test_only, c.random_seed}));
   }
   const size_t n = names_.size();
   cum_loss_.assign(n, 0.0);
@@ -147,7 +152,8 @@ MixLearner::MixLearner(const std::string& members, double share, const LearnerCo
 }
 
 size_t MixLearner::active_count() const {
-  return static_cast<size_t>(std::count_if(retired_.begin(), retired_.end(), [](const auto& r) { return r.empty(); }));
+  return static_cast<size_t>(
+      std::count_if(retired_.begin(), retired_.end(), [](const auto& r) { return r.empty(); }));
 }
 
 double MixLearner::best_active_loss() const {
@@ -221,7 +227,8 @@ double MixLearner::regret_bound() const {
 }
 
 void MixLearner::set_test_share(double alpha) {
-  if (!(alpha >= 0.0 && alpha <= 1.0)) throw ConfigError("--mix_test_share must be in [0, 1], got " + number(alpha));
+  if (!(alpha >= 0.0 && alpha <= 1.0))
+    throw ConfigError("--mix_test_share must be in [0, 1], got " + number(alpha));
   test_share_ = alpha;
 }
 
@@ -496,11 +503,11 @@ uint64_t MixLearner::safeguard_count() const {
 std::vector<std::string> MixLearner::describe() const {
   std::string list;
   for (const auto& n : names_) list += (list.empty() ? "" : ",") + n;
-  const char* rule = rule_ == Rule::kLog ? "bayes (log loss, eta 1)"
+  const char* rule = rule_ == Rule::kLog      ? "bayes (log loss, eta 1)"
                      : rule_ == Rule::kSquare ? "aggregating algorithm (square loss)"
                                               : "adahedge";
-  std::vector<std::string> out{"mix = " + list, std::string("mix rule = ") + rule, "mix_share = " + number(share_),
-                               "mix_test_share = " + number(test_share_)};
+  std::vector<std::string> out{"mix = " + list, std::string("mix rule = ") + rule,
+                               "mix_share = " + number(share_), "mix_test_share = " + number(test_share_)};
   for (size_t k = 0; k < size(); ++k)
     for (const auto& line : members_[k]->describe()) out.push_back(names_[k] + ": " + line);
   return out;
@@ -541,10 +548,10 @@ void MixLearner::write_readable(std::ostream& out) const {
   }
 }
 
-// Format: tag, K, then the mixture state (c_max, Δ, the mixture's own cumulative loss (MIX2), the round count and
-// per member a retired flag, then each retired member's reason (MIX3), the clipping range, per member L_k and
-// Fixed Share's log-weight), then per member its name and, unless retired, its own state (its predict-only
-// state in a predict-only model).
+// Format: tag, K, then the mixture state (c_max, Δ, the mixture's own cumulative loss (MIX2), the round count
+// and per member a retired flag, then each retired member's reason (MIX3), the clipping range, per member L_k
+// and Fixed Share's log-weight), then per member its name and, unless retired, its own state (its
+// predict-only state in a predict-only model).
 void MixLearner::save_state(ModelWriter& out, bool predict_only) const {
   out.put_u32(kStateTag);
   out.put_u64(size());
@@ -603,7 +610,8 @@ void MixLearner::load_state(ModelReader& in, bool predict_only) {
         retired[k] = in.get_string("mix member retirement");
         if (retired[k].empty()) throw bad("empty retirement reason");
       }
-    if (std::all_of(flag.begin(), flag.end(), [](uint8_t f) { return f == 1; })) throw bad("every member retired");
+    if (std::all_of(flag.begin(), flag.end(), [](uint8_t f) { return f == 1; }))
+      throw bad("every member retired");
   }
   common::LabelClip clip = clip_;
   clip.load(in, "mix");
@@ -619,7 +627,8 @@ void MixLearner::load_state(ModelReader& in, bool predict_only) {
   std::vector<std::unique_ptr<Learner>> fresh;
   for (size_t k = 0; k < n; ++k) {
     const std::string got = in.get_string("mix member name");
-    if (got != names_[k]) throw bad("member " + std::to_string(k) + " is '" + got + "', expected '" + names_[k] + "'");
+    if (got != names_[k])
+      throw bad("member " + std::to_string(k) + " is '" + got + "', expected '" + names_[k] + "'");
     const LearnerRow* row = find_learner(row_name(names_[k]));
     fresh.push_back(row->make(LearnerContext{member_options_[k], loss_, bits_, test_only_, seed_}));
     if (!retired[k].empty()) continue;  // a fresh member stands in; it is never asked again
@@ -656,24 +665,41 @@ LearnerRow mix_row() {
   };
   return LearnerRow{
       "mix",
-      "several learners side by side, predicting with their exponentially weighted mixture: close to the best "
-      "of them on every stream (within ln K in log loss), for when you do not know which learner suits the data",
+      "several learners side by side, predicting with their exponentially weighted mixture: close to the "
+      "best "
+      "of them on every stream (within ln K in log loss), for when you do not know which learner suits the "
+      "data",
       {
-          {"mix", "", Kind::kText, MixLearner::kDefaultMembers,
-           "the learners --learner mix runs, comma-separated, each with its own defaults unless options follow "
-           "its name (aioli:matrix=diag, a flag as :name); by default those of this list that accept the loss "
+          {"mix",
+           "",
+           Kind::kText,
+           MixLearner::kDefaultMembers,
+           "the learners --learner mix runs, comma-separated, each with its own defaults unless options "
+           "follow "
+           "its name (aioli:matrix=diag, a flag as :name); by default those of this list that accept the "
+           "loss "
            "(aioli is logistic only)",
-           {}, {}},
-          {"mix_test_share", "", Kind::kNumber, "0.5",
-           "online to batch: a -t run predicts with the weights (1 - a) w + a/K, hedging the final weights toward "
+           {},
+           {}},
+          {"mix_test_share",
+           "",
+           Kind::kNumber,
+           "0.5",
+           "online to batch: a -t run predicts with the weights (1 - a) w + a/K, hedging the final weights "
+           "toward "
            "uniform against a test set unlike the end of the training stream (0: the final weights)",
            {0.0, 1.0, false, false}},
-          {"mix_share", "", Kind::kNumber, "0",
+          {"mix_share",
+           "",
+           Kind::kNumber,
+           "0",
            "Fixed Share rate: each round mixes this much of the uniform weights back in, to follow drift",
-           {0.0, 1.0, false, true}, {}},
+           {0.0, 1.0, false, true},
+           {}},
       },
       [](const LearnerContext& c) {
-        const std::string members = c.options.has("mix") ? c.options.text("mix") : MixLearner::kDefaultMembers;
+        const std::string members =
+            c.options.has("mix") ? c.options.text("mix") : MixLearner::kDefaultMembers;
         const double share = c.options.has("mix_share") ? c.options.number("mix_share") : 0.0;
         auto mix = std::make_unique<MixLearner>(members, share, c, !c.options.given("mix"));
         mix->set_test_share(c.options.has("mix_test_share") ? c.options.number("mix_test_share") : 0.5);
