@@ -74,14 +74,19 @@ struct GdPlan {
   std::vector<float, DefaultInitAllocator<float>> x;
   std::vector<uint8_t, DefaultInitAllocator<uint8_t>> shared;  // per group of eight: 1 when two share a slot
   size_t n = 0;
-  // Room for n features (the vectors only grow: an example's plan is rewritten in place by the next one).
+  // Room for n features. The vectors only grow, and an example's plan is rewritten whole by the next one, so a
+  // longer example drops the old vectors before it takes exactly what it needs: growing them in place would copy
+  // the stale plan and leave the freed smaller blocks resident in the learner thread's heap (rcv1 -q ff: 676 KiB
+  // for a 410 KiB plan).
   void size_for(size_t count) {
     n = count;
-    if (slot.size() < count) {
-      slot.resize(count);
-      x.resize(count);
-    }
-    if (shared.size() < count / 8) shared.resize(count / 8);
+    if (slot.size() >= count) return;
+    decltype(slot)().swap(slot);
+    decltype(x)().swap(x);
+    decltype(shared)().swap(shared);
+    slot.resize(count);
+    x.resize(count);
+    shared.resize(count / 8);
   }
 };
 

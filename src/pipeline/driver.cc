@@ -812,7 +812,11 @@ bool Driver::learns_apart() const { return opt_.learn_thread || space_.adds_feat
 
 void Driver::run_pass(BlockSource& source, bool records, RunStats& st, PassState& ps) {
   const int threads = opt_.threads > 0 ? opt_.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  const size_t tokens = static_cast<size_t>(2 * threads + 2);
+  // Batches in flight: one per parsing thread, one being learned and slack for in-order hand-over. With
+  // interactions the learner thread is the bottleneck (rcv1 -q ff: learning a batch takes ~15 times parsing it),
+  // so parsed batches would queue for it and only hold memory (~0.3 MB each there): one of slack is enough,
+  // where plain runs keep 2 × threads + 2 (click logs -q ua -q sc, parsing-bound, are as fast with either).
+  const size_t tokens = static_cast<size_t>(space_.adds_features() ? threads + 2 : 2 * threads + 2);
   std::vector<std::unique_ptr<Batch>> pool;
   tbb::concurrent_bounded_queue<Batch*> free;
   const bool header = !records && opt_.format == InputFormat::kCsv && opt_.csv.header;
