@@ -227,16 +227,11 @@ void close_group(Example& ex, unsigned char group, uint32_t begin) {
 
 const char* role_word(Role role) {
   switch (role) {
-    case Role::kLabel:
-      return "the label";
-    case Role::kIgnore:
-      return "ignored";
-    case Role::kCategorical:
-      return "categorical";
-    case Role::kText:
-      return "text";
-    case Role::kFeature:
-      break;
+    case Role::kLabel: return "the label";
+    case Role::kIgnore: return "ignored";
+    case Role::kCategorical: return "categorical";
+    case Role::kText: return "text";
+    case Role::kFeature: break;
   }
   return "a feature";
 }
@@ -503,11 +498,8 @@ void parse_csv_line(std::string_view line, const ParseOptions& options, Example&
             if (!options.drop_group[col.text_group])
               s.text_cells.push_back(TextCell{static_cast<uint32_t>(c), cell});
             return;
-          case Role::kLabel:
-            label_cell = cell;
-            return;
-          case Role::kIgnore:
-            return;
+          case Role::kLabel: label_cell = cell; return;
+          case Role::kIgnore: return;
         }
       });
 

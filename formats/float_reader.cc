@@ -3,11 +3,11 @@
 
 #include <algorithm>
 #include <bit>
+#include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
-#include <cmath>
 #include <string>
 
 #include "formats/format.h"
@@ -45,14 +45,22 @@ inline bool is_digit(char c) { return static_cast<unsigned char>(c - '0') < 10; 
 constexpr uint64_t kPow10Int[9] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000};
 
 inline int digit_count(uint32_t m) {  // m < 10^7
-  return m >= 1000000 ? 7 : m >= 100000 ? 6 : m >= 10000 ? 5 : m >= 1000 ? 4 : m >= 100 ? 3 : m >= 10 ? 2 : m ? 1 : 0;
+  return m >= 1000000  ? 7
+         : m >= 100000 ? 6
+         : m >= 10000  ? 5
+         : m >= 1000   ? 4
+         : m >= 100    ? 3
+         : m >= 10     ? 2
+         : m           ? 1
+                       : 0;
 }
 
 // The value of eight digit values held one per byte, the first (most significant) in the lowest byte.
 inline uint64_t eight_digits(uint64_t x) {
   x = (x * 10) + (x >> 8);  // pairs: 10*d0 + d1 in every even byte
   x = (((x & 0x000000FF000000FFULL) * (100 + (1000000ULL << 32))) +
-       (((x >> 16) & 0x000000FF000000FFULL) * (1 + (10000ULL << 32)))) >> 32;
+       (((x >> 16) & 0x000000FF000000FFULL) * (1 + (10000ULL << 32)))) >>
+      32;
   return x;
 }
 
@@ -144,8 +152,9 @@ float read_vw_float(const char* begin, const char* end, const char** stop) {
       std::memcpy(&v, p, 8);
       // A byte is a digit iff its high nibble is 3 and adding 6 keeps it 3. Carries and borrows run only from a
       // non-digit byte into later bytes, which are past the first non-digit and never used.
-      const uint64_t not_digit = ((v & 0xF0F0F0F0F0F0F0F0ULL) ^ 0x3030303030303030ULL) |
-                                 (((v + 0x0606060606060606ULL) & 0xF0F0F0F0F0F0F0F0ULL) ^ 0x3030303030303030ULL);
+      const uint64_t not_digit =
+          ((v & 0xF0F0F0F0F0F0F0F0ULL) ^ 0x3030303030303030ULL) |
+          (((v + 0x0606060606060606ULL) & 0xF0F0F0F0F0F0F0F0ULL) ^ 0x3030303030303030ULL);
       const int k = not_digit ? std::countr_zero(not_digit) / 8 : 8;
       if (k > 0) {
         const uint64_t keep = k == 8 ? ~0ULL : (1ULL << (8 * k)) - 1;
@@ -165,7 +174,7 @@ float read_vw_float(const char* begin, const char* end, const char** stop) {
         acc = static_cast<float>(m);
         if (t < k) {
           exact = false;
-          for (int i = t; i < k; ++i) {  // k <= 8 < 35 decimals
+          for (int i = t; i < k; ++i) {        // k <= 8 < 35 decimals
             const float scaled = acc * 10.0f;  // not fused, as below
             acc = scaled + static_cast<float>(static_cast<int>((x >> (8 * i)) & 0xFF));
             ++num_dec;

@@ -80,7 +80,8 @@ inline bool vw_float_from_parts(bool negative, uint64_t all, int num_dec, int ex
     // exact), so a branch would be mispredicted often.
     if ((all > float_detail::kExactAccumulator) & (num_dec == 0)) return false;
     const uint64_t prefix = all / 10;
-    const float scaled = static_cast<float>(prefix) * 10.0f;  // separate statements: no FMA (VW's x86 build has none)
+    const float scaled =
+        static_cast<float>(prefix) * 10.0f;  // separate statements: no FMA (VW's x86 build has none)
     const float stepped = scaled + static_cast<float>(static_cast<uint32_t>(all - prefix * 10));
     const float direct = static_cast<float>(all);
     const uint32_t use_direct = 0u - static_cast<uint32_t>(all <= float_detail::kExactAccumulator);
@@ -180,9 +181,11 @@ inline void values_of_first2(uint64_t a, int ka, uint64_t b, int kb, uint64_t& v
   const uint64_t x1 = (b - 0x3030303030303030ULL) << (8 * (8 - kb));
   __m128i x = _mm_set_epi64x(static_cast<long long>(x1), static_cast<long long>(x0));
   // Each 16-bit lane holds a digit (low byte, the earlier) and the next: 10 d0 + d1.
-  x = _mm_add_epi16(_mm_mullo_epi16(_mm_and_si128(x, _mm_set1_epi16(0xFF)), _mm_set1_epi16(10)), _mm_srli_epi16(x, 8));
+  x = _mm_add_epi16(_mm_mullo_epi16(_mm_and_si128(x, _mm_set1_epi16(0xFF)), _mm_set1_epi16(10)),
+                    _mm_srli_epi16(x, 8));
   x = _mm_madd_epi16(x, _mm_set1_epi32(0x00010064));  // each 32-bit lane: 100 p0 + p1
-  x = _mm_add_epi64(_mm_mul_epu32(x, _mm_set1_epi64x(10000)), _mm_srli_epi64(x, 32));  // each half: 10^4 q0 + q1
+  x = _mm_add_epi64(_mm_mul_epu32(x, _mm_set1_epi64x(10000)),
+                    _mm_srli_epi64(x, 32));  // each half: 10^4 q0 + q1
   va = static_cast<uint64_t>(_mm_cvtsi128_si64(x));
   vb = static_cast<uint64_t>(_mm_cvtsi128_si64(_mm_unpackhi_epi64(x, x)));
 #else

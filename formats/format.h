@@ -34,12 +34,9 @@ enum class LabelMode : uint8_t {
 // The Example::label_kind a mode gives (the two enums list the same kinds in the same order).
 inline LabelKind label_kind_of(LabelMode mode) {
   switch (mode) {
-    case LabelMode::kMulticlass:
-      return LabelKind::kMulticlass;
-    case LabelMode::kCostSensitive:
-      return LabelKind::kCostSensitive;
-    case LabelMode::kScalar:
-      break;
+    case LabelMode::kMulticlass: return LabelKind::kMulticlass;
+    case LabelMode::kCostSensitive: return LabelKind::kCostSensitive;
+    case LabelMode::kScalar: break;
   }
   return LabelKind::kScalar;
 }

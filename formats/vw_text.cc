@@ -57,7 +57,8 @@ inline uint32_t digit_mask32(const char* p) {
   return digits(p) | (digits(p + 16) << 16);
 #else
   uint32_t mask = 0;
-  for (int i = 0; i < 32; ++i) mask |= static_cast<uint32_t>(static_cast<unsigned char>(p[i] - '0') < 10u) << i;
+  for (int i = 0; i < 32; ++i)
+    mask |= static_cast<uint32_t>(static_cast<unsigned char>(p[i] - '0') < 10u) << i;
   return mask;
 #endif
 }
@@ -180,16 +181,12 @@ void parse_label_section(std::string_view section, const ParseOptions& options, 
     case LabelMode::kMulticlass:
       parse_multiclass_label(section, tokens, count, options, ex, warnings);
       return;
-    case LabelMode::kCostSensitive:
-      parse_cost_sensitive_label(section, count, options, ex, warnings);
-      return;
-    case LabelMode::kScalar:
-      break;
+    case LabelMode::kCostSensitive: parse_cost_sensitive_label(section, count, options, ex, warnings); return;
+    case LabelMode::kScalar: break;
   }
 
   switch (count) {
-    case 0:
-      return;
+    case 0: return;
     case 1:
     case 2:
     case 3: {
@@ -204,9 +201,7 @@ void parse_label_section(std::string_view section, const ParseOptions& options, 
       ex.label = ex.labeled ? label : 0.0f;
       return;
     }
-    default:
-      warnings.warn(too_many_tokens(section, count, "simple"));
-      return;
+    default: warnings.warn(too_many_tokens(section, count, "simple")); return;
   }
 }
 
@@ -335,7 +330,8 @@ class FeatureSectionParser {
     }
     if (value == 0.0f) return;
     ex_.features.push_back(Feature{index, value});
-    if (options_.keep_names) ex_.names.push_back({NamePart{std::string(ns_name_), std::string(name), std::string(str)}});
+    if (options_.keep_names)
+      ex_.names.push_back({NamePart{std::string(ns_name_), std::string(name), std::string(str)}});
   }
 
   // ---- the whole-feature fast path (kFast) -----------------------------------------------------------------
@@ -356,7 +352,8 @@ class FeatureSectionParser {
   bool fast_run_as() {
     FeatureVector& fs = ex_.features;
     out_ = out_end_ = fs.data() + fs.size();
-    room_bound_ = static_cast<size_t>(end_ - p_) / 2 + 1;  // features the section can hold (two bytes each at least)
+    room_bound_ =
+        static_cast<size_t>(end_ - p_) / 2 + 1;  // features the section can hold (two bytes each at least)
     const char* p = p_;
     const char* done = nullptr;
     for (;;) {
@@ -399,7 +396,8 @@ class FeatureSectionParser {
   size_t room_bound_ = 0;
 
   void push(uint64_t name_value, float value) {
-    if (out_ == out_end_) [[unlikely]] make_room();
+    if (out_ == out_end_) [[unlikely]]
+      make_room();
     *out_++ = Feature{static_cast<uint32_t>(static_cast<uint32_t>(name_value) + nshash_), value};
   }
 
@@ -440,7 +438,7 @@ class FeatureSectionParser {
     using digits8::load;
     using digits8::value_of_first;
     const uint64_t other = ~static_cast<uint64_t>(digit_mask32(base));  // non-digits; bits 32 and up set
-    const int k = std::countr_zero(other);                                // the name's digits
+    const int k = std::countr_zero(other);                              // the name's digits
     if (k == 0 || k > 8 || base[k] != ':') return nullptr;
     // Where the next part starts is a chain from one feature to the next (the next feature starts where this one
     // ends), so the common cases below are branches, predicted, rather than positions computed from loaded bytes.
@@ -449,19 +447,21 @@ class FeatureSectionParser {
     // '-' there (".5") is declined to byte_feature, by a branch off that chain.
     const auto sign = static_cast<int>((other >> pos) & 1);
     const bool negative = base[pos] == '-';
-    if (sign != static_cast<int>(negative)) [[unlikely]] return nullptr;
+    if (sign != static_cast<int>(negative)) [[unlikely]]
+      return nullptr;
     pos += sign;
     const int k1 = std::countr_zero(other >> pos);  // integer digits; pos <= 10
     int num_dec = 0;
-    uint64_t all;   // the mantissa's digits
-    uint64_t name;  // the name's value
+    uint64_t all;                           // the mantissa's digits
+    uint64_t name;                          // the name's value
     if (k1 == 1 && base[pos + 1] == '.') {  // "d.ddd": both runs at once
-      const int frac = pos + 2;  // <= 12
+      const int frac = pos + 2;             // <= 12
       num_dec = std::countr_zero(other >> frac);
       if (num_dec > 7) return nullptr;
       const uint64_t word = load(base + frac - 1);  // the point, then the decimals
-      digits8::values_of_first2(load(base), k, (word & ~uint64_t{0xFF}) | static_cast<unsigned char>(base[pos]),
-                                num_dec + 1, name, all);
+      digits8::values_of_first2(load(base), k,
+                                (word & ~uint64_t{0xFF}) | static_cast<unsigned char>(base[pos]), num_dec + 1,
+                                name, all);
       pos = frac + num_dec;
     } else {  // "ddd", "dd.ddd", "-.ddd"
       if (k1 > 7) return nullptr;
@@ -493,7 +493,7 @@ class FeatureSectionParser {
       const bool exp_negative = base[pos] == '-';
       pos += exp_negative;
       const int exp_digits = std::countr_zero(other >> pos);  // pos + exp_digits <= 32
-      if (exp_digits == 2) {  // the common case ("e-02"), without a loop
+      if (exp_digits == 2) {                                  // the common case ("e-02"), without a loop
         exponent = (base[pos] - '0') * 10 + (base[pos + 1] - '0');
       } else {
         if (exp_digits > 6) return nullptr;  // read_vw_float saturates longer ones
@@ -589,7 +589,8 @@ class FeatureSectionParser {
     for (const FeatureGroup& r : runs) {
       uint32_t& dst = next[static_cast<size_t>(order[r.ns])];
       std::copy(features.begin() + r.begin, features.begin() + r.end, features.begin() + n + dst);
-      if (names) std::move(ex_.names.begin() + r.begin, ex_.names.begin() + r.end, ex_.names.begin() + n + dst);
+      if (names)
+        std::move(ex_.names.begin() + r.begin, ex_.names.begin() + r.end, ex_.names.begin() + n + dst);
       dst += r.end - r.begin;
     }
     std::copy(features.begin() + n, features.end(), features.begin());
@@ -635,7 +636,7 @@ class FeatureSectionParser {
   // The current '|' block.
   unsigned char group_ = ' ';
   bool drop_ = false;
-  bool fast_ = false;  // kFast, --hash strings and the block's group is kept (and no names are kept)
+  bool fast_ = false;         // kFast, --hash strings and the block's group is kept (and no names are kept)
   std::string_view ns_name_;  // the block's namespace as written (names kept only)
   uint32_t nshash_ = 0;
   float ns_weight_ = 1.0f;

@@ -22,10 +22,10 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
-#include <sys/time.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -63,7 +63,8 @@ struct Args {
 std::vector<std::string_view> split_lines(const std::string& text) {
   std::vector<std::string_view> out;
   size_t b = 0;
-  for (size_t nl; (nl = text.find('\n', b)) != std::string::npos; b = nl + 1) out.emplace_back(text.data() + b, nl - b);
+  for (size_t nl; (nl = text.find('\n', b)) != std::string::npos; b = nl + 1)
+    out.emplace_back(text.data() + b, nl - b);
   if (b < text.size()) out.emplace_back(text.data() + b, text.size() - b);
   return out;
 }
@@ -118,12 +119,12 @@ size_t count_in_file(const std::string& path, const std::string& needle) {
 }
 
 struct Result {
-  long answered = 0;      // answers received (up to N)
-  long matched_a = 0;     // equal to --ref (and not only to --ref2)
+  long answered = 0;        // answers received (up to N)
+  long matched_a = 0;       // equal to --ref (and not only to --ref2)
   long matched_b_only = 0;  // equal to --ref2 only
-  long mismatched = 0;    // neither (error lines included)
-  long error_lines = 0;   // answers starting with "error"
-  long extra = 0;         // answer lines beyond N
+  long mismatched = 0;      // neither (error lines included)
+  long error_lines = 0;     // answers starting with "error"
+  long extra = 0;           // answer lines beyond N
   bool connect_failed = false, reset = false, stalled = false, eof_early = false;
   std::string first_problem;
   std::vector<float> latency_us;
@@ -137,21 +138,36 @@ int main(int argc, char** argv) {
   Args a;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string k = argv[i], v = argv[i + 1];
-    if (k == "--port") a.port = std::stoi(v);
-    else if (k == "--pid") a.pid = std::stol(v);
-    else if (k == "--data") a.data = v;
-    else if (k == "--ref") a.ref = v;
-    else if (k == "--ref2") a.ref2 = v;
-    else if (k == "--base") a.base = std::stol(v);
-    else if (k == "--clients") a.clients = std::stoi(v);
-    else if (k == "--lines") a.lines = std::stol(v);
-    else if (k == "--window") a.window = std::max(1L, std::stol(v));
-    else if (k == "--reloads") a.reloads = std::stoi(v);
-    else if (k == "--log") a.log = v;
-    else if (k == "--model") a.model = v;
-    else if (k == "--model_a") a.model_a = v;
-    else if (k == "--model_b") a.model_b = v;
-    else if (k == "--stall_seconds") a.stall_seconds = std::stod(v);
+    if (k == "--port")
+      a.port = std::stoi(v);
+    else if (k == "--pid")
+      a.pid = std::stol(v);
+    else if (k == "--data")
+      a.data = v;
+    else if (k == "--ref")
+      a.ref = v;
+    else if (k == "--ref2")
+      a.ref2 = v;
+    else if (k == "--base")
+      a.base = std::stol(v);
+    else if (k == "--clients")
+      a.clients = std::stoi(v);
+    else if (k == "--lines")
+      a.lines = std::stol(v);
+    else if (k == "--window")
+      a.window = std::max(1L, std::stol(v));
+    else if (k == "--reloads")
+      a.reloads = std::stoi(v);
+    else if (k == "--log")
+      a.log = v;
+    else if (k == "--model")
+      a.model = v;
+    else if (k == "--model_a")
+      a.model_a = v;
+    else if (k == "--model_b")
+      a.model_b = v;
+    else if (k == "--stall_seconds")
+      a.stall_seconds = std::stod(v);
     else {
       std::fprintf(stderr, "daemon_load: unknown option %s\n", k.c_str());
       return 2;
@@ -282,8 +298,7 @@ int main(int argc, char** argv) {
             r.first_problem = "line " + std::to_string(got) + ": got '" + std::string(line.substr(0, 200)) +
                               "' expected '" + std::string(ref[k]) + "'";
         }
-        r.latency_us.push_back(
-            std::chrono::duration<float, std::micro>(now - sent_at[size_t(got)]).count());
+        r.latency_us.push_back(std::chrono::duration<float, std::micro>(now - sent_at[size_t(got)]).count());
         if (got >= a.lines - a.window) r.tail_us.push_back(r.latency_us.back());
         ++got;
         answered_all.fetch_add(1, std::memory_order_relaxed);
@@ -334,8 +349,10 @@ int main(int argc, char** argv) {
       }
       std::this_thread::sleep_for(std::chrono::microseconds(200));
     }
-    if (seen) reload_ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - s).count());
-    else ++reload_timeouts;
+    if (seen)
+      reload_ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - s).count());
+    else
+      ++reload_timeouts;
   }
   for (auto& t : pool) t.join();
   const auto t1 = *std::max_element(done_at.begin(), done_at.end());
@@ -368,8 +385,10 @@ int main(int argc, char** argv) {
     if (!r.first_problem.empty() && shown < 5) {
       std::string p;
       for (char ch : "client " + std::to_string(c) + ": " + r.first_problem)
-        if (ch == '"' || ch == '\\') p += ' ';
-        else if (ch >= 32) p += ch;
+        if (ch == '"' || ch == '\\')
+          p += ' ';
+        else if (ch >= 32)
+          p += ch;
       problems += std::string(shown ? "," : "") + "\"" + p + "\"";
       ++shown;
     }
@@ -404,8 +423,8 @@ int main(int argc, char** argv) {
       "\"reloads_after_end\": %d, \"reload_timeouts\": %d, \"reload_ms_median\": %.2f, "
       "\"reload_ms_max\": %.2f, \"problems\": [%s]}\n",
       a.clients, a.lines, a.window, wall, answered, double(answered) / wall, p50, p99, p999, lmax, tail_p50,
-      matched_a, matched_b, mismatched, error_lines, missing, extra, mismatched + missing + extra, connect_failed,
-      resets, stalls, eofs, daemon_cpu, self_cpu, self_sys, busy, reloads_sent, reloads_logged, reloads_after_end,
-      reload_timeouts, rl_med, rl_max, problems.c_str());
+      matched_a, matched_b, mismatched, error_lines, missing, extra, mismatched + missing + extra,
+      connect_failed, resets, stalls, eofs, daemon_cpu, self_cpu, self_sys, busy, reloads_sent,
+      reloads_logged, reloads_after_end, reload_timeouts, rl_med, rl_max, problems.c_str());
   return 0;
 }

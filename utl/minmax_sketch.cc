@@ -35,7 +35,8 @@ std::vector<Example> stream(int d, int r, double noise, int rounds, uint64_t see
   std::normal_distribution<double> n01;
   Eigen::MatrixXd g(d, r);
   for (double& v : g.reshaped()) v = n01(gen);
-  const Eigen::MatrixXd U = Eigen::HouseholderQR<Eigen::MatrixXd>(g).householderQ() * Eigen::MatrixXd::Identity(d, r);
+  const Eigen::MatrixXd U =
+      Eigen::HouseholderQR<Eigen::MatrixXd>(g).householderQ() * Eigen::MatrixXd::Identity(d, r);
   Eigen::VectorXd beta(r);
   for (double& v : beta) v = n01(gen);
   const Eigen::VectorXd u = U * beta;
@@ -94,11 +95,16 @@ int main(int argc, char** argv) {
   std::vector<int> ranks{1, 2, 5, 10, 15, 20, 25, 30, 40, 50};
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string a = argv[i], val = argv[i + 1];
-    if (a == "--seeds") seeds = std::stoi(val);
-    else if (a == "--rounds") rounds = std::stoi(val);
-    else if (a == "--d") d = std::stoi(val);
-    else if (a == "--signal") r = std::stoi(val);
-    else if (a == "--noise") noise = std::stod(val);
+    if (a == "--seeds")
+      seeds = std::stoi(val);
+    else if (a == "--rounds")
+      rounds = std::stoi(val);
+    else if (a == "--d")
+      d = std::stoi(val);
+    else if (a == "--signal")
+      r = std::stoi(val);
+    else if (a == "--noise")
+      noise = std::stod(val);
     else if (a == "--ranks") {
       ranks.clear();
       std::stringstream in(val);
@@ -126,9 +132,12 @@ int main(int argc, char** argv) {
       }
     }
   }
-  std::printf("d = %d, signal rank %d, noise energy %.3g, %d rounds, seeds 1..%d; mean L_T(full): wemm %.2f, laser %.2f\n\n",
-              d, r, noise, rounds, seeds, full_loss[0], full_loss[1]);
-  std::printf("| m | wemm L(sketch)/L(full) | laser L(sketch)/L(full) | wemm µs/example | laser µs/example |\n");
+  std::printf(
+      "d = %d, signal rank %d, noise energy %.3g, %d rounds, seeds 1..%d; mean L_T(full): wemm %.2f, laser "
+      "%.2f\n\n",
+      d, r, noise, rounds, seeds, full_loss[0], full_loss[1]);
+  std::printf(
+      "| m | wemm L(sketch)/L(full) | laser L(sketch)/L(full) | wemm µs/example | laser µs/example |\n");
   std::printf("|---:|---:|---:|---:|---:|\n");
   for (size_t j = 0; j < ranks.size(); ++j) {
     std::printf("| %d", ranks[j]);

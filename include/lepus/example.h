@@ -54,21 +54,21 @@ struct Example {
   bool labeled = false;
   LabelKind label_kind = LabelKind::kScalar;
   std::vector<ClassCost> classes;  // kMulticlass and kCostSensitive only
-  float weight = 1.0f;    // importance weight
-  float initial = 0.0f;   // base prediction added to the score
+  float weight = 1.0f;             // importance weight
+  float initial = 0.0f;            // base prediction added to the score
   std::string tag;
 
-  FeatureVector features;             // linear (grouped), then interactions
-  std::vector<FeatureGroup> groups;   // ranges of the linear features, in group order
-  uint32_t num_linear = 0;            // features[0, num_linear) are linear
-  uint32_t num_reported = 0;          // VW's "current features": parsed + generated (incl. --ignore_linear ones)
-  float invariant_norm = 0.0f;        // sum of x^2 by VW's group recurrence (only for plain --invariant)
+  FeatureVector features;            // linear (grouped), then interactions
+  std::vector<FeatureGroup> groups;  // ranges of the linear features, in group order
+  uint32_t num_linear = 0;           // features[0, num_linear) are linear
+  uint32_t num_reported = 0;    // VW's "current features": parsed + generated (incl. --ignore_linear ones)
+  float invariant_norm = 0.0f;  // sum of x^2 by VW's group recurrence (only for plain --invariant)
 
   // Only when names are kept (ParseOptions::keep_names): one per feature, parallel to `features`; else empty.
   std::vector<FeatureName> names;
 
-  uint64_t line = 0;                  // 1-based line number in its source
-  bool empty = false;                 // an empty line: no example, but it advances the holdout counter
+  uint64_t line = 0;   // 1-based line number in its source
+  bool empty = false;  // an empty line: no example, but it advances the holdout counter
 
   void clear() {
     label = 0.0f;

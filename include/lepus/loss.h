@@ -18,10 +18,10 @@ struct LabelRange {
 
 // What the summary's "best constant" needs: weighted counts of the first two distinct labels.
 struct BestConstantInput {
-  double sum_weighted_labels = 0.0;  // sum of w*y over learned labeled examples
-  double weighted_labeled = 0.0;     // sum of w
+  double sum_weighted_labels = 0.0;                            // sum of w*y over learned labeled examples
+  double weighted_labeled = 0.0;                               // sum of w
   bool have_l1 = false, have_l2 = false, more_labels = false;  // more_labels: a third distinct label seen
-  float l1 = 0.0f, l2 = 0.0f;        // first two distinct labels, in order of appearance
+  float l1 = 0.0f, l2 = 0.0f;  // first two distinct labels, in order of appearance
 };
 
 struct BestConstant {

@@ -58,7 +58,7 @@ class ModelWriter {
     flushed_ += bytes_.size();
     bytes_.clear();
   }
-  uint64_t size() const { return flushed_ + bytes_.size(); }  // bytes put so far
+  uint64_t size() const { return flushed_ + bytes_.size(); }    // bytes put so far
   const std::vector<uint8_t>& bytes() const { return bytes_; }  // in memory: everything put
 
  private:
@@ -88,8 +88,8 @@ class ModelWriter {
 // Reads what a ModelWriter wrote; every read past the end throws ModelFormatError naming `what`.
 class ModelReader {
  public:
-  ModelReader(const uint8_t* data, size_t size, std::string source) : p_(data), end_(data + size),
-                                                                      source_(std::move(source)) {}
+  ModelReader(const uint8_t* data, size_t size, std::string source)
+      : p_(data), end_(data + size), source_(std::move(source)) {}
   uint8_t get_u8(const char* what);
   uint32_t get_u32(const char* what);
   uint64_t get_u64(const char* what);

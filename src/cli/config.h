@@ -8,9 +8,9 @@
 #include "core/feature_space.h"
 #include "dist/collective.h"
 #include "io/model_file.h"
+#include "learners/multiclass.h"
 #include "lepus/learner.h"
 #include "lepus/loss.h"
-#include "learners/multiclass.h"
 #include "pipeline/driver.h"
 #include "serve/server.h"
 
@@ -30,25 +30,25 @@ struct Config {
   FeatureSpaceOptions space;
   DriverOptions driver;
 
-  std::string final_regressor;    // -f
-  std::string initial_regressor;  // -i
-  std::string readable_model;     // --readable_model
-  bool readable_full = false;     // --readable_full: lepus's layout for --readable_model, --invert_hash
-  std::string metrics_json;       // --metrics_json
-  std::string invert_hash;        // --invert_hash: the readable model with feature names
+  std::string final_regressor;      // -f
+  std::string initial_regressor;    // -i
+  std::string readable_model;       // --readable_model
+  bool readable_full = false;       // --readable_full: lepus's layout for --readable_model, --invert_hash
+  std::string metrics_json;         // --metrics_json
+  std::string invert_hash;          // --invert_hash: the readable model with feature names
   bool predict_only_model = false;  // save only what prediction needs
   bool save_per_pass = false;       // also save FILE.PASS after each pass
   uint64_t random_seed = 0;         // --random_seed
   std::optional<MulticlassOptions> multiclass;  // --oaa / --csoaa: the learner is the base of this reduction
-  bool distributed = false;  // --distributed: one rank of an MPI job (dist/collective.h)
+  bool distributed = false;                     // --distributed: one rank of an MPI job (dist/collective.h)
   SyncTimeout sync_timeout;  // --sync_timeout: when a rank the others wait for in a sync is stuck (auto)
   // --daemon: serve predictions over TCP (serve/server.h) instead of reading data.
   bool daemon = false;
   ServeOptions serve;
-  std::string pid_file;   // --pid_file
-  std::string port_file;  // --port_file: the port listened on (with --port 0, the one picked)
+  std::string pid_file;     // --pid_file
+  std::string port_file;    // --port_file: the port listened on (with --port 0, the one picked)
   bool foreground = false;  // --foreground: stay attached (else the daemon detaches once it listens, as VW)
-  std::optional<ModelFile> model;  // the -i model, verified
+  std::optional<ModelFile> model;          // the -i model, verified
   std::vector<SavedOption> saved_options;  // what -f records: the options in force
   std::vector<std::string> warnings;       // e.g. a loss given with -i overriding the model's
 };

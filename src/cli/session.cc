@@ -154,15 +154,9 @@ SessionResult Session::run(std::string_view line, bool learn) {
   ThrowingWarnings warnings(lines_);
   ex_.clear();
   switch (c_.driver.format) {
-    case InputFormat::kLibsvm:
-      parse_libsvm_line(line, c_.driver.parse, ex_, warnings);
-      break;
-    case InputFormat::kCsv:
-      parse_csv_line(line, c_.driver.parse, ex_, warnings);
-      break;
-    case InputFormat::kVw:
-      parse_vw_line(line, c_.driver.parse, ex_, warnings);
-      break;
+    case InputFormat::kLibsvm: parse_libsvm_line(line, c_.driver.parse, ex_, warnings); break;
+    case InputFormat::kCsv: parse_csv_line(line, c_.driver.parse, ex_, warnings); break;
+    case InputFormat::kVw: parse_vw_line(line, c_.driver.parse, ex_, warnings); break;
   }
   ex_.line = lines_;
   if (ex_.empty) {

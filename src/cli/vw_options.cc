@@ -26,11 +26,13 @@ const Specific kSpecific[] = {
     // VW's optimizers that lepus does not reproduce (--ftrl, --pistol and --coin are the vw-* learners).
     {"freegrad", false, "(VW's FreeGrad optimizer) is not in lepus"},
     {"bfgs", false, "(VW's batch L-BFGS optimizer) is not in lepus: lepus learns online only"},
-    {"conjugate_gradient", false, "(VW's batch conjugate-gradient optimizer) is not in lepus: lepus learns online only"},
+    {"conjugate_gradient", false,
+     "(VW's batch conjugate-gradient optimizer) is not in lepus: lepus learns online only"},
     // Inputs and outputs lepus reads or writes differently.
     {"json", false, "(VW's JSON input) is not in lepus: lepus reads VW text, libsvm and CSV/TSV (--format)"},
-    {"dsjson", false, "(VW's decision-service JSON input) is not in lepus: lepus reads VW text, libsvm and CSV/TSV "
-                      "(--format)"},
+    {"dsjson", false,
+     "(VW's decision-service JSON input) is not in lepus: lepus reads VW text, libsvm and CSV/TSV "
+     "(--format)"},
     {"csv_ns_value", false, "(VW's per-namespace scaling of CSV values) is not in lepus's CSV reader"},
     {"hexfloat_weights", false, "is not in lepus: --readable_model prints decimal weights"},
 };
@@ -46,7 +48,8 @@ std::string group_phrase(const char* group) {
   const std::string g = group;
   std::string first = g.substr(0, g.find(';'));  // an option in several groups: its first
   static const std::string kOptions = " Options";
-  if (first.size() > kOptions.size() && first.compare(first.size() - kOptions.size(), kOptions.size(), kOptions) == 0)
+  if (first.size() > kOptions.size() &&
+      first.compare(first.size() - kOptions.size(), kOptions.size(), kOptions) == 0)
     first.resize(first.size() - kOptions.size());
   static const std::string kReduction = "[Reduction] ", kSearch = "[Search] ";
   if (first.rfind(kReduction, 0) == 0) {

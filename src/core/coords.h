@@ -58,16 +58,19 @@ class VectorBuilder {
     const bool wide_sorted = n >= kRadixFrom && order != Order::kFirstSeen;
     bool merged = wide_sorted ? sort_then_merge(ex) : merge_by_hash(ex);
     if (merged) [[unlikely]]  // a sum may cancel to 0 (or overflow): that coordinate is absent
-      v_.n = static_cast<size_t>(std::remove_if(buf_.data(), buf_.data() + v_.n, [](const Coord& k) {
-                                   return k.x == 0.0 || !std::isfinite(k.x);
-                                 }) - buf_.data());
-    const bool want_slot = order == Order::kSlot || (order == Order::kSlotWhenMerged && (merged || v_.dropped > 0));
+      v_.n = static_cast<size_t>(
+          std::remove_if(buf_.data(), buf_.data() + v_.n,
+                         [](const Coord& k) { return k.x == 0.0 || !std::isfinite(k.x); }) -
+          buf_.data());
+    const bool want_slot =
+        order == Order::kSlot || (order == Order::kSlotWhenMerged && (merged || v_.dropped > 0));
     if (want_slot && !wide_sorted) {
       sort_by_slot(buf_.data(), v_.n);
     } else if (!want_slot && wide_sorted) {  // kSlotWhenMerged, nothing merged: the features as they came
       v_.n = 0;
       for (uint32_t i = 0; i < n; ++i)
-        if (ex.features[i].value != 0.0f) buf_[v_.n++] = Coord{ex.features[i].index & mask_, ex.features[i].value, i};
+        if (ex.features[i].value != 0.0f)
+          buf_[v_.n++] = Coord{ex.features[i].index & mask_, ex.features[i].value, i};
     }
     return v_;
   }
@@ -75,7 +78,7 @@ class VectorBuilder {
  private:
   static constexpr size_t kRadixFrom = 256;
   // Both fill buf_[0, v_.n) and v_.dropped, and return whether some slot repeated.
-  inline bool merge_by_hash(const Example& ex);   // first-seen order
+  inline bool merge_by_hash(const Example& ex);    // first-seen order
   inline bool sort_then_merge(const Example& ex);  // slot order
   inline void sort_by_slot(Coord* c, size_t n);
   inline void radix_sort(Coord* c, size_t n);  // stable: equal slots keep the example's order

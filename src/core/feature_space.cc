@@ -79,8 +79,8 @@ FeatureSpace::FeatureSpace(const FeatureSpaceOptions& options) : opt_(options) {
   }
   for (const auto& spec : all)
     if (spec.size() > kMaxInteractionOrder)
-      throw ConfigError("interaction '" + spec + "' has " + std::to_string(spec.size()) + " namespaces; lepus " +
-                        "supports at most " + std::to_string(kMaxInteractionOrder));
+      throw ConfigError("interaction '" + spec + "' has " + std::to_string(spec.size()) +
+                        " namespaces; lepus " + "supports at most " + std::to_string(kMaxInteractionOrder));
   explicit_ = normalize(explicit_, options.leave_duplicates);
   for (bool b : options.ignore_linear) any_ignore_linear_ |= b;
 }
@@ -112,7 +112,8 @@ void FeatureSpace::load(ModelReader& in) {
     if (c < 0x20 || c > 0x7E) throw ModelFormatError(in.source() + ": bad wildcard namespace in model");
     ex.groups.push_back(FeatureGroup{c, 0, 0});
   }
-  if (!wildcards_.empty()) refresh_wildcards(ex);
+  if (!wildcards_.empty())
+    refresh_wildcards(ex);
   else
     for (unsigned char c : seen)
       if (!seen_[c]) {
@@ -315,7 +316,8 @@ void FeatureSpace::generate(Example& ex, const unsigned char* terms, size_t n) {
         *out++ = Feature{h ^ idx, LEPUS_PRODUCT(v, val)};
         if (opt_.keep_names) {
           FeatureName name;
-          for (size_t k = 0; k < n; ++k) name.insert(name.end(), ex.names[at[k]].begin(), ex.names[at[k]].end());
+          for (size_t k = 0; k < n; ++k)
+            name.insert(name.end(), ex.names[at[k]].begin(), ex.names[at[k]].end());
           ex.names.push_back(std::move(name));
         }
       } else {
@@ -379,8 +381,8 @@ void FeatureSpace::add_ngrams(Example& ex) {
       add_grams(n, opt_.skips[g.ns], ex.features.data() + g.begin, length, gram_mask_, 0, ngram_out_,
                 named ? ex.names.data() + g.begin : nullptr, named ? &names : nullptr);
       if (ngram_out_.size() > opt_.max_features)
-        throw FeatureLimitError("--ngram makes more than --max_features " + std::to_string(opt_.max_features) +
-                                " features for one example");
+        throw FeatureLimitError("--ngram makes more than --max_features " +
+                                std::to_string(opt_.max_features) + " features for one example");
     }
     ngram_groups_.push_back(FeatureGroup{g.ns, begin, static_cast<uint32_t>(ngram_out_.size())});
   }
@@ -465,7 +467,8 @@ void FeatureSpace::expand(Example& ex) {
     const uint32_t removed = ex.num_linear - out;
     if (opt_.keep_names) {
       uint32_t named = 0;
-      for (const auto& g : ex.groups) {  // ex.groups still lists every linear group; keep the kept ones' names
+      for (const auto& g :
+           ex.groups) {  // ex.groups still lists every linear group; keep the kept ones' names
         if (g.ns != kConstantNamespace && opt_.ignore_linear[g.ns]) continue;
         for (uint32_t i = g.begin; i < g.end; ++i, ++named)
           if (named != i) ex.names[named] = std::move(ex.names[i]);

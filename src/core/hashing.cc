@@ -39,12 +39,8 @@ uint32_t murmur3_32(std::string_view bytes, uint32_t seed) {
   const unsigned char* tail = data + 4 * nblocks;
   uint32_t k = 0;
   switch (len & 3) {
-    case 3:
-      k ^= static_cast<uint32_t>(tail[2]) << 16;
-      [[fallthrough]];
-    case 2:
-      k ^= static_cast<uint32_t>(tail[1]) << 8;
-      [[fallthrough]];
+    case 3: k ^= static_cast<uint32_t>(tail[2]) << 16; [[fallthrough]];
+    case 2: k ^= static_cast<uint32_t>(tail[1]) << 8; [[fallthrough]];
     case 1:
       k ^= tail[0];
       k *= c1;

@@ -38,8 +38,10 @@ inline std::uint32_t intel_rsqrt_bits(std::uint32_t x) {
     if (man != 0) return x | 0x400000u;  // NaN: quiet an SNaN, pass a QNaN through
     return sign ? 0xffc00000u : 0u;      // -inf -> indefinite, +inf -> +0
   }
-  if (exp == 0) [[unlikely]] return sign | 0x7f800000u;  // +-0 and denormals (treated as zero) -> +-inf
-  if (sign) [[unlikely]] return 0xffc00000u;             // negative normal -> indefinite
+  if (exp == 0) [[unlikely]]
+    return sign | 0x7f800000u;  // +-0 and denormals (treated as zero) -> +-inf
+  if (sign) [[unlikely]]
+    return 0xffc00000u;  // negative normal -> indefinite
   // x = 2^(exp-127) * 1.man. With j = floor((exp-127)/2), x = 2^(2j) * m, m in [1,4), and the result
   // is 2^-j * (N/8192) = 2^(-j-1) * 1.fraction, i.e. biased exponent 126 - j.
   const int j = (static_cast<int>(exp) - 127) >> 1;  // arithmetic shift == floor
@@ -48,6 +50,8 @@ inline std::uint32_t intel_rsqrt_bits(std::uint32_t x) {
   return (out_exp << 23) | kIntelRsqrtTable[k];
 }
 
-inline float intel_rsqrt(float x) { return std::bit_cast<float>(intel_rsqrt_bits(std::bit_cast<std::uint32_t>(x))); }
+inline float intel_rsqrt(float x) {
+  return std::bit_cast<float>(intel_rsqrt_bits(std::bit_cast<std::uint32_t>(x)));
+}
 
 }  // namespace lepus

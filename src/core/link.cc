@@ -34,7 +34,8 @@ float apply_link(Link link, float p) {
 }
 
 float finite_or_replaced(float v, uint64_t& replaced) {
-  if (std::isfinite(v)) [[likely]] return v;
+  if (std::isfinite(v)) [[likely]]
+    return v;
   ++replaced;
   return std::isnan(v) ? 0.0f : std::copysign(FLT_MAX, v);
 }

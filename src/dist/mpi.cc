@@ -27,8 +27,9 @@ class MpiCollective final : public Collective {
       throw IoError("--distributed: MPI_Init_thread failed");
     MPI_Query_thread(&provided);
     if (provided < MPI_THREAD_SERIALIZED)
-      throw IoError("--distributed: this MPI library cannot be called from more than one thread "
-                    "(MPI_THREAD_SERIALIZED)");
+      throw IoError(
+          "--distributed: this MPI library cannot be called from more than one thread "
+          "(MPI_THREAD_SERIALIZED)");
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
     MPI_Comm_size(MPI_COMM_WORLD, &size_);
@@ -71,11 +72,12 @@ class MpiCollective final : public Collective {
     if (mine.size() > size_t{INT_MAX}) throw IoError("a vector too long to gather across ranks");
     std::vector<int> counts(static_cast<size_t>(size_));
     int count = static_cast<int>(mine.size());
-    check(complete([&] { return MPI_Allgather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, MPI_COMM_WORLD); },
-                   [&](MPI_Request* r) {
-                     return MPI_Iallgather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, MPI_COMM_WORLD, r);
-                   }),
-          "MPI_Allgather");
+    check(
+        complete([&] { return MPI_Allgather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, MPI_COMM_WORLD); },
+                 [&](MPI_Request* r) {
+                   return MPI_Iallgather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, MPI_COMM_WORLD, r);
+                 }),
+        "MPI_Allgather");
     std::vector<int> at(counts.size());
     size_t total = 0;
     for (size_t r = 0; r < counts.size(); ++r) {
@@ -261,8 +263,9 @@ bool have_mpi() { return true; }
 namespace lepus {
 
 std::unique_ptr<Collective> join_mpi(int*, char***, SyncTimeout) {
-  throw ConfigError("--distributed needs Open MPI: this lepus was built without it (install libopenmpi-dev with "
-                    "utl/setup, then rebuild)");
+  throw ConfigError(
+      "--distributed needs Open MPI: this lepus was built without it (install libopenmpi-dev with "
+      "utl/setup, then rebuild)");
 }
 bool have_mpi() { return false; }
 

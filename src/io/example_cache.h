@@ -34,7 +34,8 @@ void encode_cache_record(const Example& ex, std::vector<char>& out);
 const char* decode_cache_record(const char* p, const char* end, Example& ex, const std::string& source);
 
 // The fingerprint of the options and data files a cache belongs to.
-std::string cache_fingerprint(const std::vector<std::string>& data_paths, const std::string& parse_options_text);
+std::string cache_fingerprint(const std::vector<std::string>& data_paths,
+                              const std::string& parse_options_text);
 
 // A cache file's bytes: plain, or gzip through zlib (written with --compressed; recognised by its magic bytes
 // when read).
@@ -60,7 +61,7 @@ class CacheWriter {
  public:
   // compressed: gzip the whole file (--compressed).
   CacheWriter(std::string path, const std::string& fingerprint, bool compressed = false);  // throws IoError
-  ~CacheWriter();                                                 // abandons an unfinished cache
+  ~CacheWriter();  // abandons an unfinished cache
   void append(const Example& ex);
   void finish();  // writes the trailer, flushes and renames into place
 

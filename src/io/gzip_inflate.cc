@@ -74,7 +74,8 @@ class IsalInflater final : public MemberInflater {
     s.produced = room - st_.avail_out;
     if (rc < 0) {
       s.error = std::string(": corrupt gzip data (") +
-                (rc == ISAL_INCORRECT_CHECKSUM ? std::string("checksum mismatch") : "igzip error " + std::to_string(rc)) +
+                (rc == ISAL_INCORRECT_CHECKSUM ? std::string("checksum mismatch")
+                                               : "igzip error " + std::to_string(rc)) +
                 ")";
     } else if (st_.block_state == ISAL_BLOCK_FINISH) {
       s.member_end = true;  // igzip hands back the input bytes past the member's trailer

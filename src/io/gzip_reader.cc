@@ -14,12 +14,12 @@
 namespace lepus {
 namespace {
 
-constexpr size_t kReadSize = size_t{1} << 18;       // one read(2) of compressed input
-constexpr size_t kStreamChunk = size_t{1} << 18;    // a chunk of streaming output
-constexpr size_t kJobOut = size_t{1} << 18;         // a job is closed once its output reaches this ...
-constexpr size_t kJobIn = size_t{1} << 18;          // ... or its input this
-constexpr size_t kMaxMemberOut = size_t{1} << 19;   // a BGZF member inflating to more goes streaming
-constexpr size_t kMaxSpare = 8;                     // buffers kept for reuse
+constexpr size_t kReadSize = size_t{1} << 18;      // one read(2) of compressed input
+constexpr size_t kStreamChunk = size_t{1} << 18;   // a chunk of streaming output
+constexpr size_t kJobOut = size_t{1} << 18;        // a job is closed once its output reaches this ...
+constexpr size_t kJobIn = size_t{1} << 18;         // ... or its input this
+constexpr size_t kMaxMemberOut = size_t{1} << 19;  // a BGZF member inflating to more goes streaming
+constexpr size_t kMaxSpare = 8;                    // buffers kept for reuse
 
 int default_workers() {
   const unsigned hw = std::thread::hardware_concurrency();
@@ -53,8 +53,8 @@ size_t gzip_header_size(const uint8_t* p, size_t n) {
 // The start of a BGZF member: gzip's magic, deflate, FEXTRA, and a first extra subfield 'BC' of length 2.
 bool is_bgzf_header(const std::string& h) {
   auto at = [&](size_t i) { return static_cast<unsigned char>(h[i]); };
-  return h.size() >= 16 && at(0) == 0x1f && at(1) == 0x8b && at(2) == 8 && (at(3) & 4) != 0 && at(12) == 'B' &&
-         at(13) == 'C' && at(14) == 2 && at(15) == 0;
+  return h.size() >= 16 && at(0) == 0x1f && at(1) == 0x8b && at(2) == 8 && (at(3) & 4) != 0 &&
+         at(12) == 'B' && at(13) == 'C' && at(14) == 2 && at(15) == 0;
 }
 
 }  // namespace
@@ -146,8 +146,8 @@ struct GzipReader::Chunk {
   State state = State::kReady;  // under m_ (a job is kPending until a worker has inflated it)
   ByteBuffer out;               // out[0, size) is this chunk's content
   size_t size = 0;
-  std::exception_ptr error;     // damage after the content: thrown once the content is handed out
-  bool end = false;             // the end of the stream (no content)
+  std::exception_ptr error;  // damage after the content: thrown once the content is handed out
+  bool end = false;          // the end of the stream (no content)
   // A job: BGZF members, their compressed bytes back to back in `in`, their content back to back in out.
   struct Member {
     size_t in_off, in_size, out_off, out_size;
@@ -246,7 +246,7 @@ void GzipReader::produce() {
         // A refused job precedes the error and could not be redone: the error takes its place (and the
         // streaming bytes, which come after it, go too). Only a read failure after damage gets here.
         const auto first = std::find_if(unchecked_.begin(), unchecked_.end(),
-                                         [](const auto& c) { return c->state != Chunk::State::kReady; });
+                                        [](const auto& c) { return c->state != Chunk::State::kReady; });
         for (auto it = first; it != unchecked_.end(); ++it)
           queue_.erase(std::find(queue_.begin(), queue_.end(), *it));
         if (out_) out_->size = 0;
@@ -415,8 +415,8 @@ bool GzipReader::inflate_streaming_member() {
     if (!out_) out_ = new_chunk(kStreamChunk, false);
     stream_->set_input(reinterpret_cast<const uint8_t*>(in_.data() + pos_), end_ - pos_);
     mid_member = true;
-    const MemberInflater::Step s =
-        stream_->inflate(reinterpret_cast<uint8_t*>(out_->out.data()) + out_->size, out_->out.size() - out_->size);
+    const MemberInflater::Step s = stream_->inflate(reinterpret_cast<uint8_t*>(out_->out.data()) + out_->size,
+                                                    out_->out.size() - out_->size);
     out_->size += s.produced;
     pos_ = end_ - stream_->avail_in();
     if (!s.error.empty()) throw CorruptInputError(name_ + s.error);

@@ -60,11 +60,11 @@ struct GzipReaderOptions {
 
 // What the reader did, for tests and diagnostics.
 struct GzipReaderStats {
-  uint64_t parallel_members = 0;    // members inflated whole by the workers (and accepted)
-  uint64_t jobs = 0;                // jobs the workers inflated (accepted or not)
-  uint64_t failed_jobs = 0;         // jobs refused (damage or a BGZF size that lied): redone streaming
-  uint64_t streamed_members = 0;    // members inflated streaming on the inflate thread (whole ones)
-  uint64_t read_ahead = 0;          // buffers of compressed input taken from the read-ahead thread
+  uint64_t parallel_members = 0;  // members inflated whole by the workers (and accepted)
+  uint64_t jobs = 0;              // jobs the workers inflated (accepted or not)
+  uint64_t failed_jobs = 0;       // jobs refused (damage or a BGZF size that lied): redone streaming
+  uint64_t streamed_members = 0;  // members inflated streaming on the inflate thread (whole ones)
+  uint64_t read_ahead = 0;        // buffers of compressed input taken from the read-ahead thread
   std::vector<uint64_t> jobs_by_worker;
 };
 
@@ -115,7 +115,7 @@ class GzipReader final : public InputSource {
   size_t in_flight_ = 0;                      // jobs queued or being inflated
   bool failed_ = false;                       // a job was refused and not yet redone
   bool stop_ = false;
-  std::deque<ByteBuffer> spare_;              // buffers to reuse, the longest spare first
+  std::deque<ByteBuffer> spare_;  // buffers to reuse, the longest spare first
   GzipReaderStats stats_;
 
   // The reader's side (the thread that calls read()).
@@ -126,17 +126,17 @@ class GzipReader final : public InputSource {
   // The inflate thread's side.
   std::thread inflater_thread_;
   std::vector<std::thread> worker_threads_;
-  std::unique_ptr<MemberInflater> stream_;   // the streaming inflater
-  ByteBuffer in_;                            // compressed input; in_[pos_, end_) is not yet consumed
+  std::unique_ptr<MemberInflater> stream_;  // the streaming inflater
+  ByteBuffer in_;                           // compressed input; in_[pos_, end_) is not yet consumed
   size_t pos_ = 0, end_ = 0;
   bool eof_ = false;
-  std::shared_ptr<Chunk> out_;               // the streaming output chunk being filled
-  std::shared_ptr<Chunk> group_;             // the BGZF job being gathered
+  std::shared_ptr<Chunk> out_;                     // the streaming output chunk being filled
+  std::shared_ptr<Chunk> group_;                   // the BGZF job being gathered
   std::vector<std::shared_ptr<Chunk>> unchecked_;  // jobs handed out, oldest first, not yet seen accepted
-  bool force_stream_ = false;                // the next member goes streaming (a job was refused there)
-  int wake_[2] = {-1, -1};                   // self-pipe: wakes the inflate thread out of poll on stop
-  std::unique_ptr<ReadAhead> ahead_;         // reads a regular file ahead when this thread inflates it alone
-  ByteBuffer ahead_spare_;                   // a read-ahead buffer copied after left-over input
+  bool force_stream_ = false;                      // the next member goes streaming (a job was refused there)
+  int wake_[2] = {-1, -1};                         // self-pipe: wakes the inflate thread out of poll on stop
+  std::unique_ptr<ReadAhead> ahead_;  // reads a regular file ahead when this thread inflates it alone
+  ByteBuffer ahead_spare_;            // a read-ahead buffer copied after left-over input
 };
 
 }  // namespace lepus

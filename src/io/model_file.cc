@@ -159,8 +159,10 @@ void ModelFileWriter::commit() {
     std::vector<uint8_t> buf(size_t{1} << 20);
     uint64_t at = 0;
     while (at < offset_) {
-      const ssize_t got = ::pread(fd_, buf.data(), std::min<uint64_t>(buf.size(), offset_ - at), static_cast<off_t>(at));
-      if (got <= 0) throw IoError(path_ + ": cannot read back the model being written: " + std::strerror(errno));
+      const ssize_t got =
+          ::pread(fd_, buf.data(), std::min<uint64_t>(buf.size(), offset_ - at), static_cast<off_t>(at));
+      if (got <= 0)
+        throw IoError(path_ + ": cannot read back the model being written: " + std::strerror(errno));
       crc = crc32(crc, buf.data(), static_cast<uInt>(got));
       at += static_cast<uint64_t>(got);
     }
@@ -169,7 +171,8 @@ void ModelFileWriter::commit() {
   }
   const uint32_t c = static_cast<uint32_t>(crc);
   if (fd_ < 0) {
-    memory_.insert(memory_.end(), reinterpret_cast<const uint8_t*>(&c), reinterpret_cast<const uint8_t*>(&c) + 4);
+    memory_.insert(memory_.end(), reinterpret_cast<const uint8_t*>(&c),
+                   reinterpret_cast<const uint8_t*>(&c) + 4);
     const int out = ::open(target_.c_str(), O_WRONLY | O_CLOEXEC);
     if (out < 0) throw IoError(path_ + ": cannot write model: " + std::strerror(errno));
     try {
@@ -183,7 +186,8 @@ void ModelFileWriter::commit() {
     return;
   }
   emit(reinterpret_cast<const uint8_t*>(&c), 4);
-  if (::fchmod(fd_, mode_for_replacing(target_)) != 0 || ::fsync(fd_) != 0)  // the old file's mode, or the umask's
+  if (::fchmod(fd_, mode_for_replacing(target_)) != 0 ||
+      ::fsync(fd_) != 0)  // the old file's mode, or the umask's
     throw IoError(path_ + ": cannot flush model: " + std::strerror(errno));
   ::close(fd_);
   fd_ = -1;
@@ -226,9 +230,10 @@ void save_model(const std::string& path, const std::vector<SavedOption>& options
   }
   f.end_section();
   if (f.writer().nonfinite() > 0)  // the temporary file is abandoned: the previous model stays
-    throw IoError(path + ": not saved: the " + std::string(learner.name()) + " state holds " +
-                  std::to_string(f.writer().nonfinite()) +
-                  " non-finite values (a numeric overflow), which no model may hold; the previous file is as it was");
+    throw IoError(
+        path + ": not saved: the " + std::string(learner.name()) + " state holds " +
+        std::to_string(f.writer().nonfinite()) +
+        " non-finite values (a numeric overflow), which no model may hold; the previous file is as it was");
   f.commit();
 }
 
@@ -280,21 +285,25 @@ ModelFile parse_model_bytes(const std::vector<uint8_t>& b, const std::string& so
     if (tag == 0) break;
     const uint32_t version = r.get_u32("section version");
     const uint64_t length = r.get_u64("section length");
-    if (length > r.remaining()) throw ModelFormatError(source + ": damaged lepus model: a section runs past the end");
+    if (length > r.remaining())
+      throw ModelFormatError(source + ": damaged lepus model: a section runs past the end");
     const uint32_t order = tag == kSectionFeatureSpace ? 1 : tag == kSectionLearner ? 2 : 0;
     if (order == 0)
-      throw ModelFormatError(source + ": unknown model section (made by a newer lepus?); this lepus (" LEPUS_VERSION
+      throw ModelFormatError(source +
+                             ": unknown model section (made by a newer lepus?); this lepus (" LEPUS_VERSION
                              ") reads the feature space and learner sections");
-    if (order <= expected_min) throw ModelFormatError(source + ": damaged lepus model: sections out of order");
+    if (order <= expected_min)
+      throw ModelFormatError(source + ": damaged lepus model: sections out of order");
     if (version != 1)
-      throw ModelFormatError(source + ": model section version " + std::to_string(version) + ", this lepus (" +
-                             LEPUS_VERSION + ") reads version 1");
+      throw ModelFormatError(source + ": model section version " + std::to_string(version) +
+                             ", this lepus (" + LEPUS_VERSION + ") reads version 1");
     expected_min = order;
     const size_t at = m.state.size();
     m.state.resize(at + length);
     r.get_raw(m.state.data() + at, length, "section");
   }
-  if (r.remaining() != 0) throw ModelFormatError(source + ": damaged lepus model: bytes after the last section");
+  if (r.remaining() != 0)
+    throw ModelFormatError(source + ": damaged lepus model: bytes after the last section");
   return m;
 }
 

@@ -26,9 +26,9 @@ inline constexpr uint32_t kSectionLearner = 0x524E524C;       // "LRNR"
 
 // An option that shapes features, loss or learner, as it was in force when the model was trained.
 struct SavedOption {
-  std::string name;   // long option name without dashes
-  std::string value;  // "" for flags
-  bool given = false; // given on the command line (defaults are saved too, with given = false)
+  std::string name;    // long option name without dashes
+  std::string value;   // "" for flags
+  bool given = false;  // given on the command line (defaults are saved too, with given = false)
 };
 
 struct ModelFile {

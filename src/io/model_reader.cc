@@ -7,7 +7,8 @@
 namespace lepus {
 
 void ModelReader::get_raw(void* out, size_t n, const char* what) {
-  if (n == 0) return;  // out may be null (an empty vector's data()); memcpy must not see it (found by fuzzing)
+  if (n == 0)
+    return;  // out may be null (an empty vector's data()); memcpy must not see it (found by fuzzing)
   if (remaining() < n) throw ModelFormatError(source_ + ": truncated model (while reading " + what + ")");
   std::memcpy(out, p_, n);
   p_ += n;

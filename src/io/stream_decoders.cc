@@ -32,7 +32,9 @@ class DecodeSource : public InputSource {
     pos_ = 0;
     return len_ > 0;
   }
-  [[noreturn]] void fail(const std::string& why) const { throw IoError(name_ + ": " + format_ + " data: " + why); }
+  [[noreturn]] void fail(const std::string& why) const {
+    throw IoError(name_ + ": " + format_ + " data: " + why);
+  }
 
   std::unique_ptr<FdReader> fd_;
   const char* format_;
@@ -69,7 +71,8 @@ class ZstdSource final : public DecodeSource {
 
 class Bzip2Source final : public DecodeSource {
  public:
-  Bzip2Source(std::unique_ptr<FdReader> fd, std::string name) : DecodeSource(std::move(fd), std::move(name), "bzip2") {
+  Bzip2Source(std::unique_ptr<FdReader> fd, std::string name)
+      : DecodeSource(std::move(fd), std::move(name), "bzip2") {
     start();
   }
   ~Bzip2Source() override { BZ2_bzDecompressEnd(&s_); }
@@ -111,7 +114,8 @@ class Bzip2Source final : public DecodeSource {
 
 class XzSource final : public DecodeSource {
  public:
-  XzSource(std::unique_ptr<FdReader> fd, std::string name) : DecodeSource(std::move(fd), std::move(name), "xz") {
+  XzSource(std::unique_ptr<FdReader> fd, std::string name)
+      : DecodeSource(std::move(fd), std::move(name), "xz") {
     if (lzma_stream_decoder(&s_, UINT64_MAX, LZMA_CONCATENATED) != LZMA_OK) fail("cannot start the decoder");
   }
   ~XzSource() override { lzma_end(&s_); }
@@ -128,8 +132,8 @@ class XzSource final : public DecodeSource {
         done_ = true;
       } else if (rc != LZMA_OK) {
         fail(rc == LZMA_DATA_ERROR || rc == LZMA_FORMAT_ERROR ? "corrupt"
-             : rc == LZMA_BUF_ERROR                            ? "the file ends inside a stream (truncated?)"
-                                                               : "decoder error " + std::to_string(rc));
+             : rc == LZMA_BUF_ERROR                           ? "the file ends inside a stream (truncated?)"
+                                                              : "decoder error " + std::to_string(rc));
       }
     }
     return n - s_.avail_out;
@@ -157,7 +161,8 @@ class CheckedSource final : public InputSource {
       checked_ = true;
       if (const char* f = compressed_format(std::string(buf, std::min<size_t>(got, 8))))
         throw IoError(name_ + ": " + f + " data inside " + outer_ +
-                      " (compressed twice): decompress the outer layer first, e.g. " + outer_ + " -dc FILE > FILE2");
+                      " (compressed twice): decompress the outer layer first, e.g. " + outer_ +
+                      " -dc FILE > FILE2");
     }
     return got;
   }
@@ -175,7 +180,11 @@ const char* compressed_format(const std::string& bytes) {
   if (starts_with(bytes, "\x1f\x8b", 2)) return "gzip";
   if (starts_with(bytes, "\x28\xb5\x2f\xfd", 4)) return "zstd";
   if (starts_with(bytes, "BZh", 3)) return "bzip2";
-  if (starts_with(bytes, "\xfd" "7zXZ\x00", 6)) return "xz";
+  if (starts_with(bytes,
+                  "\xfd"
+                  "7zXZ\x00",
+                  6))
+    return "xz";
   if (starts_with(bytes, "PK\x03\x04", 4)) return "zip";
   if (starts_with(bytes, "7z\xbc\xaf\x27\x1c", 6)) return "7z";
   if (starts_with(bytes, "\x04\x22\x4d\x18", 4)) return "lz4";
@@ -189,12 +198,15 @@ std::unique_ptr<InputSource> open_decoder(std::unique_ptr<FdReader> fd, std::str
   const char* f = compressed_format(magic);
   if (f == nullptr) return nullptr;
   const std::string format = f;
-  if (format == "zstd") return std::make_unique<CheckedSource>(std::make_unique<ZstdSource>(std::move(fd), name), "zstd");
+  if (format == "zstd")
+    return std::make_unique<CheckedSource>(std::make_unique<ZstdSource>(std::move(fd), name), "zstd");
   if (format == "bzip2")
     return std::make_unique<CheckedSource>(std::make_unique<Bzip2Source>(std::move(fd), name), "bzip2");
-  if (format == "xz") return std::make_unique<CheckedSource>(std::make_unique<XzSource>(std::move(fd), name), "xz");
+  if (format == "xz")
+    return std::make_unique<CheckedSource>(std::make_unique<XzSource>(std::move(fd), name), "xz");
   if (format == "gzip") return nullptr;  // the caller's own reader
-  throw IoError(name + ": " + format + " data, which lepus does not read: decompress it first (gzip, zstd, bzip2 "
+  throw IoError(name + ": " + format +
+                " data, which lepus does not read: decompress it first (gzip, zstd, bzip2 "
                 "and xz are read as they are)");
 }
 

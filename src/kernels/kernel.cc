@@ -174,8 +174,7 @@ Kernel::Kernel(const KernelParams& params) : p_(params) {
 
 double Kernel::of_dot(double xy, double xx, double yy) const {
   switch (p_.kind) {
-    case KernelKind::kLinear:
-      return xy;
+    case KernelKind::kLinear: return xy;
     case KernelKind::kPolynomial: {
       const double base = xy + p_.coef0;
       double r = 1.0;

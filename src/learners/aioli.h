@@ -56,11 +56,11 @@ struct AioliOptions {
   std::optional<double> lambda;  // --aioli_lambda; default 1/B^2 (Theorem 1's choice)
   std::optional<double> r;       // --aioli_R; default: the largest ||x|| learned from so far
   MatrixKind matrix = MatrixKind::kAuto;
-  uint32_t rank = 10;            // --rank, sketch mode
-  uint64_t max_dense = 1000;     // --max_dense_features, auto mode
-  bool o2b = false;              // --aioli_o2b
-  bool scale = true;             // --aioli_scale feature (true) or none
-  uint64_t full_cap = 0;         // full mode: the most slots held (0: the component's default); not an option
+  uint32_t rank = 10;         // --rank, sketch mode
+  uint64_t max_dense = 1000;  // --max_dense_features, auto mode
+  bool o2b = false;           // --aioli_o2b
+  bool scale = true;          // --aioli_scale feature (true) or none
+  uint64_t full_cap = 0;      // full mode: the most slots held (0: the component's default); not an option
   double ridge() const { return lambda ? *lambda : 1.0 / (radius * radius); }
   static AioliOptions from(const OptionValues& values);  // throws ConfigError
 };
@@ -107,13 +107,15 @@ class AioliLearner final : public Learner {
   // with the offset `initial` included (the double whose float is the played prediction), and one round learned
   // with label y in {-1, +1} and importance weight `weight` (<= 0: nothing learned), `norm` taking the place of
   // ||v|| in the default R (the largest norm learned from).
-  double predict_vector(const SparseVector& v, double initial = 0.0) const { return evaluate(v, initial).yhat; }
+  double predict_vector(const SparseVector& v, double initial = 0.0) const {
+    return evaluate(v, initial).yhat;
+  }
   double learn_vector(const SparseVector& v, double y, double weight, double initial, double norm);
 
  private:
   // One round on v: the played prediction, and (teach) the update. `norm` enters the default R.
-  Prediction learn_round(const SparseVector& v, double initial, bool teach, double y, double weight, double norm,
-                         double* yhat = nullptr);
+  Prediction learn_round(const SparseVector& v, double initial, bool teach, double y, double weight,
+                         double norm, double* yhat = nullptr);
   Round evaluate(const SparseVector& v, double initial) const;
   Round evaluate_with(const Matrix& a, const SparseVector& v, double initial) const;
   Prediction output(double yhat) const;
@@ -128,12 +130,12 @@ class AioliLearner final : public Learner {
   double r_max_ = 0.0;         // the largest ||x|| learned from (R when --aioli_R is not given)
   bool test_only_;
   uint64_t seed_;
-  uint64_t rounds_ = 0;              // rounds learned (the reservoir's t)
-  uint64_t snap_round_ = 0;          // the snapshot holds the state before this round (0: none)
-  std::unique_ptr<Matrix> snap_a_;   // --aioli_o2b: A and b of the snapshot
+  uint64_t rounds_ = 0;             // rounds learned (the reservoir's t)
+  uint64_t snap_round_ = 0;         // the snapshot holds the state before this round (0: none)
+  std::unique_ptr<Matrix> snap_a_;  // --aioli_o2b: A and b of the snapshot
   mutable VectorBuilder builder_;
-  TrackedVector scale_;                 // s_i, the largest |x_i| learned from (--aioli_scale feature)
-  mutable std::vector<Coord> scaled_;   // input()'s buffer
+  TrackedVector scale_;                // s_i, the largest |x_i| learned from (--aioli_scale feature)
+  mutable std::vector<Coord> scaled_;  // input()'s buffer
   mutable SparseVector scaled_view_;
   mutable uint64_t safeguards_ = 0;
 };

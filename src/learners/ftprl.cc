@@ -177,34 +177,40 @@ LearnerRow ftprl_diag_row() {
 // ftprl-const's and ftprl-scale's merge (--distributed): one step size for every feature, so no per-feature weight.
 static LearnerTraits mean_point_traits() {
   LearnerTraits t;
-  t.merge = "the ranks' mean point u and mean sum of squared gradients G (VW's plain average), then projected as "
-            "ever; an approximation of one learner over all the data, exact with one rank";
+  t.merge =
+      "the ranks' mean point u and mean sum of squared gradients G (VW's plain average), then projected as "
+      "ever; an approximation of one learner over all the data, exact with one rank";
   return t;
 }
 
 LearnerRow ftprl_const_row() {
-  return LearnerRow{"ftprl-const",
-                    "no learning rate, one adaptive step size for all features, weights in a ball or box: for "
-                    "dense data on one scale (McMahan & Streeter 2010, FTPRL, Corollary 1)",
-                    {ftprl_radius_spec(),
-                     {"ftprl_set", "", Kind::kText, "ball",
-                      "ftprl-const's weight set: ball (the weight vector's length at most R) or box (each "
-                      "weight at most R)",
-                      {},
-                      {"ball", "box"}}},
-                    [](const LearnerContext& c) -> std::unique_ptr<Learner> {
-                      const FtprlOptions o = FtprlOptions::from(c.options);
-                      if (o.set == FtprlOptions::Set::kBox)
-                        return std::make_unique<FtprlConstBoxLearner>(o, c.loss, c.bits, c.test_only);
-                      return std::make_unique<FtprlConstBallLearner>(o, c.loss, c.bits, c.test_only);
-                    },
-                    mean_point_traits()};
+  return LearnerRow{
+      "ftprl-const",
+      "no learning rate, one adaptive step size for all features, weights in a ball or box: for "
+      "dense data on one scale (McMahan & Streeter 2010, FTPRL, Corollary 1)",
+      {ftprl_radius_spec(),
+       {"ftprl_set",
+        "",
+        Kind::kText,
+        "ball",
+        "ftprl-const's weight set: ball (the weight vector's length at most R) or box (each "
+        "weight at most R)",
+        {},
+        {"ball", "box"}}},
+      [](const LearnerContext& c) -> std::unique_ptr<Learner> {
+        const FtprlOptions o = FtprlOptions::from(c.options);
+        if (o.set == FtprlOptions::Set::kBox)
+          return std::make_unique<FtprlConstBoxLearner>(o, c.loss, c.bits, c.test_only);
+        return std::make_unique<FtprlConstBallLearner>(o, c.loss, c.bits, c.test_only);
+      },
+      mean_point_traits()};
 }
 
 LearnerRow ftprl_scale_row() {
   return LearnerRow{
       "ftprl-scale",
-      "ftprl-const with an expected weight size per namespace (--ftprl_scale): when you know which namespaces "
+      "ftprl-const with an expected weight size per namespace (--ftprl_scale): when you know which "
+      "namespaces "
       "carry large weights (McMahan & Streeter 2010, FTPRL-Scale)",
       {ftprl_radius_spec(),
        {"ftprl_scale", "", Kind::kText, "*:1",

@@ -85,8 +85,8 @@ struct FtprlOptions {
   enum class Set { kBox, kBall };
   double radius = 1.0;       // --ftprl_radius R (data_radius: the constant c)
   bool data_radius = false;  // --ftprl_radius not given on the command line: estimated from the data
-  Set set = Set::kBall;    // --ftprl_set (ftprl-const)
-  std::string scale_text;  // --ftprl_scale, as given (ftprl-scale)
+  Set set = Set::kBall;      // --ftprl_set (ftprl-const)
+  std::string scale_text;    // --ftprl_scale, as given (ftprl-scale)
   FtprlScaleSpec scale;
 
   static FtprlOptions from(const OptionValues& values);  // throws ConfigError

@@ -148,7 +148,7 @@ void FtprlBallLearner<kScaled>::apply_round(const Example& x, const SparseVector
   } else {
     sum_x2 = v.norm2();
   }
-  if (sum_x2 == 0.0) return;  // g^_t = 0
+  if (sum_x2 == 0.0) return;             // g^_t = 0
   const double c = projection_factor();  // w^_t = c u^_t, the point played this round (radius R_{t-1})
   if (data_radius_) {                    // R_t = c / X_t, X_t including this example
     x_max_ = std::max(x_max_, std::sqrt(sum_x2));

@@ -50,8 +50,8 @@
 #include <ostream>
 #include <type_traits>
 
-#include "learners/ftprl.h"
 #include "learners/common/merge.h"
+#include "learners/ftprl.h"
 #include "learners/ftprl_internal.h"
 #include "lepus/errors.h"
 

@@ -43,18 +43,19 @@ void FtprlFullCore::resize(Eigen::Index n) {
   z.conservativeResizeLike(Eigen::VectorXd::Zero(n));
 }
 
-Eigen::VectorXd FtprlFullCore::advance(const Eigen::VectorXd& w, const Eigen::VectorXd& g, const Eigen::MatrixXd& v,
-                                       const Eigen::VectorXd& l) {
+Eigen::VectorXd FtprlFullCore::advance(const Eigen::VectorXd& w, const Eigen::VectorXd& g,
+                                       const Eigen::MatrixXd& v, const Eigen::VectorXd& l) {
   Eigen::MatrixXd next = v * l.asDiagonal() * v.transpose();
-  next.triangularView<Eigen::StrictlyLower>() = next.transpose();  // exactly symmetric (saved as one triangle)
+  next.triangularView<Eigen::StrictlyLower>() =
+      next.transpose();     // exactly symmetric (saved as one triangle)
   q += (next - q_cum) * w;  // q += Q_t w_t: the old point, the new increment
   z += g;
   q_cum.swap(next);
   return pinv_apply(v, l, q - z);
 }
 
-Eigen::VectorXd ftprl_ball_projection(const Eigen::MatrixXd& v, const Eigen::VectorXd& l, const Eigen::VectorXd& u,
-                                      double r) {
+Eigen::VectorXd ftprl_ball_projection(const Eigen::MatrixXd& v, const Eigen::VectorXd& l,
+                                      const Eigen::VectorXd& u, double r) {
   if (u.norm() <= r) return u;
   const Eigen::VectorXd c = v.transpose() * u;  // u in the eigenbasis
   auto norm_at = [&](double mu) {
@@ -113,8 +114,8 @@ Prediction FtprlFullLearner::predict(const Example& x) const {
   return clip_.of(common::to_float(s, safeguards_));
 }
 
-double ftprl_full_dloss(const Loss& loss, const Prediction& p, const Example& x, const common::LabelClip& clip,
-                        uint64_t& safeguards) {
+double ftprl_full_dloss(const Loss& loss, const Prediction& p, const Example& x,
+                        const common::LabelClip& clip, uint64_t& safeguards) {
   const double d = loss.first_derivative(p.raw, x.label, clip.range()) * static_cast<double>(x.weight);
   if (std::isfinite(d)) return d;
   ++safeguards;
@@ -137,7 +138,8 @@ void FtprlFullLearner::update(const Example& x, double dloss) {
   for (const Coord& c : v) fresh += index_.find(c.slot) == CompactIndex::kNone;
   if (index_.size() + fresh > opt_.cap)
     throw ConfigError("ftprl-full: this example would bring the distinct features to " +
-                      std::to_string(index_.size() + fresh) + ", past the cap of " + std::to_string(opt_.cap) +
+                      std::to_string(index_.size() + fresh) + ", past the cap of " +
+                      std::to_string(opt_.cap) +
                       " (--max_dense_features; one eigendecomposition of n x n per example); use fewer bits "
                       "(-b), --matrix sketch or --learner ftprl-diag");
   for (const Coord& c : v)
@@ -188,7 +190,8 @@ std::vector<std::string> FtprlFullLearner::describe() const {
     return {"ftprl_radius = data: " + common::number(opt_.radius) + " / the largest ||x|| so far",
             "feasible set = ball ||w||_2 <= " + common::number(opt_.radius) + " / max ||x||",
             "matrix = full, up to " + std::to_string(opt_.cap) + " features"};
-  return {"ftprl_radius = " + common::number(opt_.radius), "feasible set = ball ||w||_2 <= " + common::number(opt_.radius),
+  return {"ftprl_radius = " + common::number(opt_.radius),
+          "feasible set = ball ||w||_2 <= " + common::number(opt_.radius),
           "matrix = full, up to " + std::to_string(opt_.cap) + " features"};
 }
 
@@ -224,7 +227,9 @@ void FtprlFullLearner::save(ModelWriter& out) const {
 }
 
 void FtprlFullLearner::load(ModelReader& in) {
-  auto bad = [&](const std::string& what) { return ModelFormatError(in.source() + ": ftprl-full state: " + what); };
+  auto bad = [&](const std::string& what) {
+    return ModelFormatError(in.source() + ": ftprl-full state: " + what);
+  };
   const uint32_t version = in.get_u32("ftprl-full state version");
   if (version != kStateVersion && version != 1) throw bad("unknown state version");
   const uint32_t bits = in.get_u32("ftprl-full bits");
@@ -275,23 +280,26 @@ void FtprlFullLearner::load(ModelReader& in) {
 }
 
 LearnerRow ftprl_full_row() {
-  LearnerRow row{"ftprl-full",
-                 "no learning rate, a full-matrix step (the square root of the gradients' second moment), weights "
-                 "in the ball of radius --ftprl_radius: for a few hundred correlated features, or any number with "
-                 "--matrix sketch (McMahan & Streeter 2010, FTPRL with a full-matrix schedule)",
-                 {ftprl_radius_spec(), common::matrix_option({"full", "sketch"}), common::rank_option(),
-                  common::max_dense_option(256)},
-                 [](const LearnerContext& c) -> std::unique_ptr<Learner> {
-                   const FtprlFullOptions o = FtprlFullOptions::from(c.options);
-                   if (common::matrix_kind_of(c.options, MatrixKind::kFull) == MatrixKind::kSketch)
-                     return std::make_unique<FtprlSketchLearner>(o, common::rank_of(c.options), c.loss, c.bits,
-                                                                 c.test_only);
-                   return std::make_unique<FtprlFullLearner>(o, c.loss, c.bits, c.test_only);
-                 }};
+  LearnerRow row{
+      "ftprl-full",
+      "no learning rate, a full-matrix step (the square root of the gradients' second moment), weights "
+      "in the ball of radius --ftprl_radius: for a few hundred correlated features, or any number with "
+      "--matrix sketch (McMahan & Streeter 2010, FTPRL with a full-matrix schedule)",
+      {ftprl_radius_spec(), common::matrix_option({"full", "sketch"}), common::rank_option(),
+       common::max_dense_option(256)},
+      [](const LearnerContext& c) -> std::unique_ptr<Learner> {
+        const FtprlFullOptions o = FtprlFullOptions::from(c.options);
+        if (common::matrix_kind_of(c.options, MatrixKind::kFull) == MatrixKind::kSketch)
+          return std::make_unique<FtprlSketchLearner>(o, common::rank_of(c.options), c.loss, c.bits,
+                                                      c.test_only);
+        return std::make_unique<FtprlFullLearner>(o, c.loss, c.bits, c.test_only);
+      }};
   row.traits.matrix_modes = {"full", "sketch"};
-  row.traits.matrix_nearest = {{"diag", "--learner ftprl-diag (FTPRL-Diag, a box) or ftprl-const (the ball)"}};
-  row.traits.merge = "the ranks' mean point w and mean second moment (their Frequent Directions sketches "
-                     "concatenated and shrunk); an approximation of one learner over all the data, exact with one rank";
+  row.traits.matrix_nearest = {
+      {"diag", "--learner ftprl-diag (FTPRL-Diag, a box) or ftprl-const (the ball)"}};
+  row.traits.merge =
+      "the ranks' mean point w and mean second moment (their Frequent Directions sketches "
+      "concatenated and shrunk); an approximation of one learner over all the data, exact with one rank";
   row.traits.merge_matrix = "sketch";
   return row;
 }

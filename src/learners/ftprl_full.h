@@ -40,8 +40,8 @@ namespace lepus {
 
 // The master step over n coordinates, independent of the schedule and the feasible set.
 struct FtprlFullCore {
-  Eigen::MatrixXd q_cum;  // Q_{1:t}
-  Eigen::VectorXd q, z;   // q_t and z_t
+  Eigen::MatrixXd q_cum;        // Q_{1:t}
+  Eigen::VectorXd q, z;         // q_t and z_t
   void resize(Eigen::Index n);  // grows, new coordinates zero
   // After playing w with gradient g: Q_{1:t} <- V diag(l) V' (>= the previous Q_{1:t}); returns u_{t+1}, with
   // eigenvalues of Q (given as l) at or below 1e-7 of the largest treated as 0.
@@ -50,18 +50,18 @@ struct FtprlFullCore {
 };
 
 // argmin_{||w|| <= r} (w - u)' Q (w - u) for Q = V diag(l) V' (l >= 0; u in Q's range).
-Eigen::VectorXd ftprl_ball_projection(const Eigen::MatrixXd& v, const Eigen::VectorXd& l, const Eigen::VectorXd& u,
-                                      double r);
+Eigen::VectorXd ftprl_ball_projection(const Eigen::MatrixXd& v, const Eigen::VectorXd& l,
+                                      const Eigen::VectorXd& u, double r);
 
 // The scale of FTPRL's gradient for a prediction p: l'(p) times the importance weight; a non-finite value is
 // counted in `safeguards` and gives 0 (no step). Both modes' learn() step with it.
-double ftprl_full_dloss(const Loss& loss, const Prediction& p, const Example& x, const common::LabelClip& clip,
-                        uint64_t& safeguards);
+double ftprl_full_dloss(const Loss& loss, const Prediction& p, const Example& x,
+                        const common::LabelClip& clip, uint64_t& safeguards);
 
 struct FtprlFullOptions {
   double radius = 1.0;       // --ftprl_radius R (data_radius: the constant c)
   bool data_radius = false;  // --ftprl_radius not given on the command line: R = c / the largest ||x|| so far
-  uint64_t cap = 256;   // --max_dense_features
+  uint64_t cap = 256;        // --max_dense_features
   static FtprlFullOptions from(const OptionValues& values);  // throws ConfigError
 };
 
@@ -80,7 +80,7 @@ class FtprlFullLearner final : public Learner {
   void write_readable(std::ostream& out) const override;
   uint64_t safeguard_count() const override { return safeguards_; }
 
-  double weight(uint64_t slot) const;  // w_i, the point played next
+  double weight(uint64_t slot) const;             // w_i, the point played next
   double radius() const { return radius_; }       // R, or the data-derived c / X
   double largest_norm() const { return x_max_; }  // X, the largest ||x|| learned from (data-derived radius)
   // Q_{1:t} and its last increment as the learner holds them (for the tests of Theorem 2's bound).

@@ -30,7 +30,8 @@ FtprlSketchLearner::FtprlSketchLearner(const FtprlFullOptions& options, uint32_t
       clip_(loss.initial_range(), test_only),
       sketch_(rank, kSketchCap),
       builder_(bits) {
-  if (!(opt_.radius > 0.0) || !std::isfinite(opt_.radius)) throw ConfigError("ftprl-full: the radius must be > 0");
+  if (!(opt_.radius > 0.0) || !std::isfinite(opt_.radius))
+    throw ConfigError("ftprl-full: the radius must be > 0");
   bu_.setZero(2 * Eigen::Index{rank});
   e_.setZero(2 * Eigen::Index{rank});
   c_.setZero(2 * Eigen::Index{rank});
@@ -68,7 +69,8 @@ void FtprlSketchLearner::fold() {
   const auto G = sketch_.gram().topLeftCorner(r, r);
   auto gc = gc_.head(r);
   gc.noalias() = G * c_.head(r);
-  uu_ = std::max(omega_ * omega_ * uu_ + 2.0 * omega_ * c_.head(r).dot(bu_.head(r)) + c_.head(r).dot(gc), 0.0);
+  uu_ =
+      std::max(omega_ * omega_ * uu_ + 2.0 * omega_ * c_.head(r).dot(bu_.head(r)) + c_.head(r).dot(gc), 0.0);
   bu_.head(r) = omega_ * bu_.head(r) + gc;
   alpha_ *= omega_;
   e_ *= omega_;
@@ -155,9 +157,9 @@ void FtprlSketchLearner::step(const SparseVector& v, double dloss, const Dots& d
       vec_(m - 1 - j, j) = 1.0;
     }
   }
-  const bool bordered = (shrank || (known && p + 1 == n)) &&
-                        bordered_.compute(lam_.head(p), vec_.topLeftCorner(p, p), p, G.col(p).head(p), G(p, p),
-                                          lam_next_, vec_next_);
+  const bool bordered =
+      (shrank || (known && p + 1 == n)) && bordered_.compute(lam_.head(p), vec_.topLeftCorner(p, p), p,
+                                                             G.col(p).head(p), G(p, p), lam_next_, vec_next_);
   if (!bordered) {
     eig_.compute(G);
     lam_next_.head(n) = eig_.eigenvalues();
@@ -345,7 +347,8 @@ std::vector<std::string> FtprlSketchLearner::describe() const {
     return {"ftprl_radius = data: " + common::number(opt_.radius) + " / the largest ||x|| so far",
             "feasible set = ball ||w||_2 <= " + common::number(opt_.radius) + " / max ||x||",
             "matrix = sketch, rank " + std::to_string(rank_)};
-  return {"ftprl_radius = " + common::number(opt_.radius), "feasible set = ball ||w||_2 <= " + common::number(opt_.radius),
+  return {"ftprl_radius = " + common::number(opt_.radius),
+          "feasible set = ball ||w||_2 <= " + common::number(opt_.radius),
           "matrix = sketch, rank " + std::to_string(rank_)};
 }
 
@@ -393,7 +396,9 @@ void FtprlSketchLearner::save(ModelWriter& out) const {
 }
 
 void FtprlSketchLearner::load(ModelReader& in) {
-  auto bad = [&](const std::string& what) { return ModelFormatError(in.source() + ": ftprl-full state: " + what); };
+  auto bad = [&](const std::string& what) {
+    return ModelFormatError(in.source() + ": ftprl-full state: " + what);
+  };
   // 0xF5C1 (before the eigendecomposition was saved) still loads: the next update recomputes it.
   const uint32_t version = in.get_u32("ftprl-full state version");
   if (version != kStateVersion && version != 0xF5C2 && version != 0xF5C1)
@@ -414,7 +419,8 @@ void FtprlSketchLearner::load(ModelReader& in) {
   }
   const double r_now = data && x_max > 0.0 ? radius / x_max : radius;
   const uint32_t rank = in.get_u32("ftprl-full rank");
-  if (rank != rank_) throw bad("saved with --rank " + std::to_string(rank) + ", this run has " + std::to_string(rank_));
+  if (rank != rank_)
+    throw bad("saved with --rank " + std::to_string(rank) + ", this run has " + std::to_string(rank_));
   common::LabelClip clip = clip_;
   clip.load(in, "ftprl-full");
   FrequentDirections sketch(rank_, kSketchCap);

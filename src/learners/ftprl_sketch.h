@@ -61,8 +61,8 @@ class FtprlSketchLearner final : public Learner {
   void write_readable(std::ostream& out) const override;
   uint64_t safeguard_count() const override { return safeguards_; }
 
-  double weight(uint64_t slot) const;  // w_i, the point played next: O(m + rows)
-  double weight_norm() const;          // ||w||, from the representation: O(rows²)
+  double weight(uint64_t slot) const;             // w_i, the point played next: O(m + rows)
+  double weight_norm() const;                     // ||w||, from the representation: O(rows²)
   double radius() const { return radius_; }       // R, or the data-derived c / X (ftprl_full.h)
   double largest_norm() const { return x_max_; }  // X, the largest ||x|| learned from (data-derived radius)
   double mu() const { return mu_; }  // the last projection's multiplier (0: the ball was not active)
@@ -75,8 +75,8 @@ class FtprlSketchLearner final : public Learner {
   Dots dots(const SparseVector& x) const;     // both from one S x (learn() shares them with the update)
   double dot_u(const SparseVector& x) const;  // u . x (S x as the sketch has it now)
   void step(const SparseVector& v, double dloss, const Dots& d);  // update() with x's dots given
-  void fold();                              // u <- w, ω <- 1, c <- 0 (before a shrink)
-  void materialize();                       // v <- u, α <- 1, e <- 0 (before a rebase)
+  void fold();                                                    // u <- w, ω <- 1, c <- 0 (before a shrink)
+  void materialize();                                             // v <- u, α <- 1, e <- 0 (before a rebase)
 
   FtprlFullOptions opt_;
   double radius_;       // R_t
@@ -101,10 +101,10 @@ class FtprlSketchLearner final : public Learner {
   // ascending in lam_'s first rows() entries, U in vec_'s top-left block; lam_next_, vec_next_ the next.
   Eigen::VectorXd lam_, lam_next_;
   Eigen::MatrixXd vec_, vec_next_;
-  bool eig_current_ = false;                             // lam_, vec_ are of the sketch's G now
+  bool eig_current_ = false;  // lam_, vec_ are of the sketch's G now
   BorderedEigen bordered_;
-  SymEigen eig_;  // when the bordered route declines
-  Eigen::VectorXd bw_, t_, cy_, gc_, av_, dv_, coef_;    // the update's scratch (2m entries)
+  SymEigen eig_;                                       // when the bordered route declines
+  Eigen::VectorXd bw_, t_, cy_, gc_, av_, dv_, coef_;  // the update's scratch (2m entries)
 };
 
 }  // namespace lepus

@@ -33,7 +33,8 @@ LabelRange initial_range(const GdOptions& o, const Loss& loss) {
 
 GdOptions GdOptions::from(const OptionValues& v) {
   GdOptions o;
-  const bool any_mode = v.given("sgd") || v.given("adaptive") || v.given("normalized") || v.given("invariant");
+  const bool any_mode =
+      v.given("sgd") || v.given("adaptive") || v.given("normalized") || v.given("invariant");
   if (any_mode) {
     o.adaptive = v.given("adaptive");
     o.normalized = v.given("normalized");
@@ -60,7 +61,8 @@ GdOptions GdOptions::from(const OptionValues& v) {
   if (o.min_given && o.max_given && !(o.min_prediction <= o.max_prediction))
     throw ConfigError("--min_prediction " + v.text("min_prediction") + " is above --max_prediction " +
                       v.text("max_prediction"));
-  if (v.has("decay_learning_rate")) o.decay_learning_rate = static_cast<float>(v.number("decay_learning_rate"));
+  if (v.has("decay_learning_rate"))
+    o.decay_learning_rate = static_cast<float>(v.number("decay_learning_rate"));
   o.vw_exact = v.has("vw_exact") && v.given("vw_exact");
   return o;
 }
@@ -98,7 +100,8 @@ float GdLearner::raw_score(const Example& x) const {
     const size_t n = x.features.size();
     // The prediction is the first pass over the example's slots, mostly L3 or memory misses: request the first
     // kScorePrefetch slots at once, then keep that many in flight.
-    for (size_t i = 0; i < std::min(n, kScorePrefetch); ++i) __builtin_prefetch(&slots_[fs[i].index & mask_], 0);
+    for (size_t i = 0; i < std::min(n, kScorePrefetch); ++i)
+      __builtin_prefetch(&slots_[fs[i].index & mask_], 0);
     size_t i = 0;
     if (lanes(n)) {  // eight lane sums (gd_kernel.h), then the rest in order
       float s[8] = {0.0f};
@@ -167,7 +170,8 @@ bool GdLearner::share_table(uint32_t problems) {
   return true;
 }
 
-void GdLearner::update_from(const Example& x, uint32_t problem, const Prediction& before, float label, float weight) {
+void GdLearner::update_from(const Example& x, uint32_t problem, const Prediction& before, float label,
+                            float weight) {
   clip_.see(x);
   if (weight > 0.0f && loss_.loss(before.value, label, clip_.range()) > 0.0f) {
 #if defined(LEPUS_GD_X86)
@@ -245,7 +249,8 @@ void GdLearner::update(const Example& x, float pred, float y, float weight, uint
   float scale = opt_.eta * weight;
   if (!opt_.adaptive) scale *= std::pow(static_cast<float>(t_ + weight), -opt_.power_t);
 
-  float u = opt_.invariant ? loss_.invariant_update(pred, y, scale, ppu) : loss_.unsafe_update(pred, y, scale);
+  float u =
+      opt_.invariant ? loss_.invariant_update(pred, y, scale, ppu) : loss_.unsafe_update(pred, y, scale);
   if ((opt_.l1 > 0.0f || opt_.l2 > 0.0f) && std::fabs(u) > 1e-8f) {
     const double d1 = loss_.first_derivative(pred, y, clip_.range());
     const double eta_bar = std::fabs(d1) > 1e-8 ? -u / d1 : 0.0;

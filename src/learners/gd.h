@@ -17,8 +17,8 @@
 
 #include "core/zeroed_table.h"
 
-#include "learners/gd_kernel.h"
 #include "learners/common/plumbing.h"
+#include "learners/gd_kernel.h"
 #include "lepus/learner.h"
 
 namespace lepus {
@@ -27,7 +27,7 @@ struct GdOptions {
   bool adaptive = true;
   bool normalized = true;
   bool invariant = true;
-  float eta = 0.5f;          // after VW's defaults and initial_t^p scaling
+  float eta = 0.5f;  // after VW's defaults and initial_t^p scaling
   float power_t = 0.5f;
   double initial_t = 0.0;
   // The normalizer's sums (S and T) start at initial_t as given: VW sets them before plain sgd's default
@@ -38,7 +38,8 @@ struct GdOptions {
   bool min_given = false, max_given = false;
   float min_prediction = 0.0f, max_prediction = 0.0f;
   float decay_learning_rate = 1.0f;
-  bool vw_exact = false;     // every sum in VW's order (else examples of kLaneMin or more features are summed in lanes)
+  bool vw_exact =
+      false;  // every sum in VW's order (else examples of kLaneMin or more features are summed in lanes)
 
   static GdOptions from(const OptionValues& values);
 };
@@ -72,7 +73,8 @@ class GdLearner final : public Learner {
   uint64_t safeguard_count() const override { return nan_updates_; }
   // --oaa / --csoaa over one table, as VW lays them out (learner.h).
   bool share_table(uint32_t problems) override;
-  void update_from(const Example& x, uint32_t problem, const Prediction& before, float label, float weight) override;
+  void update_from(const Example& x, uint32_t problem, const Prediction& before, float label,
+                   float weight) override;
   void count_example(float weight) override { t_ += weight; }
 
   using Slot = GdSlot;
@@ -82,7 +84,7 @@ class GdLearner final : public Learner {
  private:
   void save_scalars(ModelWriter& out) const;
   void save_slots(ModelWriter& out, bool weights_only) const;  // weights_only: a predict-only model
-  void load_slots(ModelReader& in, bool weights_only);  // weights_only: a predict-only model
+  void load_slots(ModelReader& in, bool weights_only);         // weights_only: a predict-only model
   float raw_score(const Example& x) const;
   void write_slots(std::ostream& out, bool adaptive, bool normalized) const;
   // learn()'s prediction: with plans (use_plan_), the pass also writes x's plan for the update.
@@ -110,7 +112,7 @@ class GdLearner final : public Learner {
   double total_norm_;    // S: sum of weight * normalised ||x||^2 (VW's normalized_sum_norm_x)
   double total_weight_;  // T: sum of importance weights of updates
   double t_;             // initial_t + weights of learned labeled examples (VW's sd.t less holdout/unlabeled)
-  float multiplier_ = 0.0f;  // sqrt(T/S) of the last update
+  float multiplier_ = 0.0f;   // sqrt(T/S) of the last update
   double gravity_ = 0.0;      // accumulated l1 truncation
   double contraction_ = 1.0;  // accumulated l2 shrinkage
   uint64_t nan_updates_ = 0;

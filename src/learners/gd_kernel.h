@@ -53,13 +53,13 @@ struct GdSlot {
 static_assert(sizeof(GdSlot) == 16);
 
 struct GdKernelArgs {
-  float g2;              // importance weight * squared gradient
+  float g2;  // importance weight * squared gradient
   float power_t;
-  uint64_t mask;         // 2^b - 1
-  bool lanes = false;    // the sums in eight lanes (see above)
-  float norm_x = 0.0f;   // out: sum x^2 / N^2
-  float ppu = 0.0f;      // out: sum x^2 r
-  uint64_t capped = 0;   // out: adaptive sums capped at FLT_MAX
+  uint64_t mask;        // 2^b - 1
+  bool lanes = false;   // the sums in eight lanes (see above)
+  float norm_x = 0.0f;  // out: sum x^2 / N^2
+  float ppu = 0.0f;     // out: sum x^2 r
+  uint64_t capped = 0;  // out: adaptive sums capped at FLT_MAX
 };
 
 // One example's features as the AVX2 update passes read them, written once, by the prediction pass that
@@ -105,7 +105,9 @@ inline constexpr size_t kLaneMin = 1024;
 
 // The eight lane sums s[0..7] (lane l: features i = l mod 8), combined in this fixed order (an AVX2 register's
 // halves added, then its pairs).
-inline float combine_lanes(const float* s) { return ((s[0] + s[4]) + (s[2] + s[6])) + ((s[1] + s[5]) + (s[3] + s[7])); }
+inline float combine_lanes(const float* s) {
+  return ((s[0] + s[4]) + (s[2] + s[6])) + ((s[1] + s[5]) + (s[3] + s[7]));
+}
 
 // Values whose square would be subnormal are replaced by +-sqrt(FLT_MIN) in the rate bookkeeping.
 inline constexpr float kXMin = 1.084202172485504434e-19f;  // sqrt(FLT_MIN) = 2^-63, exact
@@ -192,7 +194,8 @@ inline __m128 select(__m128 mask, __m128 yes, __m128 no) {
 LEPUS_GD_INLINE __m128 rsqrt4(__m128 x) {
   const __m128i bits = _mm_castps_si128(x);
   const __m128i e = _mm_srli_epi32(bits, 23);  // biased exponent, plus 256 when the sign is set
-  const __m128i normal = _mm_and_si128(_mm_cmpgt_epi32(e, _mm_setzero_si128()), _mm_cmplt_epi32(e, _mm_set1_epi32(255)));
+  const __m128i normal =
+      _mm_and_si128(_mm_cmpgt_epi32(e, _mm_setzero_si128()), _mm_cmplt_epi32(e, _mm_set1_epi32(255)));
   if (_mm_movemask_epi8(normal) != 0xffff) [[unlikely]] {
     alignas(16) float v[4];
     _mm_store_ps(v, x);
@@ -201,10 +204,11 @@ LEPUS_GD_INLINE __m128 rsqrt4(__m128 x) {
   const __m128i j = _mm_srai_epi32(_mm_sub_epi32(e, _mm_set1_epi32(127)), 1);
   const __m128i out_exp = _mm_slli_epi32(_mm_sub_epi32(_mm_set1_epi32(126), j), 23);
   alignas(16) uint32_t k[4];
-  _mm_store_si128(reinterpret_cast<__m128i*>(k), _mm_and_si128(_mm_srli_epi32(bits, 13), _mm_set1_epi32(0x7ff)));
-  const __m128i mantissa = _mm_setr_epi32(
-      static_cast<int>(kIntelRsqrtTable[k[0]]), static_cast<int>(kIntelRsqrtTable[k[1]]),
-      static_cast<int>(kIntelRsqrtTable[k[2]]), static_cast<int>(kIntelRsqrtTable[k[3]]));
+  _mm_store_si128(reinterpret_cast<__m128i*>(k),
+                  _mm_and_si128(_mm_srli_epi32(bits, 13), _mm_set1_epi32(0x7ff)));
+  const __m128i mantissa =
+      _mm_setr_epi32(static_cast<int>(kIntelRsqrtTable[k[0]]), static_cast<int>(kIntelRsqrtTable[k[1]]),
+                     static_cast<int>(kIntelRsqrtTable[k[2]]), static_cast<int>(kIntelRsqrtTable[k[3]]));
   return _mm_castsi128_ps(_mm_or_si128(out_exp, mantissa));
 }
 
@@ -212,12 +216,14 @@ LEPUS_GD_INLINE __m128 rsqrt4(__m128 x) {
 LEPUS_GD_INLINE bool step4(GdSlot* slots, const Feature* fs, GdKernelArgs& a, float& norm_x, float& ppu) {
   const uint64_t k0 = fs[0].index & a.mask, k1 = fs[1].index & a.mask;
   const uint64_t k2 = fs[2].index & a.mask, k3 = fs[3].index & a.mask;
-  if (k0 == k1 || k0 == k2 || k0 == k3 || k1 == k2 || k1 == k3 || k2 == k3) [[unlikely]] return false;
+  if (k0 == k1 || k0 == k2 || k0 == k3 || k1 == k2 || k1 == k3 || k2 == k3) [[unlikely]]
+    return false;
   GdSlot* s0 = slots + k0;
   GdSlot* s1 = slots + k1;
   GdSlot* s2 = slots + k2;
   GdSlot* s3 = slots + k3;
-  __m128 w = _mm_loadu_ps(&s0->w), g = _mm_loadu_ps(&s1->w), nn = _mm_loadu_ps(&s2->w), r = _mm_loadu_ps(&s3->w);
+  __m128 w = _mm_loadu_ps(&s0->w), g = _mm_loadu_ps(&s1->w), nn = _mm_loadu_ps(&s2->w),
+         r = _mm_loadu_ps(&s3->w);
   _MM_TRANSPOSE4_PS(w, g, nn, r);  // w = (w0..w3), g = (G0..G3), nn = (N0..N3); r is recomputed
 
   const __m128 xv = _mm_setr_ps(fs[0].value, fs[1].value, fs[2].value, fs[3].value);
@@ -244,7 +250,8 @@ LEPUS_GD_INLINE bool step4(GdSlot* slots, const Feature* fs, GdKernelArgs& a, fl
   }
   // x^2 / N^2 (1 where x^2 is inf; x^2 >= 0, so isinf is == +inf), and r = G^-1/2 * (1/N).
   const __m128 one = _mm_set1_ps(1.0f);
-  const __m128 norm = select(_mm_cmpeq_ps(x2, _mm_set1_ps(INFINITY)), one, _mm_div_ps(x2, _mm_mul_ps(nn, nn)));
+  const __m128 norm =
+      select(_mm_cmpeq_ps(x2, _mm_set1_ps(INFINITY)), one, _mm_div_ps(x2, _mm_mul_ps(nn, nn)));
   r = _mm_mul_ps(rsqrt4(g), _mm_div_ps(one, nn));
   alignas(16) float nv[4], pv[4];
   _mm_store_ps(nv, norm);
@@ -268,28 +275,34 @@ LEPUS_GD_INLINE bool step4(GdSlot* slots, const Feature* fs, GdKernelArgs& a, fl
 #endif
 
 #if defined(LEPUS_GD_X86)
-LEPUS_AVX2 inline __m256 select8(__m256 mask, __m256 yes, __m256 no) { return _mm256_blendv_ps(no, yes, mask); }
+LEPUS_AVX2 inline __m256 select8(__m256 mask, __m256 yes, __m256 no) {
+  return _mm256_blendv_ps(no, yes, mask);
+}
 
 // intel_rsqrt of eight positive normal numbers (rsqrt8 without its test).
 LEPUS_AVX2 LEPUS_GD_INLINE __m256 rsqrt8_normal(__m256 x) {
   const __m256i bits = _mm256_castps_si256(x);
-  const __m256i j = _mm256_srai_epi32(_mm256_sub_epi32(_mm256_srli_epi32(bits, 23), _mm256_set1_epi32(127)), 1);
+  const __m256i j =
+      _mm256_srai_epi32(_mm256_sub_epi32(_mm256_srli_epi32(bits, 23), _mm256_set1_epi32(127)), 1);
   const __m256i out_exp = _mm256_slli_epi32(_mm256_sub_epi32(_mm256_set1_epi32(126), j), 23);
   // Eight scalar loads: vpgatherdd is slower on AMD's cores (it took a third of this kernel's time on Zen 5).
   alignas(32) uint32_t k[8];
-  _mm256_store_si256(reinterpret_cast<__m256i*>(k), _mm256_and_si256(_mm256_srli_epi32(bits, 13), _mm256_set1_epi32(0x7ff)));
+  _mm256_store_si256(reinterpret_cast<__m256i*>(k),
+                     _mm256_and_si256(_mm256_srli_epi32(bits, 13), _mm256_set1_epi32(0x7ff)));
   const uint32_t* t = kIntelRsqrtTable.data();
-  const __m256i mantissa = _mm256_setr_epi32(
-      static_cast<int>(t[k[0]]), static_cast<int>(t[k[1]]), static_cast<int>(t[k[2]]), static_cast<int>(t[k[3]]),
-      static_cast<int>(t[k[4]]), static_cast<int>(t[k[5]]), static_cast<int>(t[k[6]]), static_cast<int>(t[k[7]]));
+  const __m256i mantissa =
+      _mm256_setr_epi32(static_cast<int>(t[k[0]]), static_cast<int>(t[k[1]]), static_cast<int>(t[k[2]]),
+                        static_cast<int>(t[k[3]]), static_cast<int>(t[k[4]]), static_cast<int>(t[k[5]]),
+                        static_cast<int>(t[k[6]]), static_cast<int>(t[k[7]]));
   return _mm256_castsi256_ps(_mm256_or_si256(out_exp, mantissa));
 }
 
 // intel_rsqrt of eight lanes, as rsqrt4.
 LEPUS_AVX2 LEPUS_GD_INLINE __m256 rsqrt8(__m256 x) {
-  const __m256i e = _mm256_srli_epi32(_mm256_castps_si256(x), 23);  // biased exponent, plus 256 when the sign is set
-  const __m256i normal =
-      _mm256_and_si256(_mm256_cmpgt_epi32(e, _mm256_setzero_si256()), _mm256_cmpgt_epi32(_mm256_set1_epi32(255), e));
+  const __m256i e =
+      _mm256_srli_epi32(_mm256_castps_si256(x), 23);  // biased exponent, plus 256 when the sign is set
+  const __m256i normal = _mm256_and_si256(_mm256_cmpgt_epi32(e, _mm256_setzero_si256()),
+                                          _mm256_cmpgt_epi32(_mm256_set1_epi32(255), e));
   if (_mm256_movemask_epi8(normal) != -1) [[unlikely]] {
     alignas(32) float v[8];
     _mm256_store_ps(v, x);
@@ -303,7 +316,7 @@ LEPUS_AVX2 LEPUS_GD_INLINE __m256 rsqrt8(__m256 x) {
 // lane order (0 2 4 6 | 1 3 5 7), the order in which slot pairs (0 | 1), (2 | 3), (4 | 5), (6 | 7) transpose.
 LEPUS_AVX2 LEPUS_GD_INLINE void load8(const Feature* fs, uint32_t mask, __m256i& k, __m256& x) {
   static_assert(sizeof(Feature) == 16 && offsetof(Feature, value) == 8);
-  const __m256 f01 = _mm256_loadu_ps(reinterpret_cast<const float*>(fs));      // lo0 hi0 v0 . | lo1 hi1 v1 .
+  const __m256 f01 = _mm256_loadu_ps(reinterpret_cast<const float*>(fs));  // lo0 hi0 v0 . | lo1 hi1 v1 .
   const __m256 f23 = _mm256_loadu_ps(reinterpret_cast<const float*>(fs + 2));
   const __m256 f45 = _mm256_loadu_ps(reinterpret_cast<const float*>(fs + 4));
   const __m256 f67 = _mm256_loadu_ps(reinterpret_cast<const float*>(fs + 6));
@@ -316,10 +329,14 @@ LEPUS_AVX2 LEPUS_GD_INLINE void load8(const Feature* fs, uint32_t mask, __m256i&
 
 // Whether two of eight lanes are equal: comparing the lanes with their rotations by 1 to 4 meets every pair.
 LEPUS_AVX2 LEPUS_GD_INLINE bool any_equal8(__m256i k) {
-  const __m256i c1 = _mm256_cmpeq_epi32(k, _mm256_permutevar8x32_epi32(k, _mm256_setr_epi32(1, 2, 3, 4, 5, 6, 7, 0)));
-  const __m256i c2 = _mm256_cmpeq_epi32(k, _mm256_permutevar8x32_epi32(k, _mm256_setr_epi32(2, 3, 4, 5, 6, 7, 0, 1)));
-  const __m256i c3 = _mm256_cmpeq_epi32(k, _mm256_permutevar8x32_epi32(k, _mm256_setr_epi32(3, 4, 5, 6, 7, 0, 1, 2)));
-  const __m256i c4 = _mm256_cmpeq_epi32(k, _mm256_permutevar8x32_epi32(k, _mm256_setr_epi32(4, 5, 6, 7, 0, 1, 2, 3)));
+  const __m256i c1 =
+      _mm256_cmpeq_epi32(k, _mm256_permutevar8x32_epi32(k, _mm256_setr_epi32(1, 2, 3, 4, 5, 6, 7, 0)));
+  const __m256i c2 =
+      _mm256_cmpeq_epi32(k, _mm256_permutevar8x32_epi32(k, _mm256_setr_epi32(2, 3, 4, 5, 6, 7, 0, 1)));
+  const __m256i c3 =
+      _mm256_cmpeq_epi32(k, _mm256_permutevar8x32_epi32(k, _mm256_setr_epi32(3, 4, 5, 6, 7, 0, 1, 2)));
+  const __m256i c4 =
+      _mm256_cmpeq_epi32(k, _mm256_permutevar8x32_epi32(k, _mm256_setr_epi32(4, 5, 6, 7, 0, 1, 2, 3)));
   const __m256i any = _mm256_or_si256(_mm256_or_si256(c1, c2), _mm256_or_si256(c3, c4));
   return !_mm256_testz_si256(any, any);
 }
@@ -327,10 +344,14 @@ LEPUS_AVX2 LEPUS_GD_INLINE bool any_equal8(__m256i k) {
 // The slots of features 0..7 as rows (0 | 1), (2 | 3), (4 | 5), (6 | 7), transposed within each 128-bit half into
 // w, G, N, r in lane order (0 2 4 6 | 1 3 5 7).
 LEPUS_AVX2 LEPUS_GD_INLINE void load_slots8(GdSlot* const* s, __m256& w, __m256& g, __m256& nn, __m256& r) {
-  const __m256 y0 = _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_loadu_ps(&s[0]->w)), _mm_loadu_ps(&s[1]->w), 1);
-  const __m256 y1 = _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_loadu_ps(&s[2]->w)), _mm_loadu_ps(&s[3]->w), 1);
-  const __m256 y2 = _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_loadu_ps(&s[4]->w)), _mm_loadu_ps(&s[5]->w), 1);
-  const __m256 y3 = _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_loadu_ps(&s[6]->w)), _mm_loadu_ps(&s[7]->w), 1);
+  const __m256 y0 =
+      _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_loadu_ps(&s[0]->w)), _mm_loadu_ps(&s[1]->w), 1);
+  const __m256 y1 =
+      _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_loadu_ps(&s[2]->w)), _mm_loadu_ps(&s[3]->w), 1);
+  const __m256 y2 =
+      _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_loadu_ps(&s[4]->w)), _mm_loadu_ps(&s[5]->w), 1);
+  const __m256 y3 =
+      _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_loadu_ps(&s[6]->w)), _mm_loadu_ps(&s[7]->w), 1);
   const __m256 t0 = _mm256_unpacklo_ps(y0, y1);  // w0 w2 g0 g2 | w1 w3 g1 g3
   const __m256 t1 = _mm256_unpackhi_ps(y0, y1);  // n0 n2 r0 r2 | n1 n3 r1 r3
   const __m256 t2 = _mm256_unpacklo_ps(y2, y3);  // w4 w6 g4 g6 | w5 w7 g5 g7
@@ -376,9 +397,9 @@ LEPUS_AVX2 LEPUS_GD_INLINE void step8(GdSlot* slots, const uint32_t* ks, const f
   // handled as in step().
   const __m256 g_normal = _mm256_and_ps(_mm256_cmp_ps(g, _mm256_set1_ps(FLT_MIN), _CMP_GE_OQ),
                                         _mm256_cmp_ps(g, _mm256_set1_ps(FLT_MAX), _CMP_LE_OQ));
-  const __m256 rare = _mm256_or_ps(_mm256_or_ps(_mm256_cmp_ps(x2, _mm256_set1_ps(kX2Min), _CMP_LT_OQ),
-                                                _mm256_cmp_ps(ax, nn, _CMP_GT_OQ)),
-                                   _mm256_xor_ps(g_normal, _mm256_castsi256_ps(_mm256_set1_epi32(-1))));
+  const __m256 rare = _mm256_or_ps(
+      _mm256_or_ps(_mm256_cmp_ps(x2, _mm256_set1_ps(kX2Min), _CMP_LT_OQ), _mm256_cmp_ps(ax, nn, _CMP_GT_OQ)),
+      _mm256_xor_ps(g_normal, _mm256_castsi256_ps(_mm256_set1_epi32(-1))));
   if (!_mm256_movemask_ps(rare)) [[likely]] {
     norm = _mm256_div_ps(x2, _mm256_mul_ps(nn, nn));
     r = _mm256_mul_ps(rsqrt8_normal(g), _mm256_div_ps(one, nn));  // G^-1/2 * (1/N)
@@ -403,7 +424,8 @@ LEPUS_AVX2 LEPUS_GD_INLINE void step8(GdSlot* slots, const uint32_t* ks, const f
       nn = select8(grow, ax, nn);
     }
     // x^2 / N^2, 1 where x^2 is inf (x^2 >= 0, so isinf is == +inf).
-    norm = select8(_mm256_cmp_ps(x2, _mm256_set1_ps(INFINITY), _CMP_EQ_OQ), one, _mm256_div_ps(x2, _mm256_mul_ps(nn, nn)));
+    norm = select8(_mm256_cmp_ps(x2, _mm256_set1_ps(INFINITY), _CMP_EQ_OQ), one,
+                   _mm256_div_ps(x2, _mm256_mul_ps(nn, nn)));
     r = _mm256_mul_ps(rsqrt8(g), _mm256_div_ps(one, nn));
   }
   norm_out = norm;
@@ -589,10 +611,12 @@ LEPUS_AVX2 inline void update_avx2(GdSlot* slots, const GdPlan& plan, float u) {
     __m256 w, g, nn, r;
     load_slots8(s, w, g, nn, r);
     // Finite: |x|'s bits below infinity's (a NaN's are above).
-    const __m256 finite = _mm256_castsi256_ps(_mm256_cmpgt_epi32(
-        _mm256_set1_epi32(0x7f800000), _mm256_and_si256(_mm256_castps_si256(xv), _mm256_set1_epi32(0x7fffffff))));
+    const __m256 finite = _mm256_castsi256_ps(
+        _mm256_cmpgt_epi32(_mm256_set1_epi32(0x7f800000),
+                           _mm256_and_si256(_mm256_castps_si256(xv), _mm256_set1_epi32(0x7fffffff))));
     const __m256 nw = select8(finite, _mm256_add_ps(w, _mm256_mul_ps(uu, _mm256_mul_ps(xv, r))), w);
-    const __m128 lo = _mm256_castps256_ps128(nw), hi = _mm256_extractf128_ps(nw, 1);  // features 0 2 4 6 | 1 3 5 7
+    const __m128 lo = _mm256_castps256_ps128(nw),
+                 hi = _mm256_extractf128_ps(nw, 1);  // features 0 2 4 6 | 1 3 5 7
     _mm_store_ss(&s[0]->w, lo);
     _mm_store_ss(&s[2]->w, _mm_shuffle_ps(lo, lo, 1));
     _mm_store_ss(&s[4]->w, _mm_shuffle_ps(lo, lo, 2));
@@ -657,7 +681,8 @@ inline void gd_update(GdSlot* slots, const Feature* fs, size_t n, uint64_t mask,
   }
 #endif
   for (size_t i = 0; i < n; ++i) {
-    if (i + gd_kernel::kPrefetch < n) __builtin_prefetch(&slots[fs[i + gd_kernel::kPrefetch].index & mask], 1);
+    if (i + gd_kernel::kPrefetch < n)
+      __builtin_prefetch(&slots[fs[i + gd_kernel::kPrefetch].index & mask], 1);
     if (!std::isfinite(fs[i].value)) continue;
     GdSlot& s = slots[fs[i].index & mask];
     s.w += u * (fs[i].value * s.r);
@@ -668,7 +693,8 @@ inline void gd_update(GdSlot* slots, const Feature* fs, size_t n, uint64_t mask,
 // a.lanes). `simd` picks the default mode's vector version (gd_simd(), or another for tests; AVX2 on a CPU without
 // it runs as SSE2).
 template <bool kAdaptive, bool kNormalized, bool kSqrtRate>
-void gd_accumulate(GdSlot* slots, const Feature* fs, size_t n, GdKernelArgs& a, gd_kernel::Simd simd = gd_simd()) {
+void gd_accumulate(GdSlot* slots, const Feature* fs, size_t n, GdKernelArgs& a,
+                   gd_kernel::Simd simd = gd_simd()) {
   using namespace gd_kernel;
 #if defined(LEPUS_GD_X86)
   if constexpr (kAdaptive && kNormalized && kSqrtRate) {
@@ -687,7 +713,8 @@ void gd_accumulate(GdSlot* slots, const Feature* fs, size_t n, GdKernelArgs& a, 
     float ln[8] = {0.0f}, lp[8] = {0.0f};
     for (; i < m; ++i) {
       if (i + kPrefetch < n) __builtin_prefetch(&slots[fs[i + kPrefetch].index & a.mask], 1);
-      step<kAdaptive, kNormalized, kSqrtRate>(slots[fs[i].index & a.mask], fs[i].value, a, ln[i & 7], lp[i & 7]);
+      step<kAdaptive, kNormalized, kSqrtRate>(slots[fs[i].index & a.mask], fs[i].value, a, ln[i & 7],
+                                              lp[i & 7]);
     }
     norm_x += combine_lanes(ln);
     ppu += combine_lanes(lp);
@@ -697,10 +724,12 @@ void gd_accumulate(GdSlot* slots, const Feature* fs, size_t n, GdKernelArgs& a, 
     if (!a.lanes && simd != Simd::kScalar) {
       for (; i + 4 <= n; i += 4) {
         if (i + kPrefetch + 4 <= n) {
-          for (size_t k = i + kPrefetch; k < i + kPrefetch + 4; ++k) __builtin_prefetch(&slots[fs[k].index & a.mask], 1);
+          for (size_t k = i + kPrefetch; k < i + kPrefetch + 4; ++k)
+            __builtin_prefetch(&slots[fs[k].index & a.mask], 1);
         }
         if (!step4(slots, fs + i, a, norm_x, ppu)) [[unlikely]] {
-          for (size_t k = i; k < i + 4; ++k) step<true, true, true>(slots[fs[k].index & a.mask], fs[k].value, a, norm_x, ppu);
+          for (size_t k = i; k < i + 4; ++k)
+            step<true, true, true>(slots[fs[k].index & a.mask], fs[k].value, a, norm_x, ppu);
         }
       }
     }

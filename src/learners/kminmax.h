@@ -65,7 +65,8 @@ class KernelMinmaxLearner final : public Learner, public kernels::SharesKernelRo
   // --oaa / --csoaa without --budget: the K instances share one cache of kernel rows (kernels::RowCache).
   bool share_kernel_rows(std::shared_ptr<kernels::RowCache> cache) override;
   void predict_problems(const Example& x, std::span<Prediction> out) const override;
-  void learn_problems(const Example& x, std::span<const ProblemStep> steps, std::span<Prediction> out) override;
+  void learn_problems(const Example& x, std::span<const ProblemStep> steps,
+                      std::span<Prediction> out) override;
 
   // Tests: the round's m and the dual state.
   double last_m() const { return last_m_; }
@@ -78,7 +79,8 @@ class KernelMinmaxLearner final : public Learner, public kernels::SharesKernelRo
   double sigma() const;  // σ_t of the coming round
   void resolve(double kappa_max);
   void make_inner();
-  const SparseVector& embedded(kernels::PointRef x) const;  // ψ(x) as a vector, for the budget's inner learner
+  const SparseVector& embedded(
+      kernels::PointRef x) const;  // ψ(x) as a vector, for the budget's inner learner
   const SparseVector& as_vector(const Eigen::VectorXd& psi) const;
   double learn_exact(kernels::PointRef x, double y, double weight, double initial);
 
@@ -93,7 +95,7 @@ class KernelMinmaxLearner final : public Learner, public kernels::SharesKernelRo
   Eigen::VectorXd alpha_;
   Eigen::MatrixXd beta_;  // upper triangle of the top-left block
   std::unique_ptr<NystromEmbedding> nystrom_;
-  uint32_t problems_ = 1;                             // share_points: K
+  uint32_t problems_ = 1;                              // share_points: K
   std::vector<std::unique_ptr<MinmaxLearner>> inner_;  // --budget: one per problem, once b is known
   double last_m_ = 0.0;
   mutable VectorBuilder builder_;

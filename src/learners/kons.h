@@ -49,14 +49,15 @@
 namespace lepus {
 
 struct KonsOptions {
-  kernels::KernelParams kernel;    // --kernel, --degree, --coef0, --bandwidth (0: the median heuristic); as given
-  double alpha = 1.0;              // --kons_alpha
-  std::optional<double> clip;      // --kons_C; default: largest |y| seen (squared), 5 (logistic)
-  std::optional<double> eta;       // --kons_eta; default σ of the loss at C
-  bool sketched = false;           // sketched-kons
-  KorsOptions kors;                // --kors_eps, --kors_beta (sketched-kons)
-  double gamma_min = 0.1;          // --kons_gamma: the coin's floor (sketched-kons)
-  uint64_t budget = 0;             // --budget: at most this many landmarks (Nyström embedding); 0: exact
+  kernels::KernelParams
+      kernel;                  // --kernel, --degree, --coef0, --bandwidth (0: the median heuristic); as given
+  double alpha = 1.0;          // --kons_alpha
+  std::optional<double> clip;  // --kons_C; default: largest |y| seen (squared), 5 (logistic)
+  std::optional<double> eta;   // --kons_eta; default σ of the loss at C
+  bool sketched = false;       // sketched-kons
+  KorsOptions kors;            // --kors_eps, --kors_beta (sketched-kons)
+  double gamma_min = 0.1;      // --kons_gamma: the coin's floor (sketched-kons)
+  uint64_t budget = 0;         // --budget: at most this many landmarks (Nyström embedding); 0: exact
   // --kons_class_matrix: under --oaa / --csoaa with --budget, one A for the K classes or one each.
   enum class ClassMatrix : uint8_t { kShared, kPerClass };
   ClassMatrix class_matrix = ClassMatrix::kShared;
@@ -74,7 +75,8 @@ class KonsLearner final : public Learner, public kernels::SharesKernelRows {
   std::vector<std::string> describe() const override;
   void write_readable(std::ostream& out) const override;
   uint64_t safeguard_count() const override { return safeguards_; }
-  std::vector<std::string> summary_lines() const override;  // the kernel, with the bandwidth the warm-up chose
+  std::vector<std::string> summary_lines()
+      const override;  // the kernel, with the bandwidth the warm-up chose
   uint64_t warmup_wanted() const override;
   void warmup(std::span<const Example> prefix) override;  // the median heuristic (kernels::median_distance)
   // --oaa / --csoaa under --budget: K problems over one embedding (each kernel value once per example), each with
@@ -83,7 +85,8 @@ class KonsLearner final : public Learner, public kernels::SharesKernelRows {
   // --oaa / --csoaa without --budget: the K instances share one cache of kernel rows (kernels::RowCache).
   bool share_kernel_rows(std::shared_ptr<kernels::RowCache> cache) override;
   void predict_problems(const Example& x, std::span<Prediction> out) const override;
-  void learn_problems(const Example& x, std::span<const ProblemStep> steps, std::span<Prediction> out) override;
+  void learn_problems(const Example& x, std::span<const ProblemStep> steps,
+                      std::span<Prediction> out) override;
 
   // For tests: the round's quantities after learn(), and the state's sizes.
   struct Round {
@@ -112,7 +115,8 @@ class KonsLearner final : public Learner, public kernels::SharesKernelRows {
   // --budget: ψ(x) into kv_ (offered as a landmark first when it teaches); a problem's score and step on it.
   void embed(kernels::PointRef px, bool offer, uint64_t round);
   double embedded_score(size_t problem, double initial) const;
-  Prediction embedded_step(size_t problem, double initial, float label, float weight, uint64_t round, bool& learned);
+  Prediction embedded_step(size_t problem, double initial, float label, float weight, uint64_t round,
+                           bool& learned);
   void shared_matrix_steps(double initial, std::span<const ProblemStep> steps, uint64_t round,
                            std::span<Prediction> out, bool& learned);
   void add_coordinate(Eigen::Index n);
@@ -138,10 +142,11 @@ class KonsLearner final : public Learner, public kernels::SharesKernelRows {
   // all (--kons_class_matrix shared); u per problem.
   std::vector<Eigen::MatrixXd> ainv_{1};
   std::vector<Eigen::VectorXd> u_{1};
-  std::vector<std::pair<Round, bool>> step_rounds_;  // shared matrix: each step's round, and whether it taught
+  std::vector<std::pair<Round, bool>>
+      step_rounds_;                         // shared matrix: each step's round, and whether it taught
   std::vector<double> max_abs_label_{0.0};  // per problem: the squared loss's default C
   uint64_t rounds_ = 0;
-  std::vector<double> uniforms_;      // tests only: replaces the hashed draws
+  std::vector<double> uniforms_;  // tests only: replaces the hashed draws
   Round last_;
   mutable VectorBuilder builder_;
   mutable std::vector<kernels::SlotValue> buffer_;

@@ -86,8 +86,9 @@ MinmaxOptions MinmaxOptions::from(const MinmaxRule& rule, const OptionValues& v)
   const bool mode_ok = o.matrix == MatrixKind::kFull || o.matrix == MatrixKind::kDiag ||
                        (o.matrix == MatrixKind::kSketch && rule.sketch);
   if (!mode_ok)
-    throw ConfigError("--learner " + std::string(rule.name) + " has no --matrix " + std::string(matrix_kind_name(o.matrix)) +
-                      " (its modes: full, diag" + (rule.sketch ? ", sketch" : "") + ")");
+    throw ConfigError("--learner " + std::string(rule.name) + " has no --matrix " +
+                      std::string(matrix_kind_name(o.matrix)) + " (its modes: full, diag" +
+                      (rule.sketch ? ", sketch" : "") + ")");
   if (o.matrix == MatrixKind::kSketch && (o.rank < 1 || o.rank > MinmaxSketch::kMaxRank))
     throw ConfigError("--rank must be in [1, " + std::to_string(MinmaxSketch::kMaxRank) + "]");
   if (o.matrix == MatrixKind::kDiag && std::isfinite(o.radius))
@@ -102,7 +103,7 @@ void MinmaxOptions::resolve(double x2) {
 
 double MinmaxOptions::sigma0() const {
   if (rule->reset != MinmaxRule::Reset::kNone) return 1.0;  // arcor, cr-rls: Σ_0 = I (Table 5.1)
-  if (rule->drift) return (c - b) / (b * c);                  // LASER: P_1 = Σ_0 + I/c = I/b
+  if (rule->drift) return (c - b) / (b * c);                // LASER: P_1 = Σ_0 + I/c = I/b
   return 1.0 / b;
 }
 
@@ -216,7 +217,8 @@ Prediction MinmaxLearner::learn(const Example& x) {
   const SparseVector& v = builder_.build(x);
   safeguards_ += v.dropped;
   if (!common::teaches(x) || v.size() == 0) return output(evaluate(v).yhat + x.initial);
-  if (opt_.pending()) resolve_scale(v.norm2());  // no warm-up (a caller that is not the driver): this example's
+  // No warm-up (a caller that is not the driver): the scale is this example's.
+  if (opt_.pending()) resolve_scale(v.norm2());
   return output(learn_vector(v, static_cast<double>(x.label) - x.initial, x.weight) + x.initial);
 }
 
@@ -442,17 +444,21 @@ std::vector<std::string> MinmaxLearner::describe() const {
   std::vector<std::string> out;
   const MinmaxRule& r = *opt_.rule;
   const std::string n = r.name;
-  const std::string first = " x the largest ||x||^2 of the first " + std::to_string(kScaleExamples) + " examples";
+  const std::string first =
+      " x the largest ||x||^2 of the first " + std::to_string(kScaleExamples) + " examples";
   if (r.uses_b)
-    out.push_back(n + " b = " + (opt_.b_scale > 0.0 ? common::number(opt_.b_scale) + first : common::number(opt_.b)));
+    out.push_back(
+        n + " b = " + (opt_.b_scale > 0.0 ? common::number(opt_.b_scale) + first : common::number(opt_.b)));
   if (r.uses_c)
-    out.push_back(n + " c = " + (opt_.c_scale > 0.0 ? common::number(opt_.c_scale) + first : common::number(opt_.c)));
+    out.push_back(
+        n + " c = " + (opt_.c_scale > 0.0 ? common::number(opt_.c_scale) + first : common::number(opt_.c)));
   if (r.uses_forget) out.push_back(n + " r = " + common::number(opt_.forget));
   if (r.uses_arow_r) out.push_back(n + " r = " + common::number(opt_.arow_r));
   if (r.reset == R::kPeriodic) out.push_back(n + " T0 = " + common::number(opt_.t0));
   if (r.reset == R::kLambdaMin) {
     out.push_back(n + " Lambda = " + common::number(opt_.lambda));
-    out.push_back(n + " R_B = " + (std::isfinite(opt_.radius) ? common::number(opt_.radius) : std::string("none")));
+    out.push_back(
+        n + " R_B = " + (std::isfinite(opt_.radius) ? common::number(opt_.radius) : std::string("none")));
   }
   if (opt_.matrix == MatrixKind::kSketch)
     out.push_back("matrix = sketch, rank " + std::to_string(opt_.rank));
@@ -466,8 +472,8 @@ std::vector<std::string> MinmaxLearner::describe() const {
 std::vector<std::string> MinmaxLearner::summary_lines() const {
   if (!(opt_.scale > 0.0)) return {};
   const MinmaxRule& r = *opt_.rule;
-  std::string line = std::string(r.name) + " data scale X^2 = " + common::number(opt_.scale) + ": b = " +
-                     common::number(opt_.b);
+  std::string line = std::string(r.name) + " data scale X^2 = " + common::number(opt_.scale) +
+                     ": b = " + common::number(opt_.b);
   if (r.uses_c) line += ", c = " + common::number(opt_.c);
   return {line};
 }
@@ -535,7 +541,9 @@ void MinmaxLearner::save(ModelWriter& out) const {
 
 void MinmaxLearner::load(ModelReader& in) {
   const std::string who = opt_.rule->name;
-  auto bad = [&](const std::string& what) { return ModelFormatError(in.source() + ": " + who + " state: " + what); };
+  auto bad = [&](const std::string& what) {
+    return ModelFormatError(in.source() + ": " + who + " state: " + what);
+  };
   const uint32_t version = in.get_u32("min-max state version");
   if (version != kStateVersion && version != 1) throw bad("unknown state version");
   if (in.get_string("min-max rule") != who) throw bad("the model is another learner's");
@@ -561,11 +569,11 @@ void MinmaxLearner::load(ModelReader& in) {
   const double prior = in.get_f64("prior");
   const double last_reset = in.get_f64("last reset");
   const double min_s = in.get_f64("smallest sigma");
-  const bool ok = o.b > 0.0 && std::isfinite(o.b) && o.c > 0.0 && std::isfinite(o.c) && (!o.rule->drift || o.b < o.c) &&
-                  o.forget > 0.0 && o.forget <= 1.0 && o.arow_r > 0.0 && std::isfinite(o.arow_r) && o.t0 >= 1.0 &&
-                  std::isfinite(o.t0) && o.lambda > 0.0 && o.lambda < 1.0 && o.radius > 0.0 && prior > 0.0 &&
-                  std::isfinite(prior) && last_reset >= 0.0 && last_reset <= static_cast<double>(t) &&
-                  min_s > 0.0 && min_s <= 1.0;
+  const bool ok = o.b > 0.0 && std::isfinite(o.b) && o.c > 0.0 && std::isfinite(o.c) &&
+                  (!o.rule->drift || o.b < o.c) && o.forget > 0.0 && o.forget <= 1.0 && o.arow_r > 0.0 &&
+                  std::isfinite(o.arow_r) && o.t0 >= 1.0 && std::isfinite(o.t0) && o.lambda > 0.0 &&
+                  o.lambda < 1.0 && o.radius > 0.0 && prior > 0.0 && std::isfinite(prior) &&
+                  last_reset >= 0.0 && last_reset <= static_cast<double>(t) && min_s > 0.0 && min_s <= 1.0;
   if (!ok) throw bad("a hyper-parameter or counter out of range");
   if (sketch_) {
     MinmaxSketch s(sketch_->form(), o.b, o.c, o.rank);  // the saved b and c (resolved from the data's scale)
@@ -612,25 +620,41 @@ std::vector<LearnerRow> minmax_rows() {
   using Kind = OptionSpec::Kind;
   const OptionSpec::Range positive{0.0, kInf, true, false};
   auto b_opt = [&](const char* def) {
-    return OptionSpec{"mm_b", "", Kind::kNumber, def,
-                      "b, the prior's weight on ||u||^2 (default: wemm 2 X^2, laser and laser-noshrink 0.1 X^2, or "
-                      "0.01 c when --mm_c is given, with X^2 the largest squared norm of the first 256 examples, "
-                      "saved in the model; 1 for the others): Sigma_0 = I/b (laser: (c-b)/(bc) I); larger b learns "
-                      "more cautiously (wemm needs b > ||x||^2, otherwise examples are down-weighted)",
-                      positive, {}};
+    return OptionSpec{
+        "mm_b",
+        "",
+        Kind::kNumber,
+        def,
+        "b, the prior's weight on ||u||^2 (default: wemm 2 X^2, laser and laser-noshrink 0.1 X^2, or "
+        "0.01 c when --mm_c is given, with X^2 the largest squared norm of the first 256 examples, "
+        "saved in the model; 1 for the others): Sigma_0 = I/b (laser: (c-b)/(bc) I); larger b learns "
+        "more cautiously (wemm needs b > ||x||^2, otherwise examples are down-weighted)",
+        positive,
+        {}};
   };
-  const OptionSpec c_opt{"mm_c", "", Kind::kNumber, "",
-                         "c, the penalty on drift of the best model: smaller tracks faster (default: 100 X^2 for "
-                         "laser, 3 X^2 for laser-noshrink, with X^2 the largest squared norm of the first 256 "
-                         "examples, saved in the model; 100 b when only --mm_b is given)",
-                         positive, {}};
-  const OptionSpec forget_opt{"rls_r", "", Kind::kNumber, "1", "forgetting factor r (1: no forgetting)",
-                              {0.0, 1.0, true, false}, {}};
-  const OptionSpec arow_opt{"arow_r", "", Kind::kNumber, "1",
-                            "AROW's r, the assumed noise variance: larger learns more slowly (only r x b matters)",
-                            positive, {}};
+  const OptionSpec c_opt{
+      "mm_c",
+      "",
+      Kind::kNumber,
+      "",
+      "c, the penalty on drift of the best model: smaller tracks faster (default: 100 X^2 for "
+      "laser, 3 X^2 for laser-noshrink, with X^2 the largest squared norm of the first 256 "
+      "examples, saved in the model; 100 b when only --mm_b is given)",
+      positive,
+      {}};
+  const OptionSpec forget_opt{
+      "rls_r", "", Kind::kNumber, "1", "forgetting factor r (1: no forgetting)", {0.0, 1.0, true, false}, {}};
+  const OptionSpec arow_opt{
+      "arow_r",
+      "",
+      Kind::kNumber,
+      "1",
+      "AROW's r, the assumed noise variance: larger learns more slowly (only r x b matters)",
+      positive,
+      {}};
   auto modes = [](const MinmaxRule& rule) {
-    if (!rule.sketch) return std::vector<OptionSpec>{common::matrix_option({"full", "diag"}), common::max_dense_option(1000)};
+    if (!rule.sketch)
+      return std::vector<OptionSpec>{common::matrix_option({"full", "diag"}), common::max_dense_option(1000)};
     return std::vector<OptionSpec>{common::matrix_option({"full", "diag", "sketch"}), common::rank_option(),
                                    common::max_dense_option(1000)};
   };
@@ -639,21 +663,28 @@ std::vector<LearnerRow> minmax_rows() {
     const char* help;
   };
   const Text texts[] = {
-      {"wemm", "weighted min-max regression for stationary data, second order, needs no label bound (Moroshko "
-               "and Crammer, WEMM; squared loss only)"},
-      {"laser", "last-step min-max regression that tracks a drifting target (Moroshko and Crammer, LASER); its "
-                "prediction is shrunk toward 0 (squared loss only)"},
-      {"laser-noshrink", "LASER's tracking update with the unshrunk (Kalman filter) prediction: usually the better "
-                         "drift tracker (squared loss only)"},
-      {"rls", "recursive least squares with forgetting factor --rls_r; 1 is online ridge regression (squared loss "
-              "only)"},
-      {"aaw", "Vovk-Azoury-Warmuth (Forster) online ridge regression, prediction shrunk on novel inputs (squared "
-              "loss only)"},
+      {"wemm",
+       "weighted min-max regression for stationary data, second order, needs no label bound (Moroshko "
+       "and Crammer, WEMM; squared loss only)"},
+      {"laser",
+       "last-step min-max regression that tracks a drifting target (Moroshko and Crammer, LASER); its "
+       "prediction is shrunk toward 0 (squared loss only)"},
+      {"laser-noshrink",
+       "LASER's tracking update with the unshrunk (Kalman filter) prediction: usually the better "
+       "drift tracker (squared loss only)"},
+      {"rls",
+       "recursive least squares with forgetting factor --rls_r; 1 is online ridge regression (squared loss "
+       "only)"},
+      {"aaw",
+       "Vovk-Azoury-Warmuth (Forster) online ridge regression, prediction shrunk on novel inputs (squared "
+       "loss only)"},
       {"arowr", "AROW for regression: second-order confidence-weighted regression (squared loss only)"},
-      {"arcor", "AROW for regression with covariance reset when confidence gets too high, for drifting data "
-                "(squared loss only)"},
-      {"cr-rls", "recursive least squares that resets its covariance every --crrls_T0 examples, for drifting "
-                 "data (squared loss only)"},
+      {"arcor",
+       "AROW for regression with covariance reset when confidence gets too high, for drifting data "
+       "(squared loss only)"},
+      {"cr-rls",
+       "recursive least squares that resets its covariance every --crrls_T0 examples, for drifting "
+       "data (squared loss only)"},
   };
   std::vector<LearnerRow> rows;
   for (const Text& t : texts) {
@@ -668,15 +699,29 @@ std::vector<LearnerRow> minmax_rows() {
     if (rule.uses_forget) options.push_back(forget_opt);
     if (rule.uses_arow_r) options.push_back(arow_opt);
     if (rule.reset == R::kPeriodic)
-      options.push_back({"crrls_T0", "", Kind::kNumber, "50", "rounds between covariance resets",
-                         {1.0, 1e15, false, false}, {}});
-    if (rule.reset == R::kLambdaMin) {
-      options.push_back({"arcor_Lambda", "", Kind::kNumber, "0.001",
-                         "reset the covariance when its smallest eigenvalue falls below this", {0.0, 1.0, true, true},
+      options.push_back({"crrls_T0",
+                         "",
+                         Kind::kNumber,
+                         "50",
+                         "rounds between covariance resets",
+                         {1.0, 1e15, false, false},
                          {}});
-      options.push_back({"arcor_RB", "", Kind::kNumber, "",
-                         "project the weights onto the ball ||w|| <= R_B (default: no projection; --matrix full)",
-                         positive, {}});
+    if (rule.reset == R::kLambdaMin) {
+      options.push_back({"arcor_Lambda",
+                         "",
+                         Kind::kNumber,
+                         "0.001",
+                         "reset the covariance when its smallest eigenvalue falls below this",
+                         {0.0, 1.0, true, true},
+                         {}});
+      options.push_back(
+          {"arcor_RB",
+           "",
+           Kind::kNumber,
+           "",
+           "project the weights onto the ball ||w|| <= R_B (default: no projection; --matrix full)",
+           positive,
+           {}});
     }
     for (auto& o : modes(rule)) options.push_back(o);
     LearnerRow row{t.name, t.help, options,
@@ -687,11 +732,13 @@ std::vector<LearnerRow> minmax_rows() {
     row.traits.losses = {"squared"};
     if (rule.sketch) {
       row.traits.matrix_modes = {"full", "diag", "sketch"};
-      row.traits.matrix_nearest = {{"auto", "--matrix full, or --matrix sketch beyond a few thousand features"}};
+      row.traits.matrix_nearest = {
+          {"auto", "--matrix full, or --matrix sketch beyond a few thousand features"}};
     } else {
       row.traits.matrix_modes = {"full", "diag"};
-      row.traits.matrix_nearest = {{"sketch", "--matrix diag (a sketch exists only for wemm, laser and "
-                                              "laser-noshrink)"},
+      row.traits.matrix_nearest = {{"sketch",
+                                    "--matrix diag (a sketch exists only for wemm, laser and "
+                                    "laser-noshrink)"},
                                    {"auto", "--matrix full"}};
     }
     rows.push_back(std::move(row));

@@ -58,16 +58,16 @@ const MinmaxRule& minmax_rule(std::string_view name);  // std::out_of_range for 
 
 struct MinmaxOptions {
   const MinmaxRule* rule = nullptr;
-  double b = 1.0;           // --mm_b: prior weight (Σ_0 = I/b; laser: Σ_0 = (c-b)/(bc) I)
-  double c = 100.0;         // --mm_c: laser's drift penalty
-  double forget = 1.0;      // --rls_r: forgetting factor in (0, 1]
-  double arow_r = 1.0;      // --arow_r: AROW's r > 0
-  double t0 = 50.0;         // --crrls_T0: rounds between covariance resets
-  double lambda = 1e-3;     // --arcor_Lambda: reset threshold on λ_min(Σ), in (0, 1)
+  double b = 1.0;        // --mm_b: prior weight (Σ_0 = I/b; laser: Σ_0 = (c-b)/(bc) I)
+  double c = 100.0;      // --mm_c: laser's drift penalty
+  double forget = 1.0;   // --rls_r: forgetting factor in (0, 1]
+  double arow_r = 1.0;   // --arow_r: AROW's r > 0
+  double t0 = 50.0;      // --crrls_T0: rounds between covariance resets
+  double lambda = 1e-3;  // --arcor_Lambda: reset threshold on λ_min(Σ), in (0, 1)
   double radius = std::numeric_limits<double>::infinity();  // --arcor_RB (infinity: no projection)
   MatrixKind matrix = MatrixKind::kFull;
   uint64_t max_dense = 1000;
-  uint32_t rank = 10;       // --rank: the sketch's rank k
+  uint32_t rank = 10;  // --rank: the sketch's rank k
   // Defaults relative to the data's scale X² (the largest ‖x‖² of the first examples; wemm, laser rows): when set,
   // b = b_scale X² and c = c_scale X², fixed by resolve() before the first update.
   double b_scale = 0.0, c_scale = 0.0;
@@ -83,8 +83,8 @@ struct MinmaxOptions {
 
 class MinmaxLearner final : public Learner {
  public:
-  static constexpr double kWemmEps = 1e-6;  // wemm's guard: an update needs m < 1 - kWemmEps
-  static constexpr double kMaxSigma = 1e100;  // cap on Σ's diagonal (RLS wind-up, r < 1)
+  static constexpr double kWemmEps = 1e-6;         // wemm's guard: an update needs m < 1 - kWemmEps
+  static constexpr double kMaxSigma = 1e100;       // cap on Σ's diagonal (RLS wind-up, r < 1)
   static constexpr uint64_t kScaleExamples = 256;  // the warm-up that fixes the data-relative defaults
 
   MinmaxLearner(const MinmaxOptions& options, int bits);
@@ -124,14 +124,14 @@ class MinmaxLearner final : public Learner {
     double w = 0.0, s = 0.0, tau = 0.0;
   };
   Round evaluate(const SparseVector& v) const;
-  double diag_value(const Slot& s) const;  // diag mode: Σ_{t,ii} of a slot
+  double diag_value(const Slot& s) const;             // diag mode: Σ_{t,ii} of a slot
   double advanced(double base, double rounds) const;  // the scalar map σ -> (σ + δ)/f applied `rounds` times
   // The round's m and p (unit scale) come from evaluate(v), which also left x's positions (full) or P_ii (diag).
   void learn_full(const SparseVector& v, double y, double weight, Round round);
   void learn_diag(const SparseVector& v, double y, double weight, Round round);
   void learn_sketch(const SparseVector& v, double y, double weight, Round round);
-  double wemm_guard(double m) const;                     // s of the WEMM guard (1: none)
-  bool healthy(double m, double p, double ys) const;      // false (counted): skip the round
+  double wemm_guard(double m) const;                  // s of the WEMM guard (1: none)
+  bool healthy(double m, double p, double ys) const;  // false (counted): skip the round
   // A round as taught: the example (s x, s y), s = √k for an importance weight k times the WEMM guard's scale, with
   // m = xᵀPx and p = wᵀx at that scale; ok false (counted) when a number is not finite: the round is skipped.
   struct Taught {
@@ -146,10 +146,10 @@ class MinmaxLearner final : public Learner {
 
   MinmaxOptions opt_;
   int bits_;
-  uint64_t t_ = 0;              // labelled rounds learned
-  double prior_;                // full: Σ_ii of a slot not held (σ_t, the same scalar map)
-  double last_reset_ = 0.0;     // diag: the round of the last reset (0: none)
-  double min_s_ = 1.0;          // diag, arcor: smallest Σ_ii written since the last reset
+  uint64_t t_ = 0;           // labelled rounds learned
+  double prior_;             // full: Σ_ii of a slot not held (σ_t, the same scalar map)
+  double last_reset_ = 0.0;  // diag: the round of the last reset (0: none)
+  double min_s_ = 1.0;       // diag, arcor: smallest Σ_ii written since the last reset
   // full mode
   CompactIndex index_;
   Eigen::MatrixXd s_;  // Σ over held positions (top-left n x n; capacity grows by doubling)
@@ -164,8 +164,8 @@ class MinmaxLearner final : public Learner {
   mutable std::vector<uint32_t> pos_;  // full: the example's positions (CompactIndex::kNone: not held)
   std::vector<double> xv_;
   Eigen::VectorXd h_;
-  mutable std::vector<double> pv_;                             // diag: P_ii of the example's slots
-  mutable std::vector<std::pair<uint32_t, double>> held_;      // full: the example's held positions and values
+  mutable std::vector<double> pv_;                         // diag: P_ii of the example's slots
+  mutable std::vector<std::pair<uint32_t, double>> held_;  // full: the example's held positions and values
 };
 
 // The registry rows: wemm, laser, laser-noshrink, rls, aaw, arowr, arcor, cr-rls.

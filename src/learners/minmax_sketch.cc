@@ -24,7 +24,8 @@ std::string num(double v) { return common::number(v, 17); }
 
 MinmaxSketch::MinmaxSketch(Form form, double b, double c, uint32_t rank)
     : form_(form), b_(b), c_(c), rank_(rank) {
-  if (rank < 1 || rank > kMaxRank) throw ConfigError("--rank must be in [1, " + std::to_string(kMaxRank) + "]");
+  if (rank < 1 || rank > kMaxRank)
+    throw ConfigError("--rank must be in [1, " + std::to_string(kMaxRank) + "]");
   if (!(b > 0.0) || !std::isfinite(b)) throw ConfigError("--mm_b must be > 0");
   if (form == Form::kLaser && !(b < c)) throw ConfigError("--mm_b must be < --mm_c");
   capacity_cols_ = form == Form::kWemm ? 2 * Eigen::Index{rank} : Eigen::Index{rank} + 1;
@@ -97,11 +98,17 @@ bool MinmaxSketch::update(const SparseVector& v, double s, double coef, double g
   const auto a = a_.head(cols_);
   auto g = g_.head(n);
   if (form_ == Form::kWemm) {  // g = Σ x = x/b − Z(Zᵀx)
-    if (cols_ > 0) g.noalias() = -(basis * a); else g.setZero();
+    if (cols_ > 0)
+      g.noalias() = -(basis * a);
+    else
+      g.setZero();
     for (size_t k = 0; k < pos_.size(); ++k) g(pos_[k]) += xv_[k] / b_;
   } else {  // P x = Q diag(1/λ + 1/c) z + (1/δ + 1/c) x⊥, x⊥ = x − Qz kept in e_
     auto e = e_.head(n);
-    if (cols_ > 0) e.noalias() = -(basis * a); else e.setZero();
+    if (cols_ > 0)
+      e.noalias() = -(basis * a);
+    else
+      e.setZero();
     for (size_t k = 0; k < pos_.size(); ++k) e(pos_[k]) += xv_[k];
     auto scaled = small_.head(cols_);
     scaled = a.cwiseProduct((lambda_.head(cols_).cwiseInverse().array() + 1.0 / c_).matrix());
@@ -236,14 +243,18 @@ void MinmaxSketch::save(ModelWriter& out) const {
 }
 
 void MinmaxSketch::load(ModelReader& in, const std::string& who, int bits) {
-  auto bad = [&](const std::string& what) { return ModelFormatError(in.source() + ": " + who + " sketch: " + what); };
-  if (in.get_u8("min-max sketch form") != static_cast<uint8_t>(form_)) throw bad("the sketch of another learner");
+  auto bad = [&](const std::string& what) {
+    return ModelFormatError(in.source() + ": " + who + " sketch: " + what);
+  };
+  if (in.get_u8("min-max sketch form") != static_cast<uint8_t>(form_))
+    throw bad("the sketch of another learner");
   if (in.get_u32("min-max sketch rank") != rank_) throw bad("saved with another --rank than this run's");
   const uint64_t n = in.get_u64("held features");
   const uint64_t cols = in.get_u64("sketch columns");
   const uint64_t max_cols = form_ == Form::kWemm ? 2 * uint64_t{rank_} - 1 : rank_;
   if (cols > max_cols) throw bad("column count out of range");
-  if (n > (uint64_t{1} << bits) || n > in.remaining() / (16 + 8 * cols)) throw bad("held feature count out of range");
+  if (n > (uint64_t{1} << bits) || n > in.remaining() / (16 + 8 * cols))
+    throw bad("held feature count out of range");
   MinmaxSketch s(form_, b_, c_, rank_);
   s.grow(n);
   for (uint64_t i = 0; i < n; ++i) {
@@ -280,7 +291,8 @@ void MinmaxSketch::write_readable(std::ostream& out) const {
   std::vector<std::pair<uint64_t, uint32_t>> order;
   for (uint32_t i = 0; i < index_.size(); ++i) order.emplace_back(index_.slot(i), i);
   std::sort(order.begin(), order.end());
-  for (const auto& [slot, i] : order) out << slot << ":" << num(w_(i)) << " " << num(sigma(slot, slot)) << "\n";
+  for (const auto& [slot, i] : order)
+    out << slot << ":" << num(w_(i)) << " " << num(sigma(slot, slot)) << "\n";
 }
 
 }  // namespace lepus

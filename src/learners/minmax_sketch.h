@@ -61,7 +61,7 @@ class MinmaxSketch {
   bool update(const SparseVector& v, double s, double coef, double gain);
 
   double weight(uint64_t slot) const;
-  double sigma(uint64_t slot_i, uint64_t slot_j) const;    // Σ_ij (current)
+  double sigma(uint64_t slot_i, uint64_t slot_j) const;      // Σ_ij (current)
   double precision(uint64_t slot_i, uint64_t slot_j) const;  // LASER: D_ij = (Σ⁻¹)_ij
   Form form() const { return form_; }
   uint32_t rank() const { return rank_; }
@@ -74,7 +74,7 @@ class MinmaxSketch {
 
   void save(ModelWriter& out) const;
   void load(ModelReader& in, const std::string& who, int bits);  // ModelFormatError naming `who`
-  void write_readable(std::ostream& out) const;                   // slot:w Σ_ii lines, by slot
+  void write_readable(std::ostream& out) const;                  // slot:w Σ_ii lines, by slot
 
  private:
   using RowMatrix = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;

@@ -175,16 +175,14 @@ void MixLearner::retire(size_t k, const std::string& why) {
 double MixLearner::eta() const {
   const double damp = 1.0 / std::max(1.0, c_max_);
   switch (rule_) {
-    case Rule::kLog:
-      return damp;
+    case Rule::kLog: return damp;
     case Rule::kSquare: {
       const LabelRange r = clip_.range();
       const double w = static_cast<double>(r.hi) - r.lo;
       if (!(w > 0.0) || !std::isfinite(w)) return 0.0;  // a single point: every member predicts it
       return damp * 2.0 / (w * w);
     }
-    case Rule::kHedge:
-      return gap_ > 0.0 ? std::log(static_cast<double>(size())) / gap_ : kInf;
+    case Rule::kHedge: return gap_ > 0.0 ? std::log(static_cast<double>(size())) / gap_ : kInf;
   }
   return 0.0;
 }
@@ -328,12 +326,9 @@ double MixLearner::log_loss_term(double q, const LogSigmoids& ls) {
 
 double MixLearner::member_loss_term(double s, const Example& x) const {
   switch (rule_) {
-    case Rule::kLog:
-      return log_loss_term(label_share(x), log_sigmoids(s));
-    case Rule::kSquare:
-      return (x.label - s) * (x.label - s);
-    case Rule::kHedge:
-      return loss_.loss(static_cast<float>(s), x.label, clip_.range());
+    case Rule::kLog: return log_loss_term(label_share(x), log_sigmoids(s));
+    case Rule::kSquare: return (x.label - s) * (x.label - s);
+    case Rule::kHedge: return loss_.loss(static_cast<float>(s), x.label, clip_.range());
   }
   return 0.0;
 }

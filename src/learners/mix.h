@@ -65,7 +65,8 @@ class MixLearner final : public Learner {
   // ConfigError for an unknown or nested member, one that does not accept the loss, or an empty list. With
   // `default_list` (the user named no members), a member that does not accept the loss is left out instead
   // (aioli is logistic only).
-  MixLearner(const std::string& members, double share, const LearnerContext& context, bool default_list = false);
+  MixLearner(const std::string& members, double share, const LearnerContext& context,
+             bool default_list = false);
 
   Prediction predict(const Example& x) const override;
   Prediction learn(const Example& x) override;
@@ -112,7 +113,7 @@ class MixLearner final : public Learner {
   std::vector<double> log_weights() const;  // normalised
   void log_weights_into(std::vector<double>& lw) const;
   std::vector<double> test_log_weights() const;  // -t: log_weights() with --mix_test_share's step
-  double eta() const;                       // the current rate (may be +inf for AdaHedge before any gap)
+  double eta() const;                            // the current rate (may be +inf for AdaHedge before any gap)
   bool active(size_t k) const { return retired_[k].empty(); }
   size_t active_count() const;
   double best_active_loss() const;  // min_k L_k over the members that take part
@@ -125,7 +126,7 @@ class MixLearner final : public Learner {
   double label_share(const Example& x) const;  // the log rule's share q of class 1 in x's label
   // The log rule's ℓ(y, s) = −q ln σ(s) − (1 − q) ln σ(−s), from s's ln σ pair.
   static double log_loss_term(double q, const LogSigmoids& ls);
-  double input(float s) const;                                // a member prediction as the rule reads it
+  double input(float s) const;  // a member prediction as the rule reads it
   void save_state(ModelWriter& out, bool predict_only) const;
   void load_state(ModelReader& in, bool predict_only);
 
@@ -140,13 +141,13 @@ class MixLearner final : public Learner {
   std::vector<OptionValues> member_options_;  // each member's own defaults (outlive the members)
   std::vector<std::unique_ptr<Learner>> members_;
   common::LabelClip clip_;
-  std::vector<double> cum_loss_;  // L_k
-  std::vector<double> lw_;        // Fixed Share's normalised log-weights (used only when share_ > 0)
-  double c_max_ = 0.0;            // largest importance weight learned from
-  double gap_ = 0.0;              // AdaHedge's Δ
+  std::vector<double> cum_loss_;      // L_k
+  std::vector<double> lw_;            // Fixed Share's normalised log-weights (used only when share_ > 0)
+  double c_max_ = 0.0;                // largest importance weight learned from
+  double gap_ = 0.0;                  // AdaHedge's Δ
   std::vector<std::string> retired_;  // per member: empty, or why it left (it predicts nothing from then on)
   uint64_t rounds_ = 0;               // examples learned from, for the retirement message
-  double own_loss_ = 0.0;         // the mixture's own cumulative weighted loss (NaN: resumed from a MIX1 state)
+  double own_loss_ = 0.0;  // the mixture's own cumulative weighted loss (NaN: resumed from a MIX1 state)
   mutable uint64_t safeguards_ = 0;
   mutable std::vector<Prediction> scratch_;
   // learn()'s per-round buffers (kept to spare an allocation each per example; mix() uses mix_a_ and mix_b_).

@@ -37,7 +37,8 @@ void MulticlassLearner::share_kernel_rows() {
 }
 
 void MulticlassLearner::detect(uint32_t label) {
-  if (indexing_ < 0 && label == 0) indexing_ = 0;  // VW: "label 0 found -- labels are now considered 0-indexed"
+  if (indexing_ < 0 && label == 0)
+    indexing_ = 0;  // VW: "label 0 found -- labels are now considered 0-indexed"
   if (indexing_ < 0 && label == opt_.classes) indexing_ = 1;
 }
 
@@ -258,7 +259,8 @@ void MulticlassLearner::save_state(ModelWriter& out, bool predict_only) const {
 void MulticlassLearner::load_state(ModelReader& in, bool predict_only) {
   auto bad = [](const std::string& why) { throw ModelFormatError("multiclass model: " + why); };
   if (in.get_u32("multiclass tag") != kStateTag) bad("not a multiclass model of this version");
-  if (in.get_u8("reduction") != static_cast<uint8_t>(opt_.kind)) bad("saved by the other reduction (--oaa / --csoaa)");
+  if (in.get_u8("reduction") != static_cast<uint8_t>(opt_.kind))
+    bad("saved by the other reduction (--oaa / --csoaa)");
   if (in.get_u32("classes") != opt_.classes) bad("saved with another number of classes");
   const uint8_t indexing = in.get_u8("indexing");
   if (indexing > 2) bad("indexing out of range");
@@ -276,7 +278,8 @@ void MulticlassLearner::load_predict_only(ModelReader& in) { load_state(in, true
 
 std::vector<std::string> MulticlassLearner::describe() const {
   std::vector<std::string> lines = bases_.front()->describe();
-  const std::string what = opt_.kind == MulticlassOptions::Kind::kOaa ? "one against all" : "cost-sensitive one against all";
+  const std::string what =
+      opt_.kind == MulticlassOptions::Kind::kOaa ? "one against all" : "cost-sensitive one against all";
   lines.push_back(what + ", " + std::to_string(opt_.classes) + " classes" +
                   (shared_   ? " in one table"
                    : points_ ? " in one learner (kernel values once per example)"

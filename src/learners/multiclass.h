@@ -34,7 +34,8 @@ struct MulticlassOptions {
 class MulticlassLearner final : public Learner {
  public:
   // make_base returns a fresh base learner; it is called once (a base that share_table(K) accepts) or K times.
-  MulticlassLearner(const MulticlassOptions& options, const std::function<std::unique_ptr<Learner>()>& make_base);
+  MulticlassLearner(const MulticlassOptions& options,
+                    const std::function<std::unique_ptr<Learner>()>& make_base);
 
   Prediction predict(const Example& x) const override;
   Prediction learn(const Example& x) override;
@@ -72,7 +73,7 @@ class MulticlassLearner final : public Learner {
   Prediction predict_class(uint32_t index) const;
   Prediction learn_class(uint32_t index, float label, float weight);
   void finish_outcome(uint32_t best) const;
-  void predict_all() const;  // before_ <- every class's prediction
+  void predict_all() const;          // before_ <- every class's prediction
   Prediction oaa_outcome() const;    // the class of the largest before_[i].value
   Prediction csoaa_outcome() const;  // from steps_ and step_out_
   void learn_table(uint32_t truth, float weight);

@@ -98,8 +98,8 @@ void NlmsLearner::load(ModelReader& in) {
 }
 
 std::vector<std::string> NlmsLearner::describe() const {
-  return {"nlms mu = " + num(opt_.mu),
-          opt_.eps ? "nlms eps = " + num(*opt_.eps) : std::string("nlms eps = 1e-6 x average ||x||^2 (online)")};
+  return {"nlms mu = " + num(opt_.mu), opt_.eps ? "nlms eps = " + num(*opt_.eps)
+                                                : std::string("nlms eps = 1e-6 x average ||x||^2 (online)")};
 }
 
 void NlmsLearner::write_readable(std::ostream& out) const {
@@ -129,22 +129,33 @@ void NlmsLearner::merge(Collective& ranks) {
 
 LearnerRow nlms_row() {
   using Kind = OptionSpec::Kind;
-  LearnerRow row{
-      "nlms",
-      "normalized least mean squares: the simplest first-order regression learner, each step fitting the example "
-      "a fraction --nlms_mu of the way; a baseline for drifting streams (squared loss only)",
-      {
-          {"nlms_mu", "", Kind::kNumber, "1", "step size: 1 fits each example exactly, less averages",
-           {0.0, 2.0, true, true}},
-          {"nlms_eps", "", Kind::kNumber, "",
-           "regularizer of the step's normalization (default: 1e-6 x the average squared norm of the examples, "
-           "estimated online)",
-           {0.0, std::numeric_limits<double>::infinity(), false, false}},
-      },
-      [](const LearnerContext& c) { return std::make_unique<NlmsLearner>(NlmsOptions::from(c.options), c.bits); }};
+  LearnerRow row{"nlms",
+                 "normalized least mean squares: the simplest first-order regression learner, each step "
+                 "fitting the example "
+                 "a fraction --nlms_mu of the way; a baseline for drifting streams (squared loss only)",
+                 {
+                     {"nlms_mu",
+                      "",
+                      Kind::kNumber,
+                      "1",
+                      "step size: 1 fits each example exactly, less averages",
+                      {0.0, 2.0, true, true}},
+                     {"nlms_eps",
+                      "",
+                      Kind::kNumber,
+                      "",
+                      "regularizer of the step's normalization (default: 1e-6 x the average squared norm of "
+                      "the examples, "
+                      "estimated online)",
+                      {0.0, std::numeric_limits<double>::infinity(), false, false}},
+                 },
+                 [](const LearnerContext& c) {
+                   return std::make_unique<NlmsLearner>(NlmsOptions::from(c.options), c.bits);
+                 }};
   row.traits.losses = {"squared"};
-  row.traits.merge = "the ranks' mean weights (VW's plain average) and the average squared norm over every rank's "
-                     "examples; an approximation of one learner over all the data, exact with one rank";
+  row.traits.merge =
+      "the ranks' mean weights (VW's plain average) and the average squared norm over every rank's "
+      "examples; an approximation of one learner over all the data, exact with one rank";
   return row;
 }
 

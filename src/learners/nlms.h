@@ -24,7 +24,7 @@ namespace lepus {
 
 struct NlmsOptions {
   double mu = 1.0;
-  std::optional<double> eps;  // nullopt: 1e-6 x the running average of ||x||^2
+  std::optional<double> eps;                            // nullopt: 1e-6 x the running average of ||x||^2
   static NlmsOptions from(const OptionValues& values);  // throws ConfigError
 };
 

@@ -26,18 +26,14 @@ constexpr double kAlphaMin = 9.0 / 8.0;  // the paper needs α > 9/8 (Lemma 3.3)
 
 const char* dimension_name(ScinolDimension d) {
   switch (d) {
-    case ScinolDimension::kBits:
-      return "bits";
-    case ScinolDimension::kSeen:
-      return "seen";
-    case ScinolDimension::kClock:
-      return "clock";
+    case ScinolDimension::kBits: return "bits";
+    case ScinolDimension::kSeen: return "seen";
+    case ScinolDimension::kClock: return "clock";
   }
   return "?";
 }
 
 using common::number;
-
 
 }  // namespace
 
@@ -48,7 +44,9 @@ ScinolOptions ScinolOptions::from(const OptionValues& v) {
   if (v.has("scinol_L")) o.lipschitz = v.number("scinol_L");
   if (v.has("scinol_d")) {
     const std::string& d = v.text("scinol_d");
-    o.dimension = d == "bits" ? ScinolDimension::kBits : d == "clock" ? ScinolDimension::kClock : ScinolDimension::kSeen;
+    o.dimension = d == "bits"    ? ScinolDimension::kBits
+                  : d == "clock" ? ScinolDimension::kClock
+                                 : ScinolDimension::kSeen;
   }
   return o;
 }
@@ -193,12 +191,10 @@ void update_direct(double* const table, uint64_t mask, const Feature* fs, size_t
 // The common factor 1/(α t d) of every weight (1/(α d) with the per-slot clock, whose t is inside the terms).
 double ScinolLearner::scale(uint64_t fresh) const {
   switch (opt_.dimension) {
-    case ScinolDimension::kBits:
-      return 1.0 / (opt_.alpha * (t_ + 1.0) * std::ldexp(1.0, bits_));
+    case ScinolDimension::kBits: return 1.0 / (opt_.alpha * (t_ + 1.0) * std::ldexp(1.0, bits_));
     case ScinolDimension::kSeen:
       return 1.0 / (opt_.alpha * (t_ + 1.0) * std::max(seen_ + static_cast<double>(fresh), 1.0));
-    case ScinolDimension::kClock:
-      return 1.0 / (opt_.alpha * std::ldexp(1.0, bits_));
+    case ScinolDimension::kClock: return 1.0 / (opt_.alpha * std::ldexp(1.0, bits_));
   }
   return 0.0;
 }
@@ -387,7 +383,8 @@ void ScinolLearner::save(ModelWriter& out) const {
   out.put_u64(size);
   out.put_u32(static_cast<uint32_t>(st));
   common::save_count_and_records(
-      out, common::touched(block_, st == 4 ? 2 : 1), [&](uint64_t i) { return table_[i * st] != 0.0 || table_[i * st + 1] != 0.0; },
+      out, common::touched(block_, st == 4 ? 2 : 1),
+      [&](uint64_t i) { return table_[i * st] != 0.0 || table_[i * st + 1] != 0.0; },
       [&](uint64_t i) { out.put_values(table_ + i * st, st); });
 }
 
@@ -452,13 +449,19 @@ void ScinolLearner::load(ModelReader& in) {
 }
 
 OptionSpec scinol_alpha_option() {
-  return {"scinol_alpha", "", OptionSpec::Kind::kNumber, "1.5",
+  return {"scinol_alpha",
+          "",
+          OptionSpec::Kind::kNumber,
+          "1.5",
           "how cautiously the scale-invariant learners bet at first (larger is more cautious)",
           {9.0 / 8.0, std::numeric_limits<double>::infinity(), true, false}};
 }
 
 OptionSpec scinol_lipschitz_option() {
-  return {"scinol_L", "", OptionSpec::Kind::kNumber, "1",
+  return {"scinol_L",
+          "",
+          OptionSpec::Kind::kNumber,
+          "1",
           "bound on importance times the loss's slope: larger values are clipped to it (1 fits the logistic, "
           "hinge and quantile losses)",
           {0.0, std::numeric_limits<double>::infinity(), true, false}};
@@ -473,8 +476,12 @@ LearnerRow scinol_row() {
       {
           scinol_alpha_option(),
           scinol_lipschitz_option(),
-          {"scinol_d", "", Kind::kText, "seen",
-           "how the prior counts features: seen (distinct features so far), bits (all 2^b slots) or clock (2^b "
+          {"scinol_d",
+           "",
+           Kind::kText,
+           "seen",
+           "how the prior counts features: seen (distinct features so far), bits (all 2^b slots) or clock "
+           "(2^b "
            "slots, each with its own update count)",
            {},
            {"seen", "bits", "clock"}},

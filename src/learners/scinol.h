@@ -150,11 +150,11 @@ class ScinolLearner final : public Learner {
   // Interleaved per-slot state, stride() doubles per slot: (h, s2) or (h, s2, n, unused). Page aligned (so a
   // 32-byte clock slot never straddles two cache lines); a large table costs only the pages a run touches.
   ZeroedTable<double> block_;
-  double* table_ = nullptr;  // block_.data()
+  double* table_ = nullptr;    // block_.data()
   mutable uint64_t caps_ = 0;  // a metric of this run, not model state (not saved)
   // Scratch for one example's distinct slots (not state): predict() is const but reuses it.
   mutable VectorBuilder builder_;
-  std::vector<double> old_s2_;           // the learning fast path's undo record
+  std::vector<double> old_s2_;  // the learning fast path's undo record
 };
 
 // This learner's row of THE learner table (src/learners/registry.cc).

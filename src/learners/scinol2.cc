@@ -263,7 +263,9 @@ void Scinol2Learner::merge(Collective& ranks) {
   constexpr size_t kMaxed[] = {2};
   common::weighted_average(
       ranks, &slots_[0].g, mask_ + 1, sizeof(Slot) / sizeof(double),
-      [](const double* r) { return r[1] > 0.0 ? r[1] : r[2] > 0.0 ? DBL_MIN : 0.0; }, kMaxed);
+      [](const double* r) { return r[1] > 0.0   ? r[1]
+                                   : r[2] > 0.0 ? DBL_MIN
+                                                : 0.0; }, kMaxed);
   common::average_rounds(ranks, t_);
   common::merge_range(ranks, clip_);
 }

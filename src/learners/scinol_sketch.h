@@ -131,9 +131,9 @@ class ScinolSketchLearner final : public Learner {
   mutable VectorBuilder builder_;
   mutable std::vector<Coord> x_;  // scratch: x~
   mutable Eigen::VectorXd p_;
-  mutable SymEigen eig_;  // Δ = 0
-  mutable Eigen::MatrixXd k_;                                   // Δ > 0: Δ I + G, factored in place
-  mutable Eigen::VectorXd lp_, lq_;                             // L⁻¹p, L⁻¹q
+  mutable SymEigen eig_;             // Δ = 0
+  mutable Eigen::MatrixXd k_;        // Δ > 0: Δ I + G, factored in place
+  mutable Eigen::VectorXd lp_, lq_;  // L⁻¹p, L⁻¹q
 };
 
 }  // namespace lepus

@@ -54,8 +54,10 @@ VwOptimizerOptions VwOptimizerOptions::from(VwOptimizer mode, const OptionValues
   get("learning_rate", o.learning_rate);
   get("power_t", o.power_t);
   get("initial_t", o.initial_t);
-  if (!(o.alpha > 0.0f) || !std::isfinite(o.alpha)) throw ConfigError("--ftrl_alpha must be a finite number > 0");
-  if (!(o.beta >= 0.0f) || !std::isfinite(o.beta)) throw ConfigError("--ftrl_beta must be a finite number >= 0");
+  if (!(o.alpha > 0.0f) || !std::isfinite(o.alpha))
+    throw ConfigError("--ftrl_alpha must be a finite number > 0");
+  if (!(o.beta >= 0.0f) || !std::isfinite(o.beta))
+    throw ConfigError("--ftrl_beta must be a finite number >= 0");
   if (!(o.l1 >= 0.0f) || !(o.l2 >= 0.0f) || !std::isfinite(o.l1) || !std::isfinite(o.l2))
     throw ConfigError("--l1 and --l2 must be finite numbers >= 0");
   return o;
@@ -99,7 +101,8 @@ float VwOptimizerLearner::finalize(float raw) const {
 }
 
 float VwOptimizerLearner::finite_raw(float raw) {
-  if (finite(raw)) [[likely]] return raw;
+  if (finite(raw)) [[likely]]
+    return raw;
   ++safeguards_;
   return std::isnan(raw) ? 0.0f : std::copysign(FLT_MAX, raw);
 }
@@ -128,7 +131,8 @@ float VwOptimizerLearner::pistol_score(const Example& x) {
     }
     if (ax > s[kMx]) s[kMx] = ax;
     const float tmp = 1.0f / ((opt_.alpha * s[kMx]) * (s[kG2] + s[kMx]));
-    const float w = (((std::sqrt(s[kG2]) * opt_.beta) * s[kZt]) * std::exp(((s[kZt] * s[kZt]) / 2.0f) * tmp)) * tmp;
+    const float w =
+        (((std::sqrt(s[kG2]) * opt_.beta) * s[kZt]) * std::exp(((s[kZt] * s[kZt]) / 2.0f) * tmp)) * tmp;
     if (finite(w)) [[likely]] {
       s[kXt] = w;
     } else {  // expf overflowed (or 0 * inf): the sum gets VW's value, the slot a finite one
@@ -179,7 +183,8 @@ bool VwOptimizerLearner::ftrl_step(float* s, float x, float u, const VwOptimizer
     const float step = 1.0f / (o.l2 + (o.beta + sqrt_n) / o.alpha);
     w = (step * flag) * (o.l1 - a);
   }
-  if (!finite(n) || !finite(z) || !finite(w)) [[unlikely]] return false;
+  if (!finite(n) || !finite(z) || !finite(w)) [[unlikely]]
+    return false;
   s[kXt] = w;
   s[kZt] = z;
   s[kG2] = n;
@@ -190,7 +195,8 @@ bool VwOptimizerLearner::pistol_step(float* s, float x, float u) {
   const float g = u * x;
   const float z = s[kZt] + (-g);
   const float sum = s[kG2] + std::fabs(g);
-  if (!finite(z) || !finite(sum)) [[unlikely]] return false;
+  if (!finite(z) || !finite(sum)) [[unlikely]]
+    return false;
   s[kZt] = z;
   s[kG2] = sum;
   return true;
@@ -203,7 +209,8 @@ bool VwOptimizerLearner::coin_step(float* s, float x, float u, float avg, const 
   const float au = std::fabs(u);
   const float mg = au > s[kMg] ? (au > o.beta ? au : o.beta) : s[kMg];
   // The bet again, with the new MX and MG and the old wealth, sums and ZT.
-  const float bet = mg * mx > 0.0f ? ((o.alpha + s[kWe]) / ((mg * mx) * ((mg * mx) + s[kG2]))) * s[kZt] : 0.0f;
+  const float bet =
+      mg * mx > 0.0f ? ((o.alpha + s[kWe]) / ((mg * mx) * ((mg * mx) + s[kG2]))) * s[kZt] : 0.0f;
   const float z = s[kZt] + (-g);
   const float sum = s[kG2] + std::fabs(g);
   const float wealth = s[kWe] + ((-g) * bet);
@@ -228,7 +235,8 @@ Prediction VwOptimizerLearner::learn(const Example& x) {
     const float p = finalize(r);
     const float u = step_of(p, x);
     for (const Feature& f : x.features)
-      if (!pistol_step(slot(f.index), f.value, u)) [[unlikely]] ++safeguards_;
+      if (!pistol_step(slot(f.index), f.value, u)) [[unlikely]]
+        ++safeguards_;
     return Prediction{finite_raw(r), p};
   }
   // ftrl and coin: VW predicts first (the printed prediction, under the range before this label), then learns.
@@ -240,13 +248,15 @@ Prediction VwOptimizerLearner::learn(const Example& x) {
     r = score(x);
     const float u = step_of(finalize(r), x);
     for (const Feature& f : x.features)
-      if (!ftrl_step(slot(f.index), f.value, u, opt_)) [[unlikely]] ++safeguards_;
+      if (!ftrl_step(slot(f.index), f.value, u, opt_)) [[unlikely]]
+        ++safeguards_;
   } else {
     float avg = 1.0f;
     r = coin_score(x, avg);
     const float u = step_of(finalize(r), x);
     for (const Feature& f : x.features)
-      if (!coin_step(slot(f.index), f.value, u, avg, opt_)) [[unlikely]] ++safeguards_;
+      if (!coin_step(slot(f.index), f.value, u, avg, opt_)) [[unlikely]]
+        ++safeguards_;
   }
   Prediction out{opt_.mode == VwOptimizer::kFtrl ? shown.raw : finite_raw(r), shown.value};
   out.scored = finalize(r);  // the loss is VW's at the prediction learned from
@@ -255,14 +265,14 @@ Prediction VwOptimizerLearner::learn(const Example& x) {
 
 std::vector<std::string> VwOptimizerLearner::describe() const {
   std::vector<std::string> lines;
-  const std::string unused = opt_.mode == VwOptimizer::kFtrl ? "" : " (unused by --pistol and --coin, as in VW)";
+  const std::string unused =
+      opt_.mode == VwOptimizer::kFtrl ? "" : " (unused by --pistol and --coin, as in VW)";
   if (opt_.l1 > 0.0f) lines.push_back("using l1 regularization = " + number(opt_.l1) + unused);
   if (opt_.l2 > 0.0f) lines.push_back("using l2 regularization = " + number(opt_.l2) + unused);
   lines.push_back("Enabling FTRL based optimization");
-  lines.push_back(std::string("Algorithm used: ") +
-                  (opt_.mode == VwOptimizer::kFtrl     ? "Proximal-FTRL"
-                   : opt_.mode == VwOptimizer::kPistol ? "PiSTOL"
-                                                       : "Coin Betting"));
+  lines.push_back(std::string("Algorithm used: ") + (opt_.mode == VwOptimizer::kFtrl     ? "Proximal-FTRL"
+                                                     : opt_.mode == VwOptimizer::kPistol ? "PiSTOL"
+                                                                                         : "Coin Betting"));
   lines.push_back("ftrl_alpha = " + number(opt_.alpha));
   lines.push_back("ftrl_beta = " + number(opt_.beta));
   // VW prints these for its optimizers too; they have no effect on them.
@@ -326,7 +336,9 @@ void VwOptimizerLearner::save(ModelWriter& out) const {
 
 void VwOptimizerLearner::load(ModelReader& in) {
   const std::string who(name());
-  auto bad = [&](const std::string& what) { return ModelFormatError(in.source() + ": " + who + " state: " + what); };
+  auto bad = [&](const std::string& what) {
+    return ModelFormatError(in.source() + ": " + who + " state: " + what);
+  };
   if (in.get_u32((who + " state tag").c_str()) != tag_of(opt_.mode)) throw bad("not this learner's state");
   if (in.get_u32((who + " state version").c_str()) != kStateVersion) throw bad("unknown state version");
   VwOptimizerOptions o = opt_;
@@ -369,14 +381,34 @@ LearnerRow vw_optimizer_row(VwOptimizer mode, const std::string& name, const std
   const VwOptimizerOptions d = VwOptimizerOptions::defaults(mode);
   std::vector<OptionSpec> options = {
       {flag, "", Kind::kFlag, "", "VW's flag for --learner " + name + " (either selects it)", {}, {}},
-      {"ftrl_alpha", "", Kind::kNumber, number(d.alpha),
-       "alpha, VW's --ftrl_alpha (defaults: vw-ftrl 0.5, vw-pistol 1, vw-coin 4)", {0.0, kInf, true, false}, {}},
-      {"ftrl_beta", "", Kind::kNumber, number(d.beta),
-       "beta, VW's --ftrl_beta (defaults: vw-ftrl 1, vw-pistol 0.5, vw-coin 1)", {0.0, kInf, false, false}, {}},
-      {"l1", "", Kind::kNumber, "0", "L1 regularization (vw-ftrl's lambda1; ignored by vw-pistol and vw-coin)",
-       {0.0, kInf, false, false}, {}},
-      {"l2", "", Kind::kNumber, "0", "L2 regularization (vw-ftrl's lambda2; ignored by vw-pistol and vw-coin)",
-       {0.0, kInf, false, false}, {}},
+      {"ftrl_alpha",
+       "",
+       Kind::kNumber,
+       number(d.alpha),
+       "alpha, VW's --ftrl_alpha (defaults: vw-ftrl 0.5, vw-pistol 1, vw-coin 4)",
+       {0.0, kInf, true, false},
+       {}},
+      {"ftrl_beta",
+       "",
+       Kind::kNumber,
+       number(d.beta),
+       "beta, VW's --ftrl_beta (defaults: vw-ftrl 1, vw-pistol 0.5, vw-coin 1)",
+       {0.0, kInf, false, false},
+       {}},
+      {"l1",
+       "",
+       Kind::kNumber,
+       "0",
+       "L1 regularization (vw-ftrl's lambda1; ignored by vw-pistol and vw-coin)",
+       {0.0, kInf, false, false},
+       {}},
+      {"l2",
+       "",
+       Kind::kNumber,
+       "0",
+       "L2 regularization (vw-ftrl's lambda2; ignored by vw-pistol and vw-coin)",
+       {0.0, kInf, false, false},
+       {}},
       {"learning_rate", "l", Kind::kNumber, "0.5", "accepted and printed, no effect (as in VW)", {}, {}},
       {"power_t", "", Kind::kNumber, "0.5", "accepted and printed, no effect (as in VW)", {}, {}},
       {"initial_t", "", Kind::kNumber, "0", "accepted and printed, no effect (as in VW)", {}, {}},
@@ -395,9 +427,10 @@ LearnerRow vw_optimizer_row(VwOptimizer mode, const std::string& name, const std
 }  // namespace
 
 LearnerRow vw_ftrl_row() {
-  return vw_optimizer_row(VwOptimizer::kFtrl, "vw-ftrl", "ftrl",
-                          "VW's --ftrl with VW's results to the last digit: FTRL-Proximal per feature, the usual "
-                          "choice for sparse click-style data, with --l1 for sparse weights (McMahan et al. 2013)");
+  return vw_optimizer_row(
+      VwOptimizer::kFtrl, "vw-ftrl", "ftrl",
+      "VW's --ftrl with VW's results to the last digit: FTRL-Proximal per feature, the usual "
+      "choice for sparse click-style data, with --l1 for sparse weights (McMahan et al. 2013)");
 }
 
 LearnerRow vw_pistol_row() {
@@ -407,9 +440,10 @@ LearnerRow vw_pistol_row() {
 }
 
 LearnerRow vw_coin_row() {
-  return vw_optimizer_row(VwOptimizer::kCoin, "vw-coin", "coin",
-                          "VW's --coin with VW's results to the last digit: VW's per-feature coin betting, no "
-                          "learning rate (after Orabona & Tommasi 2017, COCOB)");
+  return vw_optimizer_row(
+      VwOptimizer::kCoin, "vw-coin", "coin",
+      "VW's --coin with VW's results to the last digit: VW's per-feature coin betting, no "
+      "learning rate (after Orabona & Tommasi 2017, COCOB)");
 }
 
 }  // namespace lepus

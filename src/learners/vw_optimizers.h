@@ -37,8 +37,8 @@
 #include <string>
 #include <vector>
 
-#include "learners/common/plumbing.h"
 #include "core/zeroed_table.h"
+#include "learners/common/plumbing.h"
 #include "lepus/learner.h"
 
 namespace lepus {
@@ -96,11 +96,11 @@ class VwOptimizerLearner final : public Learner {
  private:
   float* slot(uint64_t index) { return &w_[(index & mask_) << shift_]; }
   const float* slot(uint64_t index) const { return &w_[(index & mask_) << shift_]; }
-  size_t fields() const;  // fields used per slot: 3, 4 or 6
-  float score(const Example& x) const;          // initial + Σ XT x, VW's order
-  float finalize(float raw) const;              // NaN -> 0, clipped to the range
-  float finite_raw(float raw);                  // +-inf -> +-FLT_MAX, NaN -> 0 (counted)
-  float pistol_score(const Example& x);         // writes MX and XT, as VW does
+  size_t fields() const;                           // fields used per slot: 3, 4 or 6
+  float score(const Example& x) const;             // initial + Σ XT x, VW's order
+  float finalize(float raw) const;                 // NaN -> 0, clipped to the range
+  float finite_raw(float raw);                     // +-inf -> +-FLT_MAX, NaN -> 0 (counted)
+  float pistol_score(const Example& x);            // writes MX and XT, as VW does
   float coin_score(const Example& x, float& avg);  // updates N and W
   float step_of(float p, const Example& x) const;  // u = dloss/dp(p, y) * importance, f32
 

@@ -176,8 +176,9 @@ std::optional<TwoLabelCounts> two_label_counts(const BestConstantInput& in) {
   float l2 = in.have_l2 ? in.l2 : 0.0f;
   if (l1 == l2) return std::nullopt;
   if (l1 > l2) std::swap(l1, l2);
-  const float c1 = static_cast<float>((in.sum_weighted_labels - static_cast<double>(l2) * in.weighted_labeled) /
-                                      (static_cast<double>(l1) - l2));
+  const float c1 =
+      static_cast<float>((in.sum_weighted_labels - static_cast<double>(l2) * in.weighted_labeled) /
+                         (static_cast<double>(l1) - l2));
   const float c2 = static_cast<float>(in.weighted_labeled) - c1;
   if (c1 + c2 <= 0.0f) return std::nullopt;
   return TwoLabelCounts{l1, l2, c1, c2};

@@ -59,20 +59,23 @@ Auditor::Auditor(const AuditOptions& options, const Learner& learner, std::ostre
           << " keeps no weight per slot; each feature's name, slot and value are shown\n";
   if (opt_.audit_regressor.empty()) return;
   if (!per_slot_)
-    throw ConfigError("--audit_regressor needs a learner with a weight per slot; " + std::string(learner_.name()) +
+    throw ConfigError("--audit_regressor needs a learner with a weight per slot; " +
+                      std::string(learner_.name()) +
                       " has none (--invert_hash and --audit show its feature names)");
   const std::optional<uint64_t> stored = learner_.nonzero_weights();
   if (!stored)
     throw ConfigError("--audit_regressor lists stored weights; " + std::string(learner_.name()) +
                       " computes its weights from per-slot statistics (--audit and --invert_hash show them)");
   nonzero_ = *stored;
-  if (nonzero_ == 0) throw ConfigError("--audit_regressor: the model has no nonzero weights; nothing to audit");
+  if (nonzero_ == 0)
+    throw ConfigError("--audit_regressor: the model has no nonzero weights; nothing to audit");
   regressor_ = std::make_unique<std::ofstream>(opt_.audit_regressor, std::ios::binary | std::ios::trunc);
   if (!*regressor_) throw IoError(opt_.audit_regressor + ": cannot open for writing");
   written_.assign(mask_ + 1, false);
   if (log_)
     *log_ << "Regressor contains " << nonzero_ << " values\n"
-          << pad("example", 8, true) << ' ' << pad("values", 9, false) << ' ' << pad("total", 12, false) << "\n"
+          << pad("example", 8, true) << ' ' << pad("values", 9, false) << ' ' << pad("total", 12, false)
+          << "\n"
           << pad("counter", 8, true) << ' ' << pad("audited", 9, false) << ' ' << pad("progress", 12, false)
           << "\n";
 }
@@ -89,7 +92,8 @@ void Auditor::before(const Example& ex, bool first_pass) {
     return -1;
   };
   if (opt_.invert_hash && (first_pass || opt_.test_only)) {
-    for (size_t k = 0; k < ex.features.size(); ++k) names_.try_emplace(ex.features[k].index & mask_, name_of(k));
+    for (size_t k = 0; k < ex.features.size(); ++k)
+      names_.try_emplace(ex.features[k].index & mask_, name_of(k));
   }
   if (opt_.audit) {
     // VW's print_features: "\tname:slot:value:weight[@state]" per feature, stably sorted by |stored weight *
@@ -166,7 +170,8 @@ void Auditor::after(float prediction, const std::string& tag) {
   if (!tag.empty()) out += ' ' + tag;
   out += '\n';
   out += line_;
-  if (std::fwrite(out.data(), 1, out.size(), stdout) != out.size()) throw IoError("--audit: writing stdout failed");
+  if (std::fwrite(out.data(), 1, out.size(), stdout) != out.size())
+    throw IoError("--audit: writing stdout failed");
 }
 
 std::string Auditor::finish() {
@@ -174,8 +179,8 @@ std::string Auditor::finish() {
   regressor_->flush();
   if (!*regressor_) throw IoError(opt_.audit_regressor + ": write failed");
   if (audited_ < nonzero_)
-    return "Note: for some reason audit couldn't find all regressor values in dataset (" + std::to_string(audited_) +
-           " of " + std::to_string(nonzero_) + " found).\n";
+    return "Note: for some reason audit couldn't find all regressor values in dataset (" +
+           std::to_string(audited_) + " of " + std::to_string(nonzero_) + " found).\n";
   return "";
 }
 

@@ -19,9 +19,9 @@
 namespace lepus {
 
 struct AuditOptions {
-  bool audit = false;              // --audit: lines on stdout
-  bool invert_hash = false;        // --invert_hash: remember each slot's first name (the cli writes the file)
-  std::string audit_regressor;     // --audit_regressor FILE
+  bool audit = false;           // --audit: lines on stdout
+  bool invert_hash = false;     // --invert_hash: remember each slot's first name (the cli writes the file)
+  std::string audit_regressor;  // --audit_regressor FILE
   int bits = 18;
   bool test_only = false;
 };

@@ -36,11 +36,11 @@ class Batch {
   ByteBuffer bytes;
   std::vector<Example> examples;  // [0, size) valid
   size_t size = 0;
-  uint64_t line_count = 0;        // text: lines in bytes (examples carry line numbers relative to the block)
-  uint64_t lines_before = 0;      // --distributed: lines of the blocks just before this one that other ranks take
+  uint64_t line_count = 0;    // text: lines in bytes (examples carry line numbers relative to the block)
+  uint64_t lines_before = 0;  // --distributed: lines of the blocks just before this one that other ranks take
   std::vector<std::pair<uint64_t, std::string>> warnings;  // (line relative to the block, message), in order
-  bool skip_first_line = false;   // the first block of a table with a header: line 1 is the header
-  size_t file = 0;                // text: the data file the block came from
+  bool skip_first_line = false;  // the first block of a table with a header: line 1 is the header
+  size_t file = 0;               // text: the data file the block came from
 };
 
 class BlockSource {
@@ -87,7 +87,7 @@ class TextSource final : public BlockSource {
     }
     return false;
   }
-  size_t file() const { return file_; }            // the file the last block came from
+  size_t file() const { return file_; }  // the file the last block came from
   bool inflates_alone() const { return reader_ && reader_->inflates_alone(); }  // the file being read
   bool starts_file() const { return starts_file_; }  // the last block is its file's first
   // The first file's first line (without its line end), read ahead without consuming it: a table's header.
@@ -191,9 +191,12 @@ std::string printable(const std::string& s) {
     }
     // The length of a well-formed UTF-8 sequence led by c (RFC 3629 section 4: no overlong forms, <= U+10FFFF).
     size_t n = 0;
-    if (c >= 0xC2 && c <= 0xDF) n = 2;
-    else if (c >= 0xE0 && c <= 0xEF) n = 3;
-    else if (c >= 0xF0 && c <= 0xF4) n = 4;
+    if (c >= 0xC2 && c <= 0xDF)
+      n = 2;
+    else if (c >= 0xE0 && c <= 0xEF)
+      n = 3;
+    else if (c >= 0xF0 && c <= 0xF4)
+      n = 4;
     bool ok = n > 0 && (c != 0xC2 || i + 1 >= s.size() || static_cast<unsigned char>(s[i + 1]) >= 0xA0);
     for (size_t k = 1; ok && k < n; ++k) ok = cont(i + k);
     if (ok && n == 3) {
@@ -270,7 +273,8 @@ class PredictionFile {
  public:
   explicit PredictionFile(const std::string& path) : out_(path) {}
   bool active() const { return out_.active(); }
-  void write(float v, const std::string& tag) {  // formatting is skipped when there is no file (most training runs)
+  void write(float v,
+             const std::string& tag) {  // formatting is skipped when there is no file (most training runs)
     if (out_.active()) write_text(format_prediction(v), tag);
   }
   void write_text(std::string s, const std::string& tag) {
@@ -302,7 +306,8 @@ class ProgressLog {
   // The run's last row (unless the last one written already holds the final figures), then the file is closed.
   void finish(const LossSum& now) {
     latest_now_ = now;
-    if (latest_.example_counter > 0 && !(written_ == latest_.example_counter && written_now_ == now)) write_latest();
+    if (latest_.example_counter > 0 && !(written_ == latest_.example_counter && written_now_ == now))
+      write_latest();
     out_.close();
   }
 
@@ -330,17 +335,22 @@ class ProgressLog {
 
 struct Driver::PassState {
   int pass = 1;
-  bool holdout_mode = false;   // pass >= 2 with holdout on: the table shows holdout loss
-  double holdout_loss = 0.0;   // this pass
+  bool holdout_mode = false;  // pass >= 2 with holdout on: the table shows holdout loss
+  double holdout_loss = 0.0;  // this pass
   double holdout_weight = 0.0;
-  uint64_t line_base = 0;      // lines of the text before the current batch (over all data files)
-  size_t file = SIZE_MAX;      // the data file being read (SIZE_MAX: none yet, or a cache)
-  uint64_t file_start = 0;     // line_base when that file began
+  uint64_t line_base = 0;   // lines of the text before the current batch (over all data files)
+  size_t file = SIZE_MAX;   // the data file being read (SIZE_MAX: none yet, or a cache)
+  uint64_t file_start = 0;  // line_base when that file began
 };
 
 Driver::Driver(const DriverOptions& options, Learner& learner, FeatureSpace& space, const Loss& loss,
                std::ostream* log)
-    : opt_(options), learner_(learner), space_(space), loss_(loss), log_(log), logistic_(loss.name() == "logistic") {
+    : opt_(options),
+      learner_(learner),
+      space_(space),
+      loss_(loss),
+      log_(log),
+      logistic_(loss.name() == "logistic") {
   if (opt_.data.empty()) names_.push_back(opt_.no_input ? "no input" : "stdin");
   for (const auto& d : opt_.data) {
     names_.push_back(d == "-" ? std::string("stdin") : d);
@@ -353,28 +363,30 @@ Driver::Driver(const DriverOptions& options, Learner& learner, FeatureSpace& spa
     std::string why;
     // Without a data file the cache is the input, as in VW: any cache made with the same parse options.
     const bool no_data = opt_.data.empty();
-    const std::string fingerprint = no_data ? std::string() : cache_fingerprint(opt_.data, opt_.parse_fingerprint);
+    const std::string fingerprint =
+        no_data ? std::string() : cache_fingerprint(opt_.data, opt_.parse_fingerprint);
     if (!opt_.kill_cache) {
       auto r = no_data ? CacheReader::open(opt_.cache_file, ";" + opt_.parse_fingerprint, &why, true)
                        : CacheReader::open(opt_.cache_file, fingerprint, &why);
       if (r) cache_in_ = std::make_unique<CacheSource>(std::move(r), opt_.block_size);
     }
     if (!cache_in_ && no_data && !opt_.kill_cache && why != "no cache file")
-      throw IoError(opt_.cache_file + ": " + why + "; with no data file the cache is the input, so lepus will not "
-                    "rebuild it from " + (opt_.no_input ? "no input" : "stdin") + ": give the data file, or -k to rebuild it");
+      throw IoError(opt_.cache_file + ": " + why +
+                    "; with no data file the cache is the input, so lepus will not "
+                    "rebuild it from " +
+                    (opt_.no_input ? "no input" : "stdin") + ": give the data file, or -k to rebuild it");
     if (!cache_in_ && !(no_data && opt_.no_input)) {
       if (why != "no cache file" && !opt_.kill_cache) cache_rebuild_reason_ = why;
-      cache_out_ = std::make_unique<CacheWriter>(opt_.cache_file,
-                                                 no_data ? cache_fingerprint(opt_.data, opt_.parse_fingerprint)
-                                                         : fingerprint,
-                                                 opt_.compressed_cache);
+      cache_out_ = std::make_unique<CacheWriter>(
+          opt_.cache_file, no_data ? cache_fingerprint(opt_.data, opt_.parse_fingerprint) : fingerprint,
+          opt_.compressed_cache);
     }
   }
   if (!cache_in_) text_ = open_text();
   if (opt_.format == InputFormat::kCsv && text_) {  // the table's schema, from its first line
     header_ = static_cast<TextSource&>(*text_).first_line();
-    opt_.parse.csv = make_csv_schema(opt_.csv.header_text.empty() ? header_ : opt_.csv.header_text, opt_.csv,
-                                     opt_.parse);
+    opt_.parse.csv =
+        make_csv_schema(opt_.csv.header_text.empty() ? header_ : opt_.csv.header_text, opt_.csv, opt_.parse);
   }
   if (opt_.metrics || opt_.keep_metrics) metrics_ = std::make_unique<Metrics>();
   if (opt_.audit.audit || opt_.audit.invert_hash || !opt_.audit.audit_regressor.empty())
@@ -465,7 +477,8 @@ void Driver::parse_batch(Batch& b, bool records) const {
       p = next;
       continue;
     }
-    if (static_cast<size_t>(line_end - p) > opt_.max_line_bytes) {  // an error, raised in order by the learn stage
+    if (static_cast<size_t>(line_end - p) >
+        opt_.max_line_bytes) {  // an error, raised in order by the learn stage
       b.warnings.emplace_back(b.line_count, kFatalMark + std::string("line longer than ") +
                                                 std::to_string(opt_.max_line_bytes) +
                                                 " bytes; raise the limit with --max_line_bytes to read it");
@@ -536,7 +549,8 @@ void Driver::consume(Example& ex, RunStats& st, PassState& ps) {
   const bool holdout =
       st.holdout_on && (opt_.holdout_after > 0 ? c > opt_.holdout_after : c % opt_.holdout_period == 0);
   if (cache_out_) cache_out_->append(ex);
-  if (ex.labeled && !label_warned_ && log_ && loss_.binary_labels() && ex.label != 1.0f && ex.label != -1.0f) {
+  if (ex.labeled && !label_warned_ && log_ && loss_.binary_labels() && ex.label != 1.0f &&
+      ex.label != -1.0f) {
     const Location at = locate(ps, ex.line);
     *log_ << "[warning] " << at.source << ":" << at.line << ": label " << ex.label << " is not -1 or 1; the "
           << loss_.name() << " loss expects -1/1 labels (use --positive_label to map them). Warned once.\n";
@@ -557,7 +571,8 @@ void Driver::consume(Example& ex, RunStats& st, PassState& ps) {
   } catch (const std::bad_alloc&) {
     const Location at = locate(ps, ex.line);
     throw ParseError(at.source, at.line,
-                     "out of memory expanding this example's interactions (" + std::to_string(ex.features.size()) +
+                     "out of memory expanding this example's interactions (" +
+                         std::to_string(ex.features.size()) +
                          " features before them); lower --max_features or drop an interaction");
   }
 
@@ -579,15 +594,9 @@ bool Driver::shared_table() const { return opt_.ranks != nullptr && opt_.ranks->
 
 Driver::RankSums Driver::sync(const RunStats& st, const PassState& ps, bool ended) {
   since_sync_ = 0;
-  double v[10] = {ended ? 1.0 : 0.0,
-                  stop_ ? 1.0 : 0.0,
-                  static_cast<double>(st.examples),
-                  st.weighted_labeled,
-                  st.weighted_unlabeled,
-                  st.sum_loss,
-                  holdout_loss_total_,
-                  holdout_weight_total_,
-                  ps.holdout_loss,
+  double v[10] = {ended ? 1.0 : 0.0,   stop_ ? 1.0 : 0.0,     static_cast<double>(st.examples),
+                  st.weighted_labeled, st.weighted_unlabeled, st.sum_loss,
+                  holdout_loss_total_, holdout_weight_total_, ps.holdout_loss,
                   ps.holdout_weight};
   opt_.ranks->sum(v, 10);
   learner_.merge(*opt_.ranks);
@@ -608,12 +617,14 @@ Driver::RankSums Driver::sync(const RunStats& st, const PassState& ps, bool ende
 // Prints a table row: it reports `now` and, since the last row, what `now` added; `progressive` is the progressive
 // sum the next row's since-last starts from (VW's holdout since-last sums restart only at holdout rows). The next
 // row is due at the example weight times -P (plus -P, with additive progress).
-void Driver::table_row_out(ProgressRow& row, const LossSum& now, const LossSum& progressive, bool holdout_mode) {
+void Driver::table_row_out(ProgressRow& row, const LossSum& now, const LossSum& progressive,
+                           bool holdout_mode) {
   set_losses(row, now, holdout_mode ? table_last_holdout_ : table_last_);
   *log_ << progress_row(row);
   table_last_ = progressive;
   if (holdout_mode) table_last_holdout_ = now;
-  next_row_ = opt_.progress_additive ? row.example_weight + opt_.progress : row.example_weight * opt_.progress;
+  next_row_ =
+      opt_.progress_additive ? row.example_weight + opt_.progress : row.example_weight * opt_.progress;
 }
 
 void Driver::flush_warmup(RunStats& st, PassState& ps) {
@@ -659,7 +670,8 @@ double Driver::class_loss(const Example& ex, const ClassOutcome& o, bool holdout
   if (!o.probabilities.empty()) {
     const size_t k = o.probabilities.size();
     const size_t i = (o.first_class == 0 ? label : label - 1) % k;
-    const double log_loss = o.probabilities[i] > 0.0f ? -std::log(o.probabilities[i]) * ex.weight : 999.0 * ex.weight;
+    const double log_loss =
+        o.probabilities[i] > 0.0f ? -std::log(o.probabilities[i]) * ex.weight : 999.0 * ex.weight;
     (holdout ? holdout_class_log_loss_ : class_log_loss_) += log_loss;
     class_probabilities_ = true;
   }
@@ -681,7 +693,8 @@ void Driver::write_classes(const Example& ex, const ClassOutcome& o, std::string
     }
   }
   if (raw_out_->active()) {
-    std::string raw;  // -r: VW's " 1:s1 2:s2 ..." (with 0-based classes, class 0's score first, as VW orders it)
+    std::string
+        raw;  // -r: VW's " 1:s1 2:s2 ..." (with 0-based classes, class 0's score first, as VW orders it)
     if (o.first_class == 0 && k > 0) {
       raw += " 0:" + g_format(o.scores[k - 1]);
       for (size_t i = 0; i + 1 < k; ++i) raw += " " + std::to_string(i + 1) + ":" + g_format(o.scores[i]);
@@ -811,7 +824,8 @@ LossSum Driver::reported_losses(const RunStats& st, bool holdout_mode) const {
 bool Driver::learns_apart() const { return opt_.learn_thread || space_.adds_features(); }
 
 void Driver::run_pass(BlockSource& source, bool records, RunStats& st, PassState& ps) {
-  const int threads = opt_.threads > 0 ? opt_.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int threads =
+      opt_.threads > 0 ? opt_.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   // Batches in flight: one per parsing thread, one being learned and slack for in-order hand-over. With
   // interactions the learner thread is the bottleneck (rcv1 -q ff: learning a batch takes ~15 times parsing it),
   // so parsed batches would queue for it and only hold memory (~0.3 MB each there): one of slack is enough,
@@ -868,53 +882,52 @@ void Driver::run_pass(BlockSource& source, bool records, RunStats& st, PassState
   }
   try {
     tbb::parallel_pipeline(
-        tokens,
-        tbb::make_filter<void, Batch*>(tbb::filter_mode::serial_in_order,
-                                       [&](tbb::flow_control& fc) -> Batch* {
-                                         Batch* b = nullptr;
-                                         if (stop_) {
-                                           fc.stop();
-                                           return nullptr;
-                                         }
-                                         free.pop(b);  // one is free or will be: the learner returns them
-                                         b->lines_before = 0;
-                                         bool more = !stop_ && source.next(b->bytes);
-                                         // --distributed over one stream: rank r of N learns blocks r, r + N,
-                                         // ...; the others' lines still count, so line numbers stay the file's.
-                                         while (more && striped && block_index++ % ranks != rank) {
-                                           b->lines_before += count_lines(b->bytes.data(), b->bytes.size());
-                                           more = source.next(b->bytes);
-                                         }
-                                         if (!more) {
-                                           free.push(b);
-                                           fc.stop();
-                                           return nullptr;
-                                         }
-                                         if (!records) {
-                                           const auto& text = static_cast<const TextSource&>(source);
-                                           b->file = text.file();
-                                           b->skip_first_line = header && text.starts_file();
-                                           if (b->skip_first_line && text.file() > 0 &&
-                                               text.line_of(b->bytes) != header_)
-                                             throw ParseError(names_[text.file()], 1,
-                                                              "this table's header differs from " + names_[0] +
-                                                                  "'s; every data file must have the same columns");
-                                         }
-                                         return b;
-                                       }) &
-            tbb::make_filter<Batch*, Batch*>(tbb::filter_mode::parallel,
-                                             [&](Batch* b) {
-                                               parse_batch(*b, records);
-                                               return b;
-                                             }) &
-            tbb::make_filter<Batch*, void>(tbb::filter_mode::serial_in_order, [&](Batch* b) {
-              if (own_thread) {
-                hand_over(b);
-                return;
-              }
-              consume_batch(*b, st, ps);
-              free.push(b);
-            }));
+        tokens, tbb::make_filter<void, Batch*>(
+                    tbb::filter_mode::serial_in_order,
+                    [&](tbb::flow_control& fc) -> Batch* {
+                      Batch* b = nullptr;
+                      if (stop_) {
+                        fc.stop();
+                        return nullptr;
+                      }
+                      free.pop(b);  // one is free or will be: the learner returns them
+                      b->lines_before = 0;
+                      bool more = !stop_ && source.next(b->bytes);
+                      // --distributed over one stream: rank r of N learns blocks r, r + N,
+                      // ...; the others' lines still count, so line numbers stay the file's.
+                      while (more && striped && block_index++ % ranks != rank) {
+                        b->lines_before += count_lines(b->bytes.data(), b->bytes.size());
+                        more = source.next(b->bytes);
+                      }
+                      if (!more) {
+                        free.push(b);
+                        fc.stop();
+                        return nullptr;
+                      }
+                      if (!records) {
+                        const auto& text = static_cast<const TextSource&>(source);
+                        b->file = text.file();
+                        b->skip_first_line = header && text.starts_file();
+                        if (b->skip_first_line && text.file() > 0 && text.line_of(b->bytes) != header_)
+                          throw ParseError(names_[text.file()], 1,
+                                           "this table's header differs from " + names_[0] +
+                                               "'s; every data file must have the same columns");
+                      }
+                      return b;
+                    }) &
+                    tbb::make_filter<Batch*, Batch*>(tbb::filter_mode::parallel,
+                                                     [&](Batch* b) {
+                                                       parse_batch(*b, records);
+                                                       return b;
+                                                     }) &
+                    tbb::make_filter<Batch*, void>(tbb::filter_mode::serial_in_order, [&](Batch* b) {
+                      if (own_thread) {
+                        hand_over(b);
+                        return;
+                      }
+                      consume_batch(*b, st, ps);
+                      free.push(b);
+                    }));
   } catch (...) {
     if (own_thread) {
       stop_ = true;
@@ -932,7 +945,8 @@ void Driver::run_pass(BlockSource& source, bool records, RunStats& st, PassState
 }
 
 RunStats Driver::run(const std::function<void()>& save_model, const std::function<void(int)>& after_pass) {
-  const int threads = opt_.threads > 0 ? opt_.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int threads =
+      opt_.threads > 0 ? opt_.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   // A learner on a thread of its own is one of the threads: oneTBB gets the others. An idle oneTBB worker spins
   // and yields before it sleeps, and the learn stage wakes it for every batch: with one worker too many, rcv1
   // -q ff on 2 cores took 40% more time than with none.
@@ -970,7 +984,8 @@ RunStats Driver::run(const std::function<void()>& save_model, const std::functio
           cache_out_->finish();
           cache_out_.reset();
           std::string why;
-          auto r = CacheReader::open(opt_.cache_file, cache_fingerprint(opt_.data, opt_.parse_fingerprint), &why);
+          auto r =
+              CacheReader::open(opt_.cache_file, cache_fingerprint(opt_.data, opt_.parse_fingerprint), &why);
           if (!r) throw IoError(opt_.cache_file + ": cache just written cannot be read back: " + why);
           cache_in_ = std::make_unique<CacheSource>(std::move(r), opt_.block_size);
         }
@@ -1014,8 +1029,13 @@ RunStats Driver::run(const std::function<void()>& save_model, const std::functio
   if (progress_log_) progress_log_->finish(reported_losses(st, st.holdout_on && st.passes_used >= 2));
   st.warnings = warnings_;
   if (opt_.ranks) {  // --distributed: the summary covers every rank's examples
-    double sums[7] = {static_cast<double>(st.examples), st.weighted_labeled, st.weighted_unlabeled, st.sum_loss,
-                      st.weighted_labels, static_cast<double>(st.total_features), static_cast<double>(st.warnings)};
+    double sums[7] = {static_cast<double>(st.examples),
+                      st.weighted_labeled,
+                      st.weighted_unlabeled,
+                      st.sum_loss,
+                      st.weighted_labels,
+                      static_cast<double>(st.total_features),
+                      static_cast<double>(st.warnings)};
     opt_.ranks->sum(sums, 7);
     st.examples = static_cast<uint64_t>(sums[0]);
     st.weighted_labeled = sums[1];
@@ -1069,12 +1089,14 @@ std::string Driver::summary(const RunStats& st) const {
   if (learner_.safeguard_count() > 0)
     out += "numeric safeguards applied = " + std::to_string(learner_.safeguard_count()) + "\n";
   if (space_.clamped_values() > 0)
-    out += "interaction values clamped to the float range = " + std::to_string(space_.clamped_values()) + "\n";
+    out +=
+        "interaction values clamped to the float range = " + std::to_string(space_.clamped_values()) + "\n";
   if (replaced_outputs_ > 0)
     out += "non-finite predictions replaced = " + std::to_string(replaced_outputs_) + "\n";
   if (clamped_losses_ > 0)
-    out += "example losses past the float range, each counted as 3.4e38 = " + std::to_string(clamped_losses_) +
-           "\n";
+    out +=
+        "example losses past the float range, each counted as 3.4e38 = " + std::to_string(clamped_losses_) +
+        "\n";
   for (const auto& line : learner_.summary_lines()) out += line + "\n";
   if (opt_.metrics) out += metrics_->summary_lines();
   return out;

@@ -32,7 +32,7 @@ struct DriverOptions {
   bool no_input = false;          // --no_stdin without data files: no examples at all
   InputFormat format = InputFormat::kVw;
   ParseOptions parse;
-  CsvOptions csv;  // --format csv / tsv
+  CsvOptions csv;               // --format csv / tsv
   std::string predictions;      // -p
   std::string raw_predictions;  // -r
   std::string progress_log;     // --progress_log: the table's figures as TSV at even steps on a log axis
@@ -43,11 +43,11 @@ struct DriverOptions {
   bool strict_parse = false;
   Link link = Link::kIdentity;
   bool binary = false;
-  double progress = 2.0;           // -P: next row when the weight reaches D; D *= progress (or += when additive)
+  double progress = 2.0;  // -P: next row when the weight reaches D; D *= progress (or += when additive)
   bool progress_additive = false;
   uint64_t max_examples = std::numeric_limits<uint64_t>::max();  // --examples
-  size_t warnings_shown = 10;      // the first few parse warnings are printed, all are counted
-  int threads = 0;                 // --threads; 0 = all cores
+  size_t warnings_shown = 10;                 // the first few parse warnings are printed, all are counted
+  int threads = 0;                            // --threads; 0 = all cores
   size_t max_line_bytes = size_t{256} << 20;  // --max_line_bytes
   // 64 KiB: a block and the examples parsed from it fit in a core's L2 (at 256 KiB they did not). On rcv1
   // (--loss_function logistic) about 10% less CPU than 256 KiB, parallel and --onethread; 32 KiB is no better,
@@ -80,13 +80,14 @@ struct DriverOptions {
   // progress table, the holdout loss and the summary's figures are summed over the ranks.
   Collective* ranks = nullptr;
   uint64_t sync_every = 0;
-  bool stripe_blocks = false;  // the ranks read one stream: rank r learns its blocks r, r + N, ... (else its own files)
+  bool stripe_blocks =
+      false;  // the ranks read one stream: rank r learns its blocks r, r + N, ... (else its own files)
 };
 
 struct RunStats {
-  uint64_t examples = 0;             // VW's example_number (non-holdout examples, all passes)
-  double weighted_labeled = 0.0;     // wl
-  double weighted_unlabeled = 0.0;   // wu
+  uint64_t examples = 0;            // VW's example_number (non-holdout examples, all passes)
+  double weighted_labeled = 0.0;    // wl
+  double weighted_unlabeled = 0.0;  // wu
   double sum_loss = 0.0;
   double weighted_labels = 0.0;
   uint64_t total_features = 0;
@@ -112,7 +113,8 @@ class Driver {
  public:
   // log receives the table and warnings; nullptr for --quiet. Opens the input, the cache and the prediction
   // files (throwing IoError) so that a bad path is reported before anything else is printed.
-  Driver(const DriverOptions& options, Learner& learner, FeatureSpace& space, const Loss& loss, std::ostream* log);
+  Driver(const DriverOptions& options, Learner& learner, FeatureSpace& space, const Loss& loss,
+         std::ostream* log);
   ~Driver();
   // Preamble line about the cache: "using no cache", "creating cache_file = F" or "using cache_file = F".
   std::string cache_status() const;
@@ -132,7 +134,8 @@ class Driver {
   struct PassState;
   // A reduction's example (--oaa, --csoaa): its loss, and its -p and -r lines and table entries written.
   double class_loss(const Example& ex, const ClassOutcome& o, bool holdout);
-  void write_classes(const Example& ex, const ClassOutcome& o, std::string& label_text, std::string& prediction_text);
+  void write_classes(const Example& ex, const ClassOutcome& o, std::string& label_text,
+                     std::string& prediction_text);
   std::string class_name(uint32_t klass) const;
   bool learns_apart() const;
   void run_pass(BlockSource& source, bool records, RunStats& st, PassState& ps);
@@ -157,7 +160,7 @@ class Driver {
   LossSum reported_losses(const RunStats& st, bool holdout_mode) const;
   // --distributed: the figures of one synchronisation, summed over the ranks.
   struct RankSums {
-    double ended = 0.0;  // ranks at the end of their pass
+    double ended = 0.0;     // ranks at the end of their pass
     double stopping = 0.0;  // ranks that stop reading (--examples)
     double examples = 0.0, weighted_labeled = 0.0, weighted_unlabeled = 0.0, sum_loss = 0.0;
     double holdout_loss_total = 0.0, holdout_weight_total = 0.0;  // all passes
@@ -174,10 +177,10 @@ class Driver {
   FeatureSpace& space_;
   const Loss& loss_;
   std::ostream* log_;
-  bool logistic_;  // the loss is the logistic: --metrics reads scores as probabilities
+  bool logistic_;                   // the loss is the logistic: --metrics reads scores as probabilities
   std::vector<std::string> names_;  // the data files' names in messages ("stdin" for stdin)
   std::string header_;              // CSV/TSV: the first file's header line
-  bool interactive_ = false;  // input is a pipe or terminal: flush predictions after every block
+  bool interactive_ = false;        // input is a pipe or terminal: flush predictions after every block
   std::unique_ptr<BlockSource> text_;
   std::unique_ptr<BlockSource> cache_in_;
   std::unique_ptr<CacheWriter> cache_out_;
@@ -198,20 +201,22 @@ class Driver {
   bool warm_done_ = false;
   // Progress-table state.
   double next_row_ = 1.0;
-  ProgressRow last_row_;        // --distributed, more than one rank: this rank's last example, for a row at a sync
-  uint64_t since_sync_ = 0;     // --sync_every: examples read since the last synchronisation
+  ProgressRow last_row_;  // --distributed, more than one rank: this rank's last example, for a row at a sync
+  uint64_t since_sync_ = 0;                  // --sync_every: examples read since the last synchronisation
   LossSum table_last_, table_last_holdout_;  // the losses at the table's last row (progressive, holdout)
   double holdout_loss_total_ = 0.0, holdout_weight_total_ = 0.0;
   bool label_warned_ = false, binary_warned_ = false;
   uint64_t warnings_ = 0;
-  uint64_t seen_ = 0;  // examples consumed, for --examples
+  uint64_t seen_ = 0;                 // examples consumed, for --examples
   std::unique_ptr<Metrics> metrics_;  // --metrics, --metrics_json
   std::unique_ptr<Auditor> audit_;    // --audit, --invert_hash, --audit_regressor
-  uint64_t clamped_losses_ = 0;   // example losses past the float range (extreme labels), counted at its largest
+  uint64_t clamped_losses_ =
+      0;  // example losses past the float range (extreme labels), counted at its largest
   uint64_t replaced_outputs_ = 0;  // NaN or infinite predictions (or linked predictions) replaced
   double class_log_loss_ = 0.0;    // --probabilities: sum of weight * -log p(true class), learned examples
   double holdout_class_log_loss_ = 0.0;  // the same over held-out examples
-  bool class_probabilities_ = false;     // some example had class probabilities (the summary reports the log loss)
+  bool class_probabilities_ =
+      false;  // some example had class probabilities (the summary reports the log loss)
   std::atomic<bool> stop_{false};
 };
 

@@ -44,7 +44,7 @@ class Metrics {
   double weight_ = 0.0;
   bool binary_ = true;  // every label so far is -1 or 1
   std::vector<Scored> scored_;
-  double correct_ = 0.0;                   // weight of right binary decisions
+  double correct_ = 0.0;  // weight of right binary decisions
   double log_loss_ = 0.0, prob_weight_ = 0.0;
   double bin_weight_[10] = {}, bin_p_[10] = {}, bin_pos_[10] = {};
   double squared_ = 0.0, absolute_ = 0.0;  // regression sums

@@ -104,8 +104,9 @@ std::string format_prediction(float v) {
 std::string summary_text(const SummaryFigures& s) {
   std::string out = "\nfinished run\n";
   if (s.passes_used > 1) {
-    out += "number of examples per pass = " + std::to_string(s.examples / static_cast<uint64_t>(s.passes_used)) +
-           "\n";
+    out +=
+        "number of examples per pass = " + std::to_string(s.examples / static_cast<uint64_t>(s.passes_used)) +
+        "\n";
     out += "passes used = " + std::to_string(s.passes_used) + "\n";
   } else {
     out += "number of examples = " + std::to_string(s.examples) + "\n";
@@ -114,7 +115,8 @@ std::string summary_text(const SummaryFigures& s) {
   out += "weighted label sum = " + number("%f", s.weighted_labels) + "\n";
   if (s.holdout) {
     out += "average loss = " +
-           (s.average_loss ? number("%f", *s.average_loss) + " h" : std::string("undefined (no holdout)")) + "\n";
+           (s.average_loss ? number("%f", *s.average_loss) + " h" : std::string("undefined (no holdout)")) +
+           "\n";
   } else {
     out += "average loss = " + (s.average_loss ? number("%f", *s.average_loss) : std::string("n.a.")) + "\n";
   }

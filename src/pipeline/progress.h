@@ -20,7 +20,8 @@ struct ProgressRow {
   float prediction = 0.0f;
   uint64_t features = 0;
   bool holdout = false;
-  std::string missing_text = "n.a.";  // what a missing average or since-last prints ("unknown" in holdout rows)
+  std::string missing_text =
+      "n.a.";  // what a missing average or since-last prints ("unknown" in holdout rows)
   // A reduction's label and prediction as printed (a class, its name, "known", "8(64%)"); empty: the numbers.
   std::string label_text;
   std::string prediction_text;

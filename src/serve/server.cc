@@ -49,7 +49,12 @@ class Drainable {
 
 struct Server::Impl {
   Impl(Server& owner, const ServeOptions& o, Loader l, Saver s, Log g)
-      : server(owner), opt(o), load(std::move(l)), save(std::move(s)), log(std::move(g)), acceptor(io),
+      : server(owner),
+        opt(o),
+        load(std::move(l)),
+        save(std::move(s)),
+        log(std::move(g)),
+        acceptor(io),
         signals(io, SIGHUP, SIGTERM, SIGINT) {}
 
   std::shared_ptr<ServedModel> model() {
@@ -75,8 +80,9 @@ struct Server::Impl {
   // Before io: destroying io destroys the connections still waiting, which count themselves out of this.
   std::atomic<size_t> connections{0};
   std::mutex open_mutex;
-  std::vector<std::weak_ptr<Drainable>> open;  // the connections, for shut_down() (expired ones pruned on accept)
-  bool stopping = false;                       // under open_mutex
+  std::vector<std::weak_ptr<Drainable>>
+      open;                // the connections, for shut_down() (expired ones pruned on accept)
+  bool stopping = false;   // under open_mutex
   std::mutex model_mutex;  // guards `current` (the pointer, not the model)
   std::shared_ptr<ServedModel> current;
   asio::io_context io;
@@ -91,7 +97,10 @@ namespace {
 class Connection : public Drainable, public std::enable_shared_from_this<Connection> {
  public:
   Connection(Server::Impl& server, tcp::socket socket)
-      : s_(server), socket_(std::move(socket)), timer_(socket_.get_executor()), in_(server.opt.max_line_bytes + 1) {
+      : s_(server),
+        socket_(std::move(socket)),
+        timer_(socket_.get_executor()),
+        in_(server.opt.max_line_bytes + 1) {
     ++s_.connections;
   }
   ~Connection() { --s_.connections; }
@@ -106,7 +115,8 @@ class Connection : public Drainable, public std::enable_shared_from_this<Connect
       self->draining_ = true;
       if (self->reading_) {
         boost::system::error_code ignored;
-        self->socket_.cancel(ignored);  // the pending read ends with operation_aborted, and the connection closes
+        self->socket_.cancel(
+            ignored);  // the pending read ends with operation_aborted, and the connection closes
       }
     });
   }
@@ -158,10 +168,9 @@ class Connection : public Drainable, public std::enable_shared_from_this<Connect
       return;
     }
     reading_ = true;
-    asio::async_read_until(socket_, in_, '\n',
-                           [self = shared_from_this()](const boost::system::error_code& ec, size_t n) {
-                             self->on_read(ec, n);
-                           });
+    asio::async_read_until(
+        socket_, in_, '\n',
+        [self = shared_from_this()](const boost::system::error_code& ec, size_t n) { self->on_read(ec, n); });
   }
 
   void on_read(const boost::system::error_code& ec, size_t) {
@@ -183,7 +192,8 @@ class Connection : public Drainable, public std::enable_shared_from_this<Connect
     const char* data = static_cast<const char*>(in_.data().data());
     const size_t size = in_.size();
     size_t begin = 0;
-    for (size_t nl; (nl = std::string_view(data + begin, size - begin).find('\n')) != std::string_view::npos;) {
+    for (size_t nl;
+         (nl = std::string_view(data + begin, size - begin).find('\n')) != std::string_view::npos;) {
       answer(std::string_view(data + begin, nl), out);
       begin += nl + 1;
     }
@@ -197,19 +207,20 @@ class Connection : public Drainable, public std::enable_shared_from_this<Connect
 
   void write(std::string text, bool then_close) {
     auto buffer = std::make_shared<std::string>(std::move(text));
-    asio::async_write(socket_, asio::buffer(*buffer),
-                      [self = shared_from_this(), buffer, then_close](const boost::system::error_code& ec, size_t) {
-                        if (ec) {
-                          self->close();
-                          return;
-                        }
-                        if (then_close) {
-                          self->linger_close();
-                          return;
-                        }
-                        self->arm_timer();
-                        self->read();
-                      });
+    asio::async_write(
+        socket_, asio::buffer(*buffer),
+        [self = shared_from_this(), buffer, then_close](const boost::system::error_code& ec, size_t) {
+          if (ec) {
+            self->close();
+            return;
+          }
+          if (then_close) {
+            self->linger_close();
+            return;
+          }
+          self->arm_timer();
+          self->read();
+        });
   }
 
   // One line's answer (nothing for an empty line, as VW).
@@ -245,7 +256,8 @@ class Connection : public Drainable, public std::enable_shared_from_this<Connect
     Prediction p;
     std::string klass;
     if (s_.opt.test_only) {
-      if (m.get() != space_of_) {  // a new model (or the first line): this connection's copy of its feature space
+      if (m.get() !=
+          space_of_) {  // a new model (or the first line): this connection's copy of its feature space
         space_ = std::make_unique<FeatureSpace>(m->space_options);
         ModelReader r(m->space_state.data(), m->space_state.size(), "served model");
         space_->load(r);
@@ -291,44 +303,45 @@ class Connection : public Drainable, public std::enable_shared_from_this<Connect
   std::unique_ptr<FeatureSpace> space_;  // -t: this connection's feature space, for the model space_of_
   const ServedModel* space_of_ = nullptr;
   std::shared_ptr<ServedModel> holder_;  // keeps space_of_ alive while space_ refers to it
-  bool reading_ = false;   // a read is pending (on the strand)
-  bool lingering_ = false;  // linger_close() has begun
-  std::array<char, 4096> scratch_;  // linger_close(): what the client still sends, dropped
+  bool reading_ = false;                 // a read is pending (on the strand)
+  bool lingering_ = false;               // linger_close() has begun
+  std::array<char, 4096> scratch_;       // linger_close(): what the client still sends, dropped
   bool draining_ = false;  // the server is stopping: close once the answers being written are delivered
 };
 
 }  // namespace
 
 void Server::Impl::accept() {
-  acceptor.async_accept(asio::make_strand(io), [this](const boost::system::error_code& ec, tcp::socket socket) {
-    if (!acceptor.is_open()) return;
-    if (!ec) {
-      if (connections.load() >= opt.max_connections) {
-        // Refused with a reason, without blocking the acceptor: the line is written and the socket closed.
-        auto s = std::make_shared<tcp::socket>(std::move(socket));
-        auto text = std::make_shared<std::string>("error: too many connections (--max_connections " +
-                                                  std::to_string(opt.max_connections) + ")\n");
-        asio::async_write(*s, asio::buffer(*text), [s, text](const boost::system::error_code&, size_t) {
-          boost::system::error_code ignored;
-          s->close(ignored);
-        });
-      } else {
-        // Answers go out as soon as they are written: without it, the answers to a batch of lines after the first
-        // packet waited ~40 ms for the client's delayed ack (Nagle's algorithm).
-        boost::system::error_code ignored;
-        socket.set_option(tcp::no_delay(true), ignored);
-        auto c = std::make_shared<Connection>(*this, std::move(socket));
-        {
-          std::lock_guard<std::mutex> lock(open_mutex);
-          std::erase_if(open, [](const std::weak_ptr<Drainable>& w) { return w.expired(); });
-          open.push_back(c);
-          if (stopping) c->drain();
+  acceptor.async_accept(
+      asio::make_strand(io), [this](const boost::system::error_code& ec, tcp::socket socket) {
+        if (!acceptor.is_open()) return;
+        if (!ec) {
+          if (connections.load() >= opt.max_connections) {
+            // Refused with a reason, without blocking the acceptor: the line is written and the socket closed.
+            auto s = std::make_shared<tcp::socket>(std::move(socket));
+            auto text = std::make_shared<std::string>("error: too many connections (--max_connections " +
+                                                      std::to_string(opt.max_connections) + ")\n");
+            asio::async_write(*s, asio::buffer(*text), [s, text](const boost::system::error_code&, size_t) {
+              boost::system::error_code ignored;
+              s->close(ignored);
+            });
+          } else {
+            // Answers go out as soon as they are written: without it, the answers to a batch of lines after the first
+            // packet waited ~40 ms for the client's delayed ack (Nagle's algorithm).
+            boost::system::error_code ignored;
+            socket.set_option(tcp::no_delay(true), ignored);
+            auto c = std::make_shared<Connection>(*this, std::move(socket));
+            {
+              std::lock_guard<std::mutex> lock(open_mutex);
+              std::erase_if(open, [](const std::weak_ptr<Drainable>& w) { return w.expired(); });
+              open.push_back(c);
+              if (stopping) c->drain();
+            }
+            c->start();
+          }
         }
-        c->start();
-      }
-    }
-    accept();
-  });
+        accept();
+      });
 }
 
 void Server::Impl::wait_signal() {
@@ -365,7 +378,8 @@ void Server::Impl::finish_when_drained(std::chrono::steady_clock::time_point dea
     t->async_wait([this, t, deadline](const boost::system::error_code&) { finish_when_drained(deadline); });
     return;
   }
-  if (connections.load() > 0) log("stopping with " + std::to_string(connections.load()) + " connections still open");
+  if (connections.load() > 0)
+    log("stopping with " + std::to_string(connections.load()) + " connections still open");
   if (!opt.save_path.empty()) log(save_to(opt.save_path));
   server.stop();
 }

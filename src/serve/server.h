@@ -27,14 +27,16 @@ struct ServeOptions {
   std::string listen = "127.0.0.1";  // --listen: loopback unless asked (VW listens on every interface)
   uint16_t port = 26542;             // --port (0: any free port; Server::port() tells which)
   int threads = 0;                   // --num_children: threads answering connections (0: the cores)
-  size_t max_line_bytes = size_t{1} << 20;  // a longer line is answered with an error and the connection closed
-  size_t max_connections = 256;      // --max_connections: more are answered with an error and closed
-  double idle_seconds = 60.0;        // --idle_timeout: a connection that neither sends nor reads this long is closed
-  bool test_only = false;            // -t: predict only
+  size_t max_line_bytes =
+      size_t{1} << 20;           // a longer line is answered with an error and the connection closed
+  size_t max_connections = 256;  // --max_connections: more are answered with an error and closed
+  double idle_seconds =
+      60.0;                // --idle_timeout: a connection that neither sends nor reads this long is closed
+  bool test_only = false;  // -t: predict only
   ParseOptions parse;
   Link link = Link::kIdentity;
   bool binary = false;
-  std::string save_path;             // -f: where a `save` line and SIGTERM write the model ("" : not saved)
+  std::string save_path;  // -f: where a `save` line and SIGTERM write the model ("" : not saved)
   // -p / -r: called with each answered example's prediction line (as its client gets it) and its raw score line
   // (-r's "score tag"), from any connection's thread; the callee serialises. Unset: nobody watches.
   std::function<void(const std::string& prediction, const std::string& raw)> watch;
@@ -47,14 +49,14 @@ struct ServedModel {
   std::unique_ptr<FeatureSpace> space;
   FeatureSpaceOptions space_options;
   std::vector<uint8_t> space_state;  // space->save()'s bytes
-  std::mutex mutex;                  // serialises predict() for learners that keep scratch state, and learning
+  std::mutex mutex;  // serialises predict() for learners that keep scratch state, and learning
 };
 
 class Server {
  public:
-  using Loader = std::function<std::shared_ptr<ServedModel>()>;       // builds the model from its file (reload)
+  using Loader = std::function<std::shared_ptr<ServedModel>()>;  // builds the model from its file (reload)
   using Saver = std::function<void(const std::string&, ServedModel&)>;  // writes it atomically
-  using Log = std::function<void(const std::string&)>;                 // one line for stderr
+  using Log = std::function<void(const std::string&)>;                  // one line for stderr
   // Binds the listening socket (IoError when it cannot) and loads the model.
   Server(const ServeOptions& options, Loader load, Saver save, Log log);
   ~Server();

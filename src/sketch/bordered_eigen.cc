@@ -127,7 +127,8 @@ bool BorderedEigen::root(const Eigen::Ref<const Eigen::VectorXd>& d, Eigen::Inde
       const double C = f - Q / (a - tau) - S / (b - tau);
       next = root_in(C, -(C * (a + b) + Q + S), C * a * b + Q * b + S * a, lo, hi);
     }
-    if (std::isnan(next)) {  // the model's root is not inside the bracket (rounding near a pole): Newton's step
+    if (std::isnan(
+            next)) {  // the model's root is not inside the bracket (rounding near a pole): Newton's step
       const double newton = tau - f / (s.dleft + s.dright);
       if (newton > lo && newton < hi) next = newton;
     }

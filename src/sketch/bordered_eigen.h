@@ -54,7 +54,7 @@ class BorderedEigen {
   Eigen::VectorXd z_, z2_, delta_, tau_, zhat_;
   Eigen::VectorXi origin_;
   Eigen::Index delta_origin_ = -1;  // the pole delta_ is measured from now (-1: none yet)
-  Eigen::MatrixXd diff_, v_;  // λ_j − d_i (n x p); A's eigenvectors (n x n)
+  Eigen::MatrixXd diff_, v_;        // λ_j − d_i (n x p); A's eigenvectors (n x n)
   int evaluations_ = 0;
 };
 

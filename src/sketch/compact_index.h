@@ -45,7 +45,7 @@ class CompactIndex {
   };
   std::vector<uint64_t> slots_;  // position -> slot
   std::vector<Bucket> table_;
-  int shift_ = 64;               // 64 - log2(table_.size())
+  int shift_ = 64;  // 64 - log2(table_.size())
 };
 
 }  // namespace lepus

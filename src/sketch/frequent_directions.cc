@@ -135,12 +135,13 @@ bool FrequentDirections::append(std::span<const Coord> x, double c, Eigen::Vecto
   return append(x, c, std::span<Eigen::VectorXd* const>(one));
 }
 
-bool FrequentDirections::append(std::span<const Coord> x, double c, std::span<Eigen::VectorXd* const> companions) {
+bool FrequentDirections::append(std::span<const Coord> x, double c,
+                                std::span<Eigen::VectorXd* const> companions) {
   return append(x, c, companions, nullptr);
 }
 
-bool FrequentDirections::append(std::span<const Coord> x, double c, std::span<Eigen::VectorXd* const> companions,
-                                const GramEigen* gram_eig) {
+bool FrequentDirections::append(std::span<const Coord> x, double c,
+                                std::span<Eigen::VectorXd* const> companions, const GramEigen* gram_eig) {
   size_t fresh = 0, nonzero = 0;
   {
     const std::vector<uint32_t>& pos = positions(x);
@@ -282,8 +283,10 @@ uint32_t FrequentDirections::hold(uint64_t slot) {
   const uint32_t found = index_.find(slot);
   if (found != CompactIndex::kNone) return found;
   if (columns() + 1 > cap_)
-    throw ConfigError("sketch: holding slot " + std::to_string(slot) + " would take the distinct features past the "
-                      "cap of " + std::to_string(cap_));
+    throw ConfigError("sketch: holding slot " + std::to_string(slot) +
+                      " would take the distinct features past the "
+                      "cap of " +
+                      std::to_string(cap_));
   const uint32_t p = index_.insert(slot);
   base_.resize(base_.size() + rank_, 0.0);
   raw_.emplace_back();
@@ -357,7 +360,8 @@ void FrequentDirections::load(ModelReader& in) {
     if (!std::isfinite(v)) throw bad("a non-finite entry");
   const uint32_t k = in.get_u32("sketch raw rows");
   const uint64_t total = in.get_u64("sketch raw entries");
-  if (k > (uint32_t{1} << 24) || total > in.remaining() / 12) throw bad("raw row count does not fit the file");
+  if (k > (uint32_t{1} << 24) || total > in.remaining() / 12)
+    throw bad("raw row count does not fit the file");
   std::vector<std::vector<Entry>> raw(n);
   uint64_t entries = 0;
   for (uint64_t pos = 0; pos < n; ++pos) {
@@ -376,8 +380,10 @@ void FrequentDirections::load(ModelReader& in) {
   const Eigen::Index width = Eigen::Index{rank_} + k;
   if (uint64_t(width) * rows * 8 + uint64_t{rows} * rows * 8 > in.remaining())
     throw bad("raw row count does not fit the file");
-  Eigen::MatrixXd w = Eigen::MatrixXd::Zero(2 * Eigen::Index{rank_}, std::max<Eigen::Index>(4 * Eigen::Index{rank_}, width + 1));
-  for (Eigen::Index j = 0; j < width; ++j) in.get_raw(w.col(j).data(), rows * sizeof(double), "sketch combination");
+  Eigen::MatrixXd w = Eigen::MatrixXd::Zero(2 * Eigen::Index{rank_},
+                                            std::max<Eigen::Index>(4 * Eigen::Index{rank_}, width + 1));
+  for (Eigen::Index j = 0; j < width; ++j)
+    in.get_raw(w.col(j).data(), rows * sizeof(double), "sketch combination");
   if (!w.allFinite()) throw bad("a non-finite combination entry");
   const size_t L = 2 * size_t{rank_};
   Eigen::MatrixXd gram = Eigen::MatrixXd::Zero(L, L);

@@ -83,11 +83,11 @@ class FrequentDirections {
   // The base rows S = [C; R] (B = W S), for a learner that keeps vectors of the form Sᵀe: they change only at
   // a rebase, not at a shrink. width() = m + k entries of e.
   Eigen::Index width() const { return Eigen::Index{rank_} + k_; }
-  const Eigen::VectorXd& base_product(std::span<const Coord> x) const;    // S x (cached as B x's first step)
+  const Eigen::VectorXd& base_product(std::span<const Coord> x) const;  // S x (cached as B x's first step)
   // x's columns' positions, one per entry of x (CompactIndex::kNone for slots not held), found with S x.
   const std::vector<uint32_t>& positions(std::span<const Coord> x) const;
-  void base_column(uint32_t position, Eigen::VectorXd& out) const;       // S's column: O(m + entries there)
-  void to_base(const Eigen::VectorXd& c, Eigen::VectorXd& e) const;       // e += Wᵀc: Bᵀc = Sᵀ(e's increment)
+  void base_column(uint32_t position, Eigen::VectorXd& out) const;   // S's column: O(m + entries there)
+  void to_base(const Eigen::VectorXd& c, Eigen::VectorXd& e) const;  // e += Wᵀc: Bᵀc = Sᵀ(e's increment)
   void base_transpose(const Eigen::VectorXd& e, std::vector<double>& out) const;  // out[pos] = (Sᵀe)_pos
   // The next append with a nonzero row shrinks and then forms the base again (S changes).
   bool append_rebases() const { return rows_ == 2 * rank_ && k_ >= raw_limit(); }
@@ -144,21 +144,21 @@ class FrequentDirections {
   uint32_t k_ = 0;
   double shrinkage_ = 0.0;
   CompactIndex index_;
-  std::vector<double> base_;      // C, column-major, m per column
+  std::vector<double> base_;             // C, column-major, m per column
   std::vector<std::vector<Entry>> raw_;  // per column: R's nonzeros there, oldest first (for S x)
-  std::vector<Logged> log_;       // R's nonzeros in the order appended (for the passes over all of R: one
-                                  // sequential read instead of a pointer chase per column)
-  Eigen::MatrixXd w_;             // W in the top-left rows x (m + k) block (2m rows, columns grown)
-  Eigen::MatrixXd gram_;          // 2m x 2m
-  SymEigen eig_;  // the shrink's, kept for its buffers
+  std::vector<Logged> log_;  // R's nonzeros in the order appended (for the passes over all of R: one
+                             // sequential read instead of a pointer chase per column)
+  Eigen::MatrixXd w_;        // W in the top-left rows x (m + k) block (2m rows, columns grown)
+  Eigen::MatrixXd gram_;     // 2m x 2m
+  SymEigen eig_;             // the shrink's, kept for its buffers
   std::vector<double> rebase_scratch_;  // the next base while it is formed
-  uint64_t version_ = 0;          // changes whenever S does (a raw row, a rebase, clear, load)
-  mutable Eigen::VectorXd s_;     // S x for gathered_ at gathered_version_
+  uint64_t version_ = 0;                // changes whenever S does (a raw row, a rebase, clear, load)
+  mutable Eigen::VectorXd s_;           // S x for gathered_ at gathered_version_
   mutable std::vector<Coord> gathered_;
   mutable std::vector<uint32_t> positions_;  // gathered_'s positions (kNone: not held)
   mutable uint64_t gathered_version_ = UINT64_MAX;
-  uint64_t w_version_ = 0;        // changes whenever W does (and with version_)
-  mutable Eigen::VectorXd p_;     // W s_ = B x at p_version_
+  uint64_t w_version_ = 0;     // changes whenever W does (and with version_)
+  mutable Eigen::VectorXd p_;  // W s_ = B x at p_version_
   mutable uint64_t p_version_ = UINT64_MAX;
   // p_ <- B x, reusing the last product when neither x nor B changed since.
   const Eigen::VectorXd& product(std::span<const Coord> x) const;

@@ -30,13 +30,15 @@ __attribute__((target("avx2"))) void axpy_avx2(double* y, const double* x, doubl
 }
 
 // The upper triangle of the n x n block (rows 0..j of column j) minus u uᵀ.
-__attribute__((target("avx2"))) void sub_outer_avx2(double* m, Eigen::Index ld, const double* u, Eigen::Index n) {
+__attribute__((target("avx2"))) void sub_outer_avx2(double* m, Eigen::Index ld, const double* u,
+                                                    Eigen::Index n) {
   for (Eigen::Index j = 0; j < n; ++j) {
     double* col = m + j * ld;
     const __m256d vj = _mm256_set1_pd(u[j]);
     Eigen::Index i = 0;
     for (; i + 4 <= j + 1; i += 4)
-      _mm256_storeu_pd(col + i, _mm256_sub_pd(_mm256_loadu_pd(col + i), _mm256_mul_pd(vj, _mm256_loadu_pd(u + i))));
+      _mm256_storeu_pd(col + i,
+                       _mm256_sub_pd(_mm256_loadu_pd(col + i), _mm256_mul_pd(vj, _mm256_loadu_pd(u + i))));
     for (; i <= j; ++i) col[i] -= u[j] * u[i];
   }
 }
@@ -181,7 +183,7 @@ void FullMatrix::rank_one_update(std::span<const Coord> x, double weight) {
     for (const Coord& c : x) {
       if (c.x == 0.0 || index_.find(c.slot) != CompactIndex::kNone) continue;
       const uint32_t p =
-          index_.insert(c.slot);  // enters with the fixed-d prior: Â_pp = prior, nothing coupled
+          index_.insert(c.slot);          // enters with the fixed-d prior: Â_pp = prior, nothing coupled
       inv_.col(p).head(p + 1).setZero();  // the upper triangle's new column
       inv_(p, p) = 1.0 / prior_;
     }

@@ -60,7 +60,7 @@ class FullMatrix final : public Matrix {
  private:
   void gather(std::span<const Coord> x, double& outside) const;  // seen_ <- (position, value); outside: Σ x²
   void times_inverse(std::span<const Coord> x, Eigen::Index n) const;  // u_ <- C x over seen_ (n: slots held)
-  void reserve(size_t n);                                        // capacity for n positions
+  void reserve(size_t n);                                              // capacity for n positions
   void renormalize();
   double upper(Eigen::Index i, Eigen::Index j) const { return i <= j ? inv_(i, j) : inv_(j, i); }  // C_ij
 

@@ -17,14 +17,10 @@ constexpr uint32_t kStateVersion = 2;  // 2: the tracked vector
 
 std::string_view matrix_kind_name(MatrixKind kind) {
   switch (kind) {
-    case MatrixKind::kFull:
-      return "full";
-    case MatrixKind::kDiag:
-      return "diag";
-    case MatrixKind::kSketch:
-      return "sketch";
-    case MatrixKind::kAuto:
-      return "auto";
+    case MatrixKind::kFull: return "full";
+    case MatrixKind::kDiag: return "diag";
+    case MatrixKind::kSketch: return "sketch";
+    case MatrixKind::kAuto: return "auto";
   }
   return "unknown";
 }
@@ -39,15 +35,12 @@ MatrixKind matrix_kind_from(std::string_view name) {
 
 std::unique_ptr<Matrix> make_matrix(const MatrixOptions& o) {
   switch (o.kind) {
-    case MatrixKind::kFull:
-      return std::make_unique<FullMatrix>(o.lambda, o.full_cap, o.tracked ? o.bits : 0);
-    case MatrixKind::kDiag:
-      return std::make_unique<DiagMatrix>(o.lambda, o.bits, o.tracked);
+    case MatrixKind::kFull: return std::make_unique<FullMatrix>(o.lambda, o.full_cap, o.tracked ? o.bits : 0);
+    case MatrixKind::kDiag: return std::make_unique<DiagMatrix>(o.lambda, o.bits, o.tracked);
     case MatrixKind::kSketch:
       return std::make_unique<SketchMatrix>(o.lambda, o.sketch_rank, o.sketch_cap, o.sketch_shrink_back,
                                             o.tracked ? o.bits : 0);
-    case MatrixKind::kAuto:
-      return std::make_unique<AutoMatrix>(o);
+    case MatrixKind::kAuto: return std::make_unique<AutoMatrix>(o);
   }
   throw ConfigError("unknown matrix kind");
 }
@@ -93,7 +86,9 @@ void TrackedVector::save(ModelWriter& out) const {
 }
 
 TrackedVector::Entries TrackedVector::read(ModelReader& in) const {
-  auto bad = [&](const std::string& what) { return ModelFormatError(in.source() + ": tracked vector: " + what); };
+  auto bad = [&](const std::string& what) {
+    return ModelFormatError(in.source() + ": tracked vector: " + what);
+  };
   const uint32_t bits = in.get_u32("tracked vector bits");
   if (bits != static_cast<uint32_t>(bits_))
     throw bad("saved with " + std::to_string(bits) + " bits, this run keeps " + std::to_string(bits_));
@@ -104,7 +99,8 @@ TrackedVector::Entries TrackedVector::read(ModelReader& in) const {
   for (uint64_t k = 0; k < n; ++k) {
     const uint64_t i = in.get_u64("tracked vector slot");
     const double b = in.get_f64("tracked vector entry");
-    if (i >= v_.size() || (k > 0 && i <= e.nonzero.back().first)) throw bad("slot out of range or out of order");
+    if (i >= v_.size() || (k > 0 && i <= e.nonzero.back().first))
+      throw bad("slot out of range or out of order");
     if (!std::isfinite(b) || b == 0.0) throw bad("an entry zero or not finite");
     e.nonzero.emplace_back(i, b);
   }

@@ -70,7 +70,7 @@ class TrackedVector {
   bool enabled() const { return !v_.empty(); }
   int bits() const { return bits_; }
   double operator[](uint64_t slot) const { return v_[slot & mask_]; }
-  double dot(std::span<const Coord> x) const;  // xᵀb
+  double dot(std::span<const Coord> x) const;       // xᵀb
   void add(std::span<const Coord> x, double beta);  // b += β x (std::logic_error when not kept)
   void set(uint64_t slot, double value);            // b_slot = value (std::logic_error when not kept)
   void clear();
@@ -144,7 +144,7 @@ struct MatrixOptions {
   uint32_t sketch_rank = 32;      // sketch: m, the directions kept after a shrink (buffer 2m rows)
   uint64_t sketch_cap = 1 << 20;  // sketch: most slots held (memory 16 m bytes per slot)
   double sketch_shrink_back = 1.0;  // sketch: the fraction of the shrinkage mass Δ added to the ridge
-  uint64_t max_dense = 1000;      // auto: full up to this many slots, then sketch
+  uint64_t max_dense = 1000;        // auto: full up to this many slots, then sketch
 };
 
 // The component `options.kind` names; ConfigError for an out-of-range option.

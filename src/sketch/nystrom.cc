@@ -30,12 +30,13 @@ bool NystromEmbedding::offer(kernels::PointRef x, Eigen::VectorXd& psi, double u
   if (landmarks_.size() >= budget_) return false;
   const double kxx = kernel_.self(x);
   const double residual = kxx - psi.squaredNorm();
-  if (!(residual > kMinResidual * kxx) || !std::isfinite(residual)) return false;  // in the span: adds nothing
+  if (!(residual > kMinResidual * kxx) || !std::isfinite(residual))
+    return false;  // in the span: adds nothing
   if (!kors_->step(x, 1.0, u).kept) return false;
   const auto m = static_cast<Eigen::Index>(landmarks_.size());
   if (l_.rows() <= m) {
-    const Eigen::Index cap = std::min<Eigen::Index>(std::max<Eigen::Index>(16, 2 * l_.rows()),
-                                                    static_cast<Eigen::Index>(budget_));
+    const Eigen::Index cap =
+        std::min<Eigen::Index>(std::max<Eigen::Index>(16, 2 * l_.rows()), static_cast<Eigen::Index>(budget_));
     Eigen::MatrixXd bigger = Eigen::MatrixXd::Zero(cap, cap);
     bigger.topLeftCorner(m, m) = l_.topLeftCorner(m, m);
     l_.swap(bigger);
@@ -66,13 +67,15 @@ void NystromEmbedding::load(ModelReader& in, const std::string& who) {
   kernels::PointStore landmarks;
   landmarks.load(in, who + " landmarks");
   const auto m = static_cast<Eigen::Index>(landmarks.size());
-  if (landmarks.size() > budget_ || static_cast<uint64_t>(m) * static_cast<uint64_t>(m + 1) / 2 > in.remaining() / 8)
+  if (landmarks.size() > budget_ ||
+      static_cast<uint64_t>(m) * static_cast<uint64_t>(m + 1) / 2 > in.remaining() / 8)
     throw bad("more landmarks than the budget or the file holds");
   Eigen::MatrixXd l = Eigen::MatrixXd::Zero(std::max<Eigen::Index>(m, 1), std::max<Eigen::Index>(m, 1));
   for (Eigen::Index i = 0; i < m; ++i)
     for (Eigen::Index j = 0; j <= i; ++j) l(i, j) = in.get_f64("landmark factor");
   for (Eigen::Index i = 0; i < m; ++i)
-    if (!(l(i, i) > 0.0) || !l.row(i).head(i + 1).allFinite()) throw bad("a factor that is not positive and finite");
+    if (!(l(i, i) > 0.0) || !l.row(i).head(i + 1).allFinite())
+      throw bad("a factor that is not positive and finite");
   kors_->load(in, who);
   landmarks_ = std::move(landmarks);
   l_.swap(l);

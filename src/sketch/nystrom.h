@@ -41,7 +41,8 @@ class NystromEmbedding {
   const kernels::Kernel& kernel_;
   size_t budget_;
   kernels::PointStore landmarks_;
-  Eigen::MatrixXd l_;  // lower-triangular Cholesky factor of K_ZZ in its top-left size() block; capacity doubles
+  Eigen::MatrixXd
+      l_;  // lower-triangular Cholesky factor of K_ZZ in its top-left size() block; capacity doubles
   std::unique_ptr<Kors> kors_;
   mutable Eigen::VectorXd k_;
 };

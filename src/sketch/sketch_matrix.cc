@@ -126,7 +126,7 @@ void SketchMatrix::rank_one_update(std::span<const Coord> x, double weight) {
   const uint32_t rows = sketch_.rows();
   const double root = std::sqrt(weight / scale_);
   const bool shrank = sketch_.append(x, root, b_.enabled() ? &q_ : nullptr);  // the row √(w/s) x; ConfigError
-                                                                               // past the cap
+                                                                              // past the cap
   if (b_.enabled() && (shrank || sketch_.rows() == rows + 1)) q_(sketch_.rows() - 1) = root * b_.dot(x);
   if (shrank) {  // δ and B₁ changed: N afresh, for the rows after the orthogonal ones
     for (uint32_t r = sketch_.orthogonal_rows(); r < sketch_.rows(); ++r) border(r);

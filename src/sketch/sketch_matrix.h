@@ -54,8 +54,8 @@ class SketchMatrix final : public Matrix {
   // lambda > 0, 1 <= rank <= 1024, 1 <= cap <= 2^28 (ConfigError).
   // 0 <= shrink_back <= 1 (ConfigError).
   // tracked_bits > 0: keep b over 2^tracked_bits slots.
-  SketchMatrix(double lambda, uint32_t rank = kDefaultRank, uint64_t cap = kDefaultCap, double shrink_back = 1.0,
-               int tracked_bits = 0);
+  SketchMatrix(double lambda, uint32_t rank = kDefaultRank, uint64_t cap = kDefaultCap,
+               double shrink_back = 1.0, int tracked_bits = 0);
 
   MatrixKind kind() const override { return MatrixKind::kSketch; }
   double quad(std::span<const Coord> x) const override;
@@ -92,7 +92,7 @@ class SketchMatrix final : public Matrix {
   TrackedVector b_;
   Eigen::VectorXd q_;  // B̂ b over the rows in use (2m entries, 0 beyond), when b is kept
   mutable Eigen::VectorXd p_, z_, y_, c_, zb_, yb_;  // scratch
-  mutable std::vector<double> column_;                // scratch: Bᵀc
+  mutable std::vector<double> column_;               // scratch: Bᵀc
 };
 
 }  // namespace lepus

@@ -18,7 +18,8 @@ TEST(AioliKernel, LearnsHeartWithTheMedianBandwidth) {
   for (const char* extra : {"", " --budget 50"}) {
     SCOPED_TRACE(extra);
     const std::string err = d + "/err.txt", p = d + "/p.txt";
-    ASSERT_EQ(run_lepus(kHeart + " --learner aioli-kernel" + extra + " -p " + p + " 2> " + err), 0) << read_file(err);
+    ASSERT_EQ(run_lepus(kHeart + " --learner aioli-kernel" + extra + " -p " + p + " 2> " + err), 0)
+        << read_file(err);
     const std::string text = read_file(err);
     EXPECT_LT(summary_value(text, "average loss"), summary_value(text, "best constant's loss") - 0.1) << text;
     EXPECT_TRUE(has(text, "(0.5 x the median distance over the first 256 examples)")) << text;
@@ -33,14 +34,14 @@ TEST(AioliKernel, LearnsHeartWithTheMedianBandwidth) {
 // which -t -i must reproduce digit for digit.
 TEST(AioliKernel, TestOnlyModelPredictsAsTheEndOfTraining) {
   const std::string d = scratch_dir("aioli_kernel_t");
-  ASSERT_EQ(std::system(("sed 's/^[^|]*|/ |/' " + kHeart + " > " + d + "/unlabeled.vw && cat " + kHeart + " " + d +
-                         "/unlabeled.vw > " + d + "/both.vw")
+  ASSERT_EQ(std::system(("sed 's/^[^|]*|/ |/' " + kHeart + " > " + d + "/unlabeled.vw && cat " + kHeart +
+                         " " + d + "/unlabeled.vw > " + d + "/both.vw")
                             .c_str()),
             0);
   for (const char* extra : {"", " --budget 40 --random_seed 5", " --kernel poly --degree 3"}) {
     SCOPED_TRACE(extra);
-    ASSERT_EQ(run_lepus(d + "/both.vw --learner aioli-kernel" + std::string(extra) + " -f " + d + "/m -p " + d +
-                        "/train.p --quiet"),
+    ASSERT_EQ(run_lepus(d + "/both.vw --learner aioli-kernel" + std::string(extra) + " -f " + d + "/m -p " +
+                        d + "/train.p --quiet"),
               0);
     ASSERT_EQ(run_lepus(d + "/unlabeled.vw -t -i " + d + "/m -p " + d + "/test.p --quiet"), 0);
     const auto train = lines_of(read_file(d + "/train.p")), test = lines_of(read_file(d + "/test.p"));
@@ -62,10 +63,12 @@ TEST(AioliKernel, ResumedEqualsOneRun) {
 
 TEST(AioliKernel, PassesNeedABudgetAndTheLossIsLogistic) {
   const std::string d = scratch_dir("aioli_kernel_passes");
-  ASSERT_NE(run_lepus(kHeart + " --learner aioli-kernel --passes 2 -c --cache_file " + d + "/c 2> " + d + "/err.txt"),
+  ASSERT_NE(run_lepus(kHeart + " --learner aioli-kernel --passes 2 -c --cache_file " + d + "/c 2> " + d +
+                      "/err.txt"),
             0);
   EXPECT_TRUE(has(read_file(d + "/err.txt"), "one pass")) << read_file(d + "/err.txt");
-  EXPECT_EQ(run_lepus(kHeart + " --learner aioli-kernel --budget 30 --passes 2 -c --cache_file " + d + "/c --quiet"),
+  EXPECT_EQ(run_lepus(kHeart + " --learner aioli-kernel --budget 30 --passes 2 -c --cache_file " + d +
+                      "/c --quiet"),
             0);
   ASSERT_NE(run_lepus(kHeart + " --learner aioli-kernel --loss_function squared 2> " + d + "/err.txt"), 0);
   EXPECT_TRUE(has(read_file(d + "/err.txt"), "logistic loss only")) << read_file(d + "/err.txt");

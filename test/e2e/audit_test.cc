@@ -82,8 +82,9 @@ TEST(Audit, CraftedNamesAndInteractionsAreVws) {
 
 TEST(Audit, InvertHashIsVwsReadableModelWithNames) {
   const std::string d = scratch_dir("invert_crafted");
-  ASSERT_EQ(run_in(d, "-d " + kData + "/hashes/crafted.vw -b 18 -q ff -q xy --cubic xyz --invert_hash ih.txt "
-                      "--quiet"),
+  ASSERT_EQ(run_in(d, "-d " + kData +
+                          "/hashes/crafted.vw -b 18 -q ff -q xy --cubic xyz --invert_hash ih.txt "
+                          "--quiet"),
             0);
   EXPECT_EQ(read_file(d + "/ih.txt"),
             read_file(kData + "/hashes/invert_hash.txt"));  // VW's file, byte for byte
@@ -94,8 +95,9 @@ TEST(Audit, InvertHashIsVwsReadableModelWithNames) {
 // weights shown are the ones the prediction used: sum weight * value = the raw score (-r), before the update.
 TEST(Audit, WeightsShownAreTheOnesThePredictionUsed) {
   const std::string d = scratch_dir("audit_sum");
-  ASSERT_EQ(run_in(d, "-d " + kData + "/vw/text/sms20.vw --loss_function logistic -q ww --audit -r raw > out "
-                      "2> err"),
+  ASSERT_EQ(run_in(d, "-d " + kData +
+                          "/vw/text/sms20.vw --loss_function logistic -q ww --audit -r raw > out "
+                          "2> err"),
             0);
   const auto lines = lines_of(read_file(d + "/out"));
   const auto raw = read_predictions(d + "/raw");
@@ -117,7 +119,8 @@ TEST(Audit, EveryPerSlotLearnerShowsWeightsThatAddUp) {
                                     "nlms", "vw-ftrl", "vw-pistol", "vw-coin"}) {
     const std::string loss = learner == "nlms" ? "" : " --loss_function logistic";
     ASSERT_EQ(run_in(d, "-d " + in + " --learner " + learner + loss + " -q ww -f m --quiet"), 0) << learner;
-    ASSERT_EQ(run_in(d, "-d " + in + " -t -i m --audit -r raw > out 2> err"), 0) << learner << read_file(d + "/err");
+    ASSERT_EQ(run_in(d, "-d " + in + " -t -i m --audit -r raw > out 2> err"), 0)
+        << learner << read_file(d + "/err");
     const auto lines = lines_of(read_file(d + "/out"));
     const auto raw = read_predictions(d + "/raw");
     ASSERT_EQ(lines.size(), 2 * raw.size()) << learner;
@@ -127,7 +130,9 @@ TEST(Audit, EveryPerSlotLearnerShowsWeightsThatAddUp) {
     }
   }
   for (const std::string learner : {"aioli", "scinol-coord"}) {
-    ASSERT_EQ(run_in(d, "-d " + in + " --learner " + learner + " --loss_function logistic --audit > out 2> err"), 0);
+    ASSERT_EQ(
+        run_in(d, "-d " + in + " --learner " + learner + " --loss_function logistic --audit > out 2> err"),
+        0);
     EXPECT_TRUE(has(read_file(d + "/err"), "keeps no weight per slot")) << learner;
     const auto lines = lines_of(read_file(d + "/out"));
     ASSERT_GE(lines.size(), 2u);
@@ -140,8 +145,9 @@ TEST(Audit, EveryPerSlotLearnerShowsWeightsThatAddUp) {
 TEST(Audit, AuditRegressorNamesEveryNonzeroWeightOnce) {
   const std::string d = scratch_dir("audit_regressor");
   const std::string in = kData + "/vw/text/sms20.vw";
-  ASSERT_EQ(run_in(d, "-d " + in + " --loss_function logistic -q ww -f m --invert_hash ih.txt --readable_model rm.txt "
-                      "--quiet"),
+  ASSERT_EQ(run_in(d, "-d " + in +
+                          " --loss_function logistic -q ww -f m --invert_hash ih.txt --readable_model rm.txt "
+                          "--quiet"),
             0);
   ASSERT_EQ(run_in(d, "-d " + in + " -t -i m --audit_regressor ar.txt 2> err"), 0) << read_file(d + "/err");
   std::map<std::string, std::string> weight_of, name_of;  // slot -> weight, slot -> name

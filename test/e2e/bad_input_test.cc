@@ -3,8 +3,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <chrono>
 #include <gtest/gtest.h>
+#include <chrono>
 
 #include "e2e_util.h"
 
@@ -54,8 +54,9 @@ TEST_P(BadInputCorpus, HasItsExpectedOutcome) {
   const double warnings = summary_value(err, "malformed input warnings");
   EXPECT_EQ(std::isnan(warnings) ? 0.0 : warnings, std::stod(c.warnings)) << err;
   for (double v : read_predictions(d + "/p.txt")) EXPECT_TRUE(std::isfinite(v));
-  EXPECT_EQ(run_lepus("-d " + kBad + "/" + c.file + " " + c.args + " --strict_parse --quiet 2> " + d + "/s.txt"),
-            c.strict_exit);
+  EXPECT_EQ(
+      run_lepus("-d " + kBad + "/" + c.file + " " + c.args + " --strict_parse --quiet 2> " + d + "/s.txt"),
+      c.strict_exit);
   if (c.strict_exit == 1) {
     const auto lines = lines_of(read_file(d + "/s.txt"));
     ASSERT_EQ(lines.size(), 1u);
@@ -107,8 +108,9 @@ TEST(BadInput, StdinClosedEarlyAndMidLine) {
   EXPECT_EQ(summary_value(read_file(d + "/e"), "number of examples"), 0.0);
   // The writer stops in the middle of a line: the partial line is the last example.
   std::ofstream(d + "/partial.vw") << "1 |f a\n-1 |f b c";
-  EXPECT_EQ(std::system(("cat " + d + "/partial.vw | " + LEPUS_BINARY + " -p " + d + "/p 2> " + d + "/e2").c_str()),
-            0);
+  EXPECT_EQ(
+      std::system(("cat " + d + "/partial.vw | " + LEPUS_BINARY + " -p " + d + "/p 2> " + d + "/e2").c_str()),
+      0);
   EXPECT_EQ(summary_value(read_file(d + "/e2"), "number of examples"), 2.0);
   EXPECT_EQ(lines_of(read_file(d + "/p")).size(), 2u);
 }
@@ -128,11 +130,17 @@ TEST(BadInput, DirectoryOrUnreadableFileAsData) {
 // C1 control U+009B (a terminal's CSI), become \xNN; valid UTF-8 (a name in any script) is quoted as it is.
 TEST(BadInput, WarningsNeverSendRawBytesToTheTerminal) {
   const std::string d = scratch_dir("bad_bytes");
-  std::ofstream(d + "/b.vw") << "\xff\x9b" "1 |a b:1\n\xc3\xa9" "1 |a c:1\n\xc2\x9b" "1 |a c:1\n";
+  std::ofstream(d + "/b.vw") << "\xff\x9b"
+                                "1 |a b:1\n\xc3\xa9"
+                                "1 |a c:1\n\xc2\x9b"
+                                "1 |a c:1\n";
   ASSERT_EQ(run_in(d, "-d b.vw 2> e"), 0);
   const std::string e = read_file(d + "/e");
   EXPECT_TRUE(has(e, "'\\xff\\x9b1' is not a good float")) << e;
-  EXPECT_TRUE(has(e, "'\xc3\xa9" "1' is not a good float")) << e;
+  EXPECT_TRUE(has(e,
+                  "'\xc3\xa9"
+                  "1' is not a good float"))
+      << e;
   EXPECT_TRUE(has(e, "'\\xc2\\x9b1' is not a good float")) << e;
   EXPECT_FALSE(has(e, "\xff")) << e;
   EXPECT_FALSE(has(e, "\x9b")) << e;

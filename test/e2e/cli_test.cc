@@ -14,7 +14,8 @@ TEST(Cli, LibsvmInputEqualsVwConversion) {
   ASSERT_EQ(run_lepus("--format libsvm -d " + kData + "/heart_scale.libsvm --loss_function logistic -p " + d +
                       "/a.txt --quiet"),
             0);
-  ASSERT_EQ(run_lepus("-d " + kData + "/heart_scale.vw --loss_function logistic -p " + d + "/b.txt --quiet"), 0);
+  ASSERT_EQ(run_lepus("-d " + kData + "/heart_scale.vw --loss_function logistic -p " + d + "/b.txt --quiet"),
+            0);
   const std::string a = read_file(d + "/a.txt");
   EXPECT_EQ(lines_of(a).size(), 270u);
   EXPECT_EQ(a, read_file(d + "/b.txt"));
@@ -26,7 +27,8 @@ TEST(Cli, A9aLibsvmMatchesVwOracle) {
   const std::string oracle = LEPUS_SHARED_DIR "/oracles/vw/a9a/01_default.pred";
   if (!exists(data) || !exists(oracle)) GTEST_SKIP() << "no ../shared";
   const std::string d = scratch_dir("a9a_libsvm");
-  ASSERT_EQ(run_lepus("--format libsvm -d " + data + " --loss_function logistic -p " + d + "/p.txt --quiet"), 0);
+  ASSERT_EQ(run_lepus("--format libsvm -d " + data + " --loss_function logistic -p " + d + "/p.txt --quiet"),
+            0);
   const auto m = compare_predictions(read_predictions(d + "/p.txt"), read_predictions(oracle), 1e-3);
   EXPECT_EQ(m.n, 32561u);
   EXPECT_GE(m.share(), 0.99);
@@ -37,7 +39,9 @@ TEST(Cli, StdinAndDevStdoutEqualFileRun) {
   const std::string in = kData + "/vw/inputs/rcv1_small.vw.gz";
   ASSERT_EQ(run_lepus("-d " + in + " --loss_function logistic -p " + d + "/file.txt --quiet"), 0);
   // gzip through a pipe, recognised by its magic bytes; predictions to stdout through a pipe.
-  ASSERT_EQ(run_lepus("--loss_function logistic -p /dev/stdout --quiet < " + in + " | cat > " + d + "/pipe.txt"), 0);
+  ASSERT_EQ(
+      run_lepus("--loss_function logistic -p /dev/stdout --quiet < " + in + " | cat > " + d + "/pipe.txt"),
+      0);
   EXPECT_EQ(read_file(d + "/file.txt"), read_file(d + "/pipe.txt"));
   EXPECT_EQ(lines_of(read_file(d + "/pipe.txt")).size(), 1000u);
 }
@@ -61,12 +65,14 @@ TEST(Cli, ZstdBzip2AndXzAreReadAsTheyAre) {
       GTEST_SKIP() << tool << " is not installed (utl/setup installs it)";
   const std::string d = scratch_dir("compressed");
   const std::string plain = d + "/d.vw";
-  ASSERT_EQ(std::system(("gzip -dc " + kData + "/vw/inputs/rcv1_small.vw.gz | head -n 300 > " + plain).c_str()), 0);
-  const std::string make = "cd " + d + " && zstd -q -c d.vw > d.zst && (zstd -q -c d.vw; zstd -q -c d.vw) > two.zst" +
-                           " && bzip2 -c d.vw > d.bz2 && (bzip2 -c d.vw; bzip2 -c d.vw) > two.bz2 && xz -c d.vw > " +
-                           "d.xz && (xz -c d.vw; xz -c d.vw) > two.xz && gzip -c d.vw | gzip -c > twice.gz && " +
-                           "zip -q d.zip d.vw && head -c 2000 d.zst > cut.zst && head -c 2000 d.bz2 > cut.bz2 && " +
-                           "head -c 2000 d.xz > cut.xz";
+  ASSERT_EQ(
+      std::system(("gzip -dc " + kData + "/vw/inputs/rcv1_small.vw.gz | head -n 300 > " + plain).c_str()), 0);
+  const std::string make =
+      "cd " + d + " && zstd -q -c d.vw > d.zst && (zstd -q -c d.vw; zstd -q -c d.vw) > two.zst" +
+      " && bzip2 -c d.vw > d.bz2 && (bzip2 -c d.vw; bzip2 -c d.vw) > two.bz2 && xz -c d.vw > " +
+      "d.xz && (xz -c d.vw; xz -c d.vw) > two.xz && gzip -c d.vw | gzip -c > twice.gz && " +
+      "zip -q d.zip d.vw && head -c 2000 d.zst > cut.zst && head -c 2000 d.bz2 > cut.bz2 && " +
+      "head -c 2000 d.xz > cut.xz";
   ASSERT_EQ(std::system(make.c_str()), 0);
   ASSERT_EQ(run_in(d, "d.vw -p ref --quiet"), 0);
   const std::string ref = read_file(d + "/ref");
@@ -151,8 +157,8 @@ TEST(Cli, HelpGroupsOptions) {
   const std::string d = scratch_dir("help");
   ASSERT_EQ(run_lepus("--help > " + d + "/out.txt"), 0);
   const std::string h = read_file(d + "/out.txt");
-  for (const char* group : {"General:", "Input (data files", "Feature space:", "Loss and output link:", "Learner 'sgd' options:",
-                            "Output:", "--learning_rate", "--bit_precision"})
+  for (const char* group : {"General:", "Input (data files", "Feature space:", "Loss and output link:",
+                            "Learner 'sgd' options:", "Output:", "--learning_rate", "--bit_precision"})
     EXPECT_NE(h.find(group), std::string::npos) << group;
 }
 
@@ -186,7 +192,8 @@ TEST(Cli, OptionsThatCannotWrapOrMislead) {
   };
   for (const Refused& r : std::vector<Refused>{
            {"--examples -5", "--examples must be a whole number of at least 0, got '-5'"},
-           {"--holdout_period -1 --passes 2 -c", "--holdout_period must be a whole number of at least 0, got '-1'"},
+           {"--holdout_period -1 --passes 2 -c",
+            "--holdout_period must be a whole number of at least 0, got '-1'"},
            {"-l -1", "--learning_rate must be a number > 0, got '-1'"},
            {"--decay_learning_rate -1", "--decay_learning_rate must be a number >= 0, got '-1'"},
            {"--initial_t -3", "--initial_t must be a number >= 0, got '-3'"},

@@ -10,8 +10,10 @@ const std::string kCsv = LEPUS_TEST_DATA "/csv";
 
 TEST(Csv, CalHousingTrainsWithCategoricalAndEmptyCells) {
   const std::string d = scratch_dir("csv_cal");
-  ASSERT_EQ(run_lepus("--format csv -d " + kCsv + "/cal_housing_slice.csv --label_column median_house_value "
-                      "--categorical ocean_proximity -p " + d + "/p 2> " + d + "/e"),
+  ASSERT_EQ(run_lepus("--format csv -d " + kCsv +
+                      "/cal_housing_slice.csv --label_column median_house_value "
+                      "--categorical ocean_proximity -p " +
+                      d + "/p 2> " + d + "/e"),
             0);
   const std::string e = read_file(d + "/e");
   EXPECT_EQ(summary_value(e, "number of examples"), 200.0) << e;  // the header is not an example
@@ -23,8 +25,10 @@ TEST(Csv, CalHousingTrainsWithCategoricalAndEmptyCells) {
 
 TEST(Csv, NoHeaderLabelLastWithTextLabels) {
   const std::string d = scratch_dir("csv_magic");
-  ASSERT_EQ(run_lepus("--format csv --no_header -d " + kCsv + "/magic04_slice.csv --label_column -1 "
-                      "--positive_label g --loss_function logistic 2> " + d + "/e"),
+  ASSERT_EQ(run_lepus("--format csv --no_header -d " + kCsv +
+                      "/magic04_slice.csv --label_column -1 "
+                      "--positive_label g --loss_function logistic 2> " +
+                      d + "/e"),
             0);
   const std::string e = read_file(d + "/e");
   EXPECT_EQ(summary_value(e, "number of examples"), 191.0) << e;  // the first row is data
@@ -34,8 +38,10 @@ TEST(Csv, NoHeaderLabelLastWithTextLabels) {
 
 TEST(Tsv, SmsSpamTextColumnLearns) {
   const std::string d = scratch_dir("tsv_sms");
-  ASSERT_EQ(run_lepus("--format tsv --no_header -d " + kCsv + "/sms_spam_slice.tsv --label_column 0 "
-                      "--positive_label spam --text_columns 1 --loss_function logistic 2> " + d + "/e"),
+  ASSERT_EQ(run_lepus("--format tsv --no_header -d " + kCsv +
+                      "/sms_spam_slice.tsv --label_column 0 "
+                      "--positive_label spam --text_columns 1 --loss_function logistic 2> " +
+                      d + "/e"),
             0);
   const std::string e = read_file(d + "/e");
   EXPECT_EQ(summary_value(e, "number of examples"), 300.0);
@@ -111,7 +117,8 @@ INSTANTIATE_TEST_SUITE_P(
         Table{"higgs", "higgs/higgs_lgbm_binary.train.tsv.gz",
               "--format tsv --no_header --label_column 0 --positive_label 1 --loss_function logistic"},
         Table{"avazu", "avazu/avazu_first9k_train.csv.gz",
-              "--format csv --label_column click --ignore_columns id --categorical hour,C1,banner_pos,device_type,"
+              "--format csv --label_column click --ignore_columns id --categorical "
+              "hour,C1,banner_pos,device_type,"
               "device_conn_type,C14,C15,C16,C17,C18,C19,C20,C21 --positive_label 1 --loss_function logistic"},
         Table{"yearpredictionmsd", "yearpredictionmsd/millionsong_cs190.csv.gz",
               "--format csv --no_header --label_column 0"},

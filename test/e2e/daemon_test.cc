@@ -30,7 +30,8 @@ class Daemon {
       : dir_(dir) {
     const std::string cmd = std::string(daemon_flag ? "--daemon " : "") + "--pid_file pid --port_file port " +
                             std::string(foreground ? "--foreground " : "") +
-                            (args.find("--port ") == std::string::npos ? "--port 0 " : "") + args + " 2> daemon.err";
+                            (args.find("--port ") == std::string::npos ? "--port 0 " : "") + args +
+                            " 2> daemon.err";
     ::unlink((dir + "/pid").c_str());
     ::unlink((dir + "/port").c_str());
     rc_ = run_in(dir, foreground ? cmd + " &" : cmd);  // detached: the command itself returns once it listens
@@ -107,11 +108,12 @@ class Client {
   std::string read_lines(size_t lines, double seconds = 20.0) {
     std::string out;
     size_t count = 0;
-    const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                             std::chrono::duration<double>(seconds));
+    const auto deadline =
+        Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
     char buf[65536];
     while (count < lines) {
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+      const auto left =
+          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
       if (left <= 0) break;
       pollfd p{fd_, POLLIN, 0};
       if (::poll(&p, 1, static_cast<int>(left)) <= 0) break;
@@ -182,7 +184,8 @@ TEST(DaemonCli, PortAloneStartsTheDaemonAsInVw) {
   ASSERT_TRUE(c.ok() && c.send(s.lines));
   EXPECT_EQ(c.read_lines(s.count), s.ref);
   EXPECT_TRUE(d.stop());
-  EXPECT_EQ(run_in(s.dir, "--pid_file p2 -d x.vw 2> err"), 1);  // --pid_file starts a daemon too: no data files
+  EXPECT_EQ(run_in(s.dir, "--pid_file p2 -d x.vw 2> err"),
+            1);  // --pid_file starts a daemon too: no data files
   EXPECT_TRUE(has(read_file(s.dir + "/err"), "not from data files")) << read_file(s.dir + "/err");
 }
 
@@ -208,7 +211,8 @@ TEST(DaemonCli, LearningDaemonLearnsInOrderSavesAndSavesOnSigterm) {
   ASSERT_TRUE(d.up()) << d.err();
   Client c(d.port());
   ASSERT_TRUE(c.send(s.lines));
-  EXPECT_EQ(c.read_lines(s.count), read_file(s.dir + "/offline"));  // one client: the offline run's predictions
+  EXPECT_EQ(c.read_lines(s.count),
+            read_file(s.dir + "/offline"));  // one client: the offline run's predictions
   ASSERT_TRUE(c.send("save|\n"));
   EXPECT_EQ(c.read_lines(1), "saved served.model\n");
   ASSERT_EQ(run_in(s.dir, "-t -i served.model -d lines -p a --quiet"), 0);
@@ -263,7 +267,8 @@ TEST(DaemonCli, ReloadsUnderLoadDropNothing) {
     for (int r = 0; r < 20 && !done; ++r) {
       // Swap the file atomically (as lepus's own -f does), then ask for a reload.
       const std::string from = s.dir + (r % 2 ? "/m" : "/other");
-      std::system(("cp " + from + " " + s.dir + "/next && mv " + s.dir + "/next " + s.dir + "/served").c_str());
+      std::system(
+          ("cp " + from + " " + s.dir + "/next && mv " + s.dir + "/next " + s.dir + "/served").c_str());
       ::kill(d.pid(), SIGHUP);
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }

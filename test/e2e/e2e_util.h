@@ -32,8 +32,8 @@ inline std::string scratch_dir(const std::string& name) {
     }
   };
   static Cleaner cleaner;
-  std::string d = std::filesystem::temp_directory_path().string() + "/lepus_e2e_" + std::to_string(::getpid()) +
-                  "_" + name;
+  std::string d = std::filesystem::temp_directory_path().string() + "/lepus_e2e_" +
+                  std::to_string(::getpid()) + "_" + name;
   std::filesystem::remove_all(d);
   std::filesystem::create_directories(d);
   cleaner.dirs.push_back(d);
@@ -56,7 +56,9 @@ inline int run_in(const std::string& dir, const std::string& args) {
   return WIFEXITED(rc) ? WEXITSTATUS(rc) : 128 + (WIFSIGNALED(rc) ? WTERMSIG(rc) : 0);
 }
 
-inline bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+inline bool has(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
 
 inline std::string read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -159,8 +161,8 @@ inline std::string compare_layout(const std::vector<std::string>& ours, const st
 inline void expect_resumed_equals_one_run(const std::string& dir, const std::string& data, int head,
                                           const std::vector<std::string>& option_sets) {
   const std::string n = std::to_string(head);
-  const std::string split = "cd '" + dir + "' && zcat " + data + " | head -n " + n + " > first.vw && zcat " + data +
-                            " | tail -n +" + std::to_string(head + 1) + " > rest.vw";
+  const std::string split = "cd '" + dir + "' && zcat " + data + " | head -n " + n + " > first.vw && zcat " +
+                            data + " | tail -n +" + std::to_string(head + 1) + " > rest.vw";
   ASSERT_EQ(std::system(split.c_str()), 0);
   for (const std::string& o : option_sets) {
     SCOPED_TRACE(o);

@@ -40,8 +40,8 @@ TEST(CrashSafeModel, SigkillWhileWritingNeverLeavesAHalfModel) {
   const std::string model = d + "/model";
   // The old model, and the new one a complete run writes (runs are deterministic).
   ASSERT_EQ(run_lepus("-d " LEPUS_TEST_DATA "/heart_scale.vw -b 22 -q ff -f " + d + "/old --quiet"), 0);
-  const std::vector<std::string> train = {LEPUS_BINARY, "-d", kRcv1, "-b", "22", "-q", "ff",
-                                          "--loss_function", "logistic", "-f", model, "--quiet"};
+  const std::vector<std::string> train = {LEPUS_BINARY,      "-d",       kRcv1, "-b",  "22",     "-q", "ff",
+                                          "--loss_function", "logistic", "-f",  model, "--quiet"};
   const auto t0 = std::chrono::steady_clock::now();
   {
     const pid_t pid = spawn(train);
@@ -49,7 +49,8 @@ TEST(CrashSafeModel, SigkillWhileWritingNeverLeavesAHalfModel) {
     ::waitpid(pid, &status, 0);
     ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
   }
-  const double full_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  const double full_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   std::filesystem::rename(model, d + "/new");
   const std::string old_bytes = read_file(d + "/old");
   const std::string new_bytes = read_file(d + "/new");

@@ -15,7 +15,9 @@ namespace {
 const std::string kAbalone = std::string(LEPUS_TEST_DATA) + "/vw/inputs/abalone.vw.gz";
 const char* kRules[] = {"wemm", "laser", "laser-noshrink", "rls", "aaw", "arowr", "arcor", "cr-rls"};
 
-bool has_sketch(const std::string& rule) { return rule == "wemm" || rule == "laser" || rule == "laser-noshrink"; }
+bool has_sketch(const std::string& rule) {
+  return rule == "wemm" || rule == "laser" || rule == "laser-noshrink";
+}
 
 TEST(Minmax, EveryRuleLearnsAbaloneInEveryMode) {
   const std::string d = scratch_dir("minmax_abalone");
@@ -42,12 +44,14 @@ TEST(Minmax, SavedModelPredictsTheSame) {
     for (const char* mode : {"full", "diag", "sketch"}) {
       if (mode == std::string("sketch") && !has_sketch(rule)) continue;
       const std::string tag = std::string(rule) + mode;
-      ASSERT_EQ(run_lepus("-d " + kAbalone + " --learner " + rule + " --matrix " + mode + " -f " + d + "/" + tag +
-                          ".model --quiet"),
+      ASSERT_EQ(run_lepus("-d " + kAbalone + " --learner " + rule + " --matrix " + mode + " -f " + d + "/" +
+                          tag + ".model --quiet"),
                 0);
-      ASSERT_EQ(run_lepus("-d " + kAbalone + " -i " + d + "/" + tag + ".model -t -p " + d + "/" + tag + "1.txt --quiet"),
+      ASSERT_EQ(run_lepus("-d " + kAbalone + " -i " + d + "/" + tag + ".model -t -p " + d + "/" + tag +
+                          "1.txt --quiet"),
                 0);
-      ASSERT_EQ(run_lepus("-d " + kAbalone + " -i " + d + "/" + tag + ".model -t -p " + d + "/" + tag + "2.txt --quiet"),
+      ASSERT_EQ(run_lepus("-d " + kAbalone + " -i " + d + "/" + tag + ".model -t -p " + d + "/" + tag +
+                          "2.txt --quiet"),
                 0);
       const auto a = read_predictions(d + "/" + tag + "1.txt");
       ASSERT_GT(a.size(), 100u);

@@ -22,18 +22,20 @@ std::string one_line_error(const std::string& args, const std::string& dir) {
 TEST(Model, FormatVersionOneStillLoads) {
   const std::string d = scratch_dir("v1");
   const std::string e2e = kData + "/vw/e2e";
-  ASSERT_EQ(run_lepus("-d " + e2e + "/tiny_test.vw -t -i " + kData + "/models/v1_tinyq.model --loss_function logistic -p " +
-                      d + "/p.txt -r " + d + "/r.txt --quiet"),
+  ASSERT_EQ(run_lepus("-d " + e2e + "/tiny_test.vw -t -i " + kData +
+                      "/models/v1_tinyq.model --loss_function logistic -p " + d + "/p.txt -r " + d +
+                      "/r.txt --quiet"),
             0);
   EXPECT_EQ(read_file(d + "/p.txt"), read_file(e2e + "/tinyq_test.pred"));
   EXPECT_EQ(read_file(d + "/r.txt"), read_file(e2e + "/tinyq_test.raw"));
   // Re-saved, it is a version 2 model (sections) holding the same state.
-  ASSERT_EQ(run_lepus("-t -i " + kData + "/models/v1_tinyq.model --no_stdin -f " + d + "/v2.model --quiet"), 0);
+  ASSERT_EQ(run_lepus("-t -i " + kData + "/models/v1_tinyq.model --no_stdin -f " + d + "/v2.model --quiet"),
+            0);
   const std::string v2 = read_file(d + "/v2.model");
   ASSERT_GE(v2.size(), 12u);
   EXPECT_EQ(static_cast<unsigned char>(v2[8]), 2u);
-  ASSERT_EQ(run_lepus("-d " + e2e + "/tiny_test.vw -t -i " + d + "/v2.model --loss_function logistic -p " + d +
-                      "/p2.txt --quiet"),
+  ASSERT_EQ(run_lepus("-d " + e2e + "/tiny_test.vw -t -i " + d + "/v2.model --loss_function logistic -p " +
+                      d + "/p2.txt --quiet"),
             0);
   EXPECT_EQ(read_file(d + "/p2.txt"), read_file(e2e + "/tinyq_test.pred"));
 }
@@ -49,7 +51,9 @@ TEST(Model, TrainThenTestMatchesVwOracle) {
   EXPECT_EQ(read_file(d + "/p.txt"), read_file(e2e + "/tiny_test.pred"));
   EXPECT_EQ(read_file(d + "/r.txt"), read_file(e2e + "/tiny_test.raw"));
   // -q restored from the model; the loss given again (as VW users do) is the model's, so no warning.
-  ASSERT_EQ(run_lepus("-d " + e2e + "/tiny_train.vw --loss_function logistic -q uv -f " + d + "/q.model --quiet"), 0);
+  ASSERT_EQ(
+      run_lepus("-d " + e2e + "/tiny_train.vw --loss_function logistic -q uv -f " + d + "/q.model --quiet"),
+      0);
   ASSERT_EQ(run_lepus("-d " + e2e + "/tiny_test.vw -t -i " + d + "/q.model --loss_function logistic -p " + d +
                       "/qp.txt -r " + d + "/qr.txt 2> " + d + "/err.txt"),
             0);
@@ -62,13 +66,14 @@ TEST(Model, Rcv1TrainThenTestMatchesVwOracle) {
   const std::string root = LEPUS_SHARED_DIR "/oracles/vw";
   if (!exists(root + "/e2e/rcv1_test.pred")) GTEST_SKIP() << "no ../shared";
   const std::string d = scratch_dir("rcv1_oracle");
-  ASSERT_EQ(run_lepus("-d " + root + "/inputs/rcv1_small.vw.gz --loss_function logistic -f " + d + "/m --quiet"),
-            0);
+  ASSERT_EQ(
+      run_lepus("-d " + root + "/inputs/rcv1_small.vw.gz --loss_function logistic -f " + d + "/m --quiet"),
+      0);
   ASSERT_EQ(run_lepus("-d " + root + "/inputs/rcv1_small_test.vw.gz -t -i " + d +
                       "/m --loss_function logistic -p " + d + "/p.txt 2> " + d + "/err.txt"),
             0);
-  const auto m = compare_predictions(read_predictions(d + "/p.txt"), read_predictions(root + "/e2e/rcv1_test.pred"),
-                                     1e-3);
+  const auto m = compare_predictions(read_predictions(d + "/p.txt"),
+                                     read_predictions(root + "/e2e/rcv1_test.pred"), 1e-3);
   EXPECT_EQ(m.n, 500u);
   EXPECT_GE(m.share(), 0.99);
   EXPECT_NEAR(summary_value(read_file(d + "/err.txt"), "average loss"),
@@ -175,7 +180,8 @@ TEST(Model, PipesInAndOutWithAModel) {
   const std::string d = scratch_dir("pipe_model");
   ASSERT_EQ(run_lepus("-d " + kRcv1 + " --loss_function logistic -f " + d + "/m --quiet"), 0);
   ASSERT_EQ(run_lepus("-d " + kRcv1 + " -t -i " + d + "/m -p " + d + "/file.txt --quiet"), 0);
-  ASSERT_EQ(run_lepus("-t -i " + d + "/m -p /dev/stdout --quiet < " + kRcv1 + " | cat > " + d + "/pipe.txt"), 0);
+  ASSERT_EQ(run_lepus("-t -i " + d + "/m -p /dev/stdout --quiet < " + kRcv1 + " | cat > " + d + "/pipe.txt"),
+            0);
   EXPECT_EQ(read_file(d + "/file.txt"), read_file(d + "/pipe.txt"));
 }
 
@@ -183,15 +189,18 @@ TEST(Model, ConflictingOptionsAreErrorsLossOverridesWithAWarning) {
   const std::string d = scratch_dir("conflict");
   ASSERT_EQ(run_lepus("-d " + kData + "/heart_scale.vw -b 16 -q ff -f " + d + "/m --quiet"), 0);
   std::string err = one_line_error("-d " + kData + "/heart_scale.vw -i " + d + "/m -b 18", d);
-  EXPECT_NE(err.find("--bit_precision 18 conflicts with the model's --bit_precision 16"), std::string::npos) << err;
+  EXPECT_NE(err.find("--bit_precision 18 conflicts with the model's --bit_precision 16"), std::string::npos)
+      << err;
   err = one_line_error("-d " + kData + "/heart_scale.vw -i " + d + "/m -q ab", d);
   EXPECT_NE(err.find("conflicts with the model's --quadratic ff"), std::string::npos) << err;
   err = one_line_error("-d " + kData + "/heart_scale.vw -i " + d + "/m --noconstant", d);
   EXPECT_NE(err.find("conflicts"), std::string::npos) << err;
-  ASSERT_EQ(run_lepus("-d " + kData + "/heart_scale.vw -t -i " + d + "/m --loss_function hinge 2> " + d + "/w.txt"),
-            0);
-  EXPECT_NE(read_file(d + "/w.txt").find("[warning] --loss_function hinge overrides the model's --loss_function "
-                                         "squared"),
+  ASSERT_EQ(
+      run_lepus("-d " + kData + "/heart_scale.vw -t -i " + d + "/m --loss_function hinge 2> " + d + "/w.txt"),
+      0);
+  EXPECT_NE(read_file(d + "/w.txt")
+                .find("[warning] --loss_function hinge overrides the model's --loss_function "
+                      "squared"),
             std::string::npos);
   // Restored without being given: -b 16 and -q ff apply.
   ASSERT_EQ(run_lepus("-d " + kData + "/heart_scale.vw -t -i " + d + "/m 2> " + d + "/pre.txt"), 0);
@@ -270,16 +279,19 @@ TEST(BadInput, StrictStopsAtTheFirstWithFileAndLine) {
 
 TEST(Labels, PositiveLabelMapsEveryFormat) {
   const std::string d = scratch_dir("poslabel");
-  ASSERT_EQ(run_lepus("-d " + kData + "/heart_scale.vw --loss_function logistic -p " + d + "/a.txt --quiet"), 0);
-  ASSERT_EQ(run_lepus("--format libsvm -d " + kData + "/heart_scale.libsvm --positive_label +1 "
-                      "--loss_function logistic -p " + d + "/b.txt --quiet"),
+  ASSERT_EQ(run_lepus("-d " + kData + "/heart_scale.vw --loss_function logistic -p " + d + "/a.txt --quiet"),
+            0);
+  ASSERT_EQ(run_lepus("--format libsvm -d " + kData +
+                      "/heart_scale.libsvm --positive_label +1 "
+                      "--loss_function logistic -p " +
+                      d + "/b.txt --quiet"),
             0);
   EXPECT_EQ(read_file(d + "/a.txt"), read_file(d + "/b.txt"));
   // 1/2 labels: "2" is the positive class.
   std::ofstream(d + "/12.vw") << "2 |f a\n1 |f b\n2 |f a c\n1 |f b c\n";
   std::ofstream(d + "/pm.vw") << "1 |f a\n-1 |f b\n1 |f a c\n-1 |f b c\n";
-  ASSERT_EQ(run_lepus("-d " + d + "/12.vw --positive_label 2 --loss_function logistic -p " + d + "/c.txt 2> " + d +
-                      "/e1.txt"),
+  ASSERT_EQ(run_lepus("-d " + d + "/12.vw --positive_label 2 --loss_function logistic -p " + d +
+                      "/c.txt 2> " + d + "/e1.txt"),
             0);
   ASSERT_EQ(run_lepus("-d " + d + "/pm.vw --loss_function logistic -p " + d + "/d.txt --quiet"), 0);
   EXPECT_EQ(read_file(d + "/c.txt"), read_file(d + "/d.txt"));

@@ -37,7 +37,7 @@ std::vector<std::string> gz_lines(const std::string& path) {  // gzip -dc, as th
 // The MNIST rows with their label turned into a name (VW's mnist3k_named) or into costs: 0 for the true class,
 // 1 for the others (mnist3k_cs).
 void write_variant(const std::vector<std::string>& rows, const std::string& path, bool named) {
-  static const std::vector<std::string> names = {"zero", "one", "two", "three", "four",
+  static const std::vector<std::string> names = {"zero", "one", "two",   "three", "four",
                                                  "five", "six", "seven", "eight", "nine"};
   std::ofstream out(path);
   for (const std::string& r : rows) {
@@ -59,7 +59,8 @@ std::vector<std::string> table_rows(const std::string& stderr_text) {
   return rows;
 }
 
-void expect_same_lines(const std::vector<std::string>& ours, const std::vector<std::string>& vw, const char* what) {
+void expect_same_lines(const std::vector<std::string>& ours, const std::vector<std::string>& vw,
+                       const char* what) {
   ASSERT_EQ(ours.size(), vw.size()) << what;
   size_t differ = 0, first = ours.size();
   for (size_t i = 0; i < ours.size(); ++i)
@@ -104,15 +105,17 @@ void check(const McRun& r, const std::vector<std::string>& rows, const std::stri
   if (r.raw) cmd += " -r " + out + "/r.txt";
   ASSERT_EQ(run_lepus(cmd + " 2> " + out + "/err.txt"), 0) << read_file(out + "/err.txt");
   const std::string err = read_file(out + "/err.txt");
-  expect_same_lines(lines_of(read_file(out + "/p.txt")), lines_of(read_file(vw_dir + "/" + r.name + ".pred")), "-p");
+  expect_same_lines(lines_of(read_file(out + "/p.txt")), lines_of(read_file(vw_dir + "/" + r.name + ".pred")),
+                    "-p");
   if (r.raw)
-    expect_same_lines(lines_of(read_file(out + "/r.txt")), lines_of(read_file(vw_dir + "/" + r.name + ".raw")),
-                      "-r");
+    expect_same_lines(lines_of(read_file(out + "/r.txt")),
+                      lines_of(read_file(vw_dir + "/" + r.name + ".raw")), "-r");
   if (full) {
     const std::string vw_err = read_file(vw_dir + "/" + r.name + ".stderr");
     expect_same_lines(table_rows(err), table_rows(vw_err), "table");
     for (const char* key : {"average loss", "average multiclass log loss", "weighted label sum"})
-      if (has(vw_err, std::string(key) + " =")) EXPECT_EQ(summary_value(err, key), summary_value(vw_err, key)) << key;
+      if (has(vw_err, std::string(key) + " ="))
+        EXPECT_EQ(summary_value(err, key), summary_value(vw_err, key)) << key;
   } else {
     expect_same_lines(table_rows(err), lines_of(read_file(vw_dir + "/" + r.name + ".rows")), "table");
   }
@@ -142,8 +145,8 @@ TEST(SharedMulticlass, PassesAndSavedModelMatchVw) {
   const std::string out = scratch_dir("mc_passes");
   const std::string data = out + "/mnist3k.vw.gz";
   std::filesystem::copy_file(kShared + "/inputs/mnist3k.vw.gz", data);
-  ASSERT_EQ(run_lepus("-d " + data + " --oaa 10 --sgd -l 0.5 --passes 3 -c -k -p " + out + "/p3.txt 2> " + out +
-                      "/err3.txt"),
+  ASSERT_EQ(run_lepus("-d " + data + " --oaa 10 --sgd -l 0.5 --passes 3 -c -k -p " + out + "/p3.txt 2> " +
+                      out + "/err3.txt"),
             0)
       << read_file(out + "/err3.txt");
   expect_same_lines(lines_of(read_file(out + "/p3.txt")),
@@ -198,20 +201,23 @@ TEST_P(BaseLearners, LearnSaveAndPredict) {
   EXPECT_EQ(a.size(), rows.size());
   EXPECT_EQ(a, lines_of(read_file(out + "/b.txt")));
   size_t right = 0;
-  for (size_t i = 0; i < a.size() && i < rows.size(); ++i) right += a[i] == rows[i].substr(0, rows[i].find(' '));
+  for (size_t i = 0; i < a.size() && i < rows.size(); ++i)
+    right += a[i] == rows[i].substr(0, rows[i].find(' '));
   EXPECT_GT(right, rows.size() / 3) << args << ": training-set accuracy of the final model (guessing: 1/10)";
   const std::string other = args.find("--oaa") != std::string::npos ? "--oaa 9" : "--csoaa 9";
-  EXPECT_NE(run_lepus("-d " + out + "/train.vw -t -i " + out + "/m " + other + " --quiet 2> " + out + "/e2.txt"), 0);
+  EXPECT_NE(
+      run_lepus("-d " + out + "/train.vw -t -i " + out + "/m " + other + " --quiet 2> " + out + "/e2.txt"),
+      0);
   EXPECT_TRUE(has(read_file(out + "/e2.txt"), "conflicts with the model")) << read_file(out + "/e2.txt");
   std::filesystem::remove_all(out);
 }
-INSTANTIATE_TEST_SUITE_P(
-    Reductions, BaseLearners,
-    ::testing::Values("--oaa 10 --learner scinol-coord", "--oaa 10 --learner ftprl-diag --loss_function logistic",
-                      "--oaa 10 --learner aioli --matrix sketch --rank 5",
-                      "--oaa 10 --learner kons --budget 40 --loss_function logistic",
-                      "--oaa 10 --learner sgd --loss_function logistic",
-                      "--oaa 10 --learner scinol-full --matrix sketch --rank 5"));
+INSTANTIATE_TEST_SUITE_P(Reductions, BaseLearners,
+                         ::testing::Values("--oaa 10 --learner scinol-coord",
+                                           "--oaa 10 --learner ftprl-diag --loss_function logistic",
+                                           "--oaa 10 --learner aioli --matrix sketch --rank 5",
+                                           "--oaa 10 --learner kons --budget 40 --loss_function logistic",
+                                           "--oaa 10 --learner sgd --loss_function logistic",
+                                           "--oaa 10 --learner scinol-full --matrix sketch --rank 5"));
 
 }  // namespace
 }  // namespace lepus::e2e

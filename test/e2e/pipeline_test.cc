@@ -5,9 +5,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <gtest/gtest.h>
 #include <chrono>
 #include <cstring>
-#include <gtest/gtest.h>
 
 #include "e2e_util.h"
 
@@ -31,8 +31,8 @@ TEST(Pipeline, ResultsDoNotDependOnTheThreadCount) {
     std::string first_p, first_m;
     for (int t : {1, 2, 4}) {
       const std::string tag = std::to_string(t);
-      ASSERT_EQ(run_lepus("-d " + f + " " + extra + " --threads " + tag + " -p " + d + "/p" + tag + " -r " + d +
-                          "/r" + tag + " --readable_model " + d + "/m" + tag + " --quiet"),
+      ASSERT_EQ(run_lepus("-d " + f + " " + extra + " --threads " + tag + " -p " + d + "/p" + tag + " -r " +
+                          d + "/r" + tag + " --readable_model " + d + "/m" + tag + " --quiet"),
                 0);
       const std::string p = read_file(d + "/p" + tag) + read_file(d + "/r" + tag);
       const std::string m = read_file(d + "/m" + tag);
@@ -76,7 +76,8 @@ TEST(Pipeline, PipesStayInteractive) {
         pending.erase(0, nl + 1);
         return l;
       }
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      const auto left =
+          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
       if (left.count() <= 0) return "<timeout>";
       pollfd pfd{from_child[0], POLLIN, 0};
       if (::poll(&pfd, 1, static_cast<int>(left.count())) <= 0) continue;
@@ -189,8 +190,8 @@ TEST(Cache, SameSizeAndTimeWithOtherLabelsIsRebuilt) {
   const std::string d = scratch_dir("cache_same_time");
   ASSERT_EQ(std::system(("gzip -dc " + kRcv1 + " | head -n 300 > " + d + "/data.vw").c_str()), 0);
   // Every label flipped at the same length: "-1 |" becomes " 1 |", "1 |" becomes "-1|".
-  ASSERT_EQ(std::system(("sed -e 's/^-1 / 1 /;t' -e 's/^1 /-1/' " + d + "/data.vw > " + d + "/flipped.vw && touch -r " +
-                         d + "/data.vw " + d + "/flipped.vw")
+  ASSERT_EQ(std::system(("sed -e 's/^-1 / 1 /;t' -e 's/^1 /-1/' " + d + "/data.vw > " + d +
+                         "/flipped.vw && touch -r " + d + "/data.vw " + d + "/flipped.vw")
                             .c_str()),
             0);
   const std::string run = "-d " + d + "/data.vw --cache_file " + d + "/c --loss_function logistic";
@@ -218,12 +219,15 @@ TEST(Passes, HoldoutEveryTenthLineAndBestModel) {
   EXPECT_NE(e.find(" h\nbest constant"), std::string::npos) << e;
   EXPECT_TRUE(exists(d + "/m"));
   // --holdout_off: every example learned, no holdout rows.
-  ASSERT_EQ(run_lepus("-d " + d + "/data.vw -c --passes 2 --holdout_off --loss_function logistic 2> " + d + "/e2"),
-            0);
+  ASSERT_EQ(
+      run_lepus("-d " + d + "/data.vw -c --passes 2 --holdout_off --loss_function logistic 2> " + d + "/e2"),
+      0);
   EXPECT_NE(read_file(d + "/e2").find("number of examples per pass = 1000"), std::string::npos);
   EXPECT_EQ(read_file(d + "/e2").find(" h\n"), std::string::npos);
   // Without a cache, passes re-read a data file (lepus allows it; stdin needs --cache_file).
-  ASSERT_EQ(run_lepus("-d " + d + "/data.vw --passes 3 --loss_function logistic -p " + d + "/p_nocache --quiet"), 0);
+  ASSERT_EQ(
+      run_lepus("-d " + d + "/data.vw --passes 3 --loss_function logistic -p " + d + "/p_nocache --quiet"),
+      0);
   EXPECT_EQ(read_file(d + "/p_nocache"), read_file(d + "/p"));
   EXPECT_EQ(run_lepus("--passes 2 --quiet < " + d + "/data.vw 2> " + d + "/e3"), 1);
   EXPECT_NE(read_file(d + "/e3").find("add --cache_file"), std::string::npos);
@@ -232,8 +236,10 @@ TEST(Passes, HoldoutEveryTenthLineAndBestModel) {
 TEST(Passes, EarlyTerminationStopsWhenHoldoutStopsImproving) {
   const std::string d = scratch_dir("early");
   // A huge plain-SGD rate makes the holdout loss oscillate, so it stops improving quickly.
-  ASSERT_EQ(run_lepus("-d " + kData + "/heart_scale.vw --cache_file " + d + "/c --passes 50 --early_terminate 1 "
-                      "--sgd -l 50 --loss_function logistic 2> " + d + "/e"),
+  ASSERT_EQ(run_lepus("-d " + kData + "/heart_scale.vw --cache_file " + d +
+                      "/c --passes 50 --early_terminate 1 "
+                      "--sgd -l 50 --loss_function logistic 2> " +
+                      d + "/e"),
             0);
   const double used = summary_value(read_file(d + "/e"), "passes used");
   EXPECT_GE(used, 2.0);

@@ -15,7 +15,8 @@ namespace {
 
 // 4,177 examples: rows in three full decades and part of a fourth.
 const std::string kAbalone = std::string(LEPUS_TEST_DATA) + "/vw/inputs/abalone.vw.gz";
-const std::string kHeader = "examples\tweighted_examples\taverage_loss\tsince_last\tlabel\tprediction\tfeatures\tholdout";
+const std::string kHeader =
+    "examples\tweighted_examples\taverage_loss\tsince_last\tlabel\tprediction\tfeatures\tholdout";
 
 struct LogRow {
   uint64_t examples = 0;
@@ -116,7 +117,9 @@ TEST(ProgressLogCli, RowsOnTheLogGridWithTheSummarysLoss) {
 TEST(ProgressLogCli, TestOnlyRunLogsTheTestLoss) {
   const std::string d = scratch_dir("progress_log_t");
   ASSERT_EQ(run_lepus(kAbalone + " --quiet -f " + d + "/model"), 0);
-  ASSERT_EQ(run_lepus(kAbalone + " -t -i " + d + "/model --progress_log " + d + "/log.tsv 2> " + d + "/err.txt"), 0);
+  ASSERT_EQ(
+      run_lepus(kAbalone + " -t -i " + d + "/model --progress_log " + d + "/log.tsv 2> " + d + "/err.txt"),
+      0);
   const std::string err = read_file(d + "/err.txt");
   ASSERT_TRUE(has(err, "only testing")) << err;
   const auto rows = read_log(d + "/log.tsv");
@@ -159,7 +162,8 @@ TEST(ProgressLogCli, BadPathFailsBeforeReading) {
   std::filesystem::copy_file(kAbalone, d + "/data.vw.gz");
   const std::string before = read_file(d + "/data.vw.gz");
   EXPECT_EQ(run_lepus(d + "/data.vw.gz --progress_log " + d + "/./data.vw.gz 2> " + d + "/err2.txt"), 1);
-  EXPECT_TRUE(has(read_file(d + "/err2.txt"), "lepus never writes over what it reads")) << read_file(d + "/err2.txt");
+  EXPECT_TRUE(has(read_file(d + "/err2.txt"), "lepus never writes over what it reads"))
+      << read_file(d + "/err2.txt");
   EXPECT_EQ(read_file(d + "/data.vw.gz"), before);
   std::filesystem::remove_all(d);
 }
@@ -182,8 +186,10 @@ TEST(ProgressLogCli, PlotDrawsTwoLogs) {
   EXPECT_EQ(png.substr(0, 8), std::string("\x89PNG\r\n\x1a\n", 8));
   // A file that is no progress log is refused, and no PNG is left behind.
   for (const std::string& not_a_log : {std::string(LEPUS_TEST_DATA) + "/heart_scale.vw", kAbalone}) {
-    EXPECT_NE(std::system((plot + " -o " + d + "/bad.png " + not_a_log + " 2> " + d + "/bad.txt").c_str()), 0);
-    EXPECT_TRUE(has(read_file(d + "/bad.txt"), "not a lepus --progress_log file")) << read_file(d + "/bad.txt");
+    EXPECT_NE(std::system((plot + " -o " + d + "/bad.png " + not_a_log + " 2> " + d + "/bad.txt").c_str()),
+              0);
+    EXPECT_TRUE(has(read_file(d + "/bad.txt"), "not a lepus --progress_log file"))
+        << read_file(d + "/bad.txt");
   }
   EXPECT_FALSE(exists(d + "/bad.png"));
   std::filesystem::remove_all(d);

@@ -77,12 +77,14 @@ inline PixelErrors pixel_test_errors(const PixelSets& sets, const std::string& l
   PixelErrors e;
   for (const char* kind : {"raw", "unit"}) {
     const std::string k = kind;
-    const std::string train = "-d train." + k + ".vw --loss_function logistic " + learner + " -f " + k + ".model";
+    const std::string train =
+        "-d train." + k + ".vw --loss_function logistic " + learner + " -f " + k + ".model";
     EXPECT_EQ(run_in(sets.dir, train + " --quiet 2> " + k + ".train.log"), 0)
         << learner << ": " << read_file(sets.dir + "/" + k + ".train.log");
     const std::string test = "-d test." + k + ".vw -t -i " + k + ".model --binary 2> " + k + ".test.log";
     EXPECT_EQ(run_in(sets.dir, test), 0) << learner << ": " << read_file(sets.dir + "/" + k + ".test.log");
-    (k == "raw" ? e.raw : e.unit) = summary_value(read_file(sets.dir + "/" + k + ".test.log"), "average loss");
+    (k == "raw" ? e.raw : e.unit) =
+        summary_value(read_file(sets.dir + "/" + k + ".test.log"), "average loss");
   }
   return e;
 }
@@ -91,8 +93,10 @@ inline PixelErrors pixel_test_errors(const PixelSets& sets, const std::string& l
 inline void expect_raw_learns_as_scaled(const PixelSets& sets, const std::string& learner) {
   const PixelErrors e = pixel_test_errors(sets, learner);
   EXPECT_NEAR(e.raw, e.unit, 0.01) << learner << ": raw " << e.raw << ", divided by 255 " << e.unit;
-  EXPECT_LT(e.raw, sets.best_constant_error - 0.05) << learner << ": best constant " << sets.best_constant_error;
-  EXPECT_LT(e.unit, sets.best_constant_error - 0.05) << learner << ": best constant " << sets.best_constant_error;
+  EXPECT_LT(e.raw, sets.best_constant_error - 0.05)
+      << learner << ": best constant " << sets.best_constant_error;
+  EXPECT_LT(e.unit, sets.best_constant_error - 0.05)
+      << learner << ": best constant " << sets.best_constant_error;
 }
 
 }  // namespace lepus::e2e

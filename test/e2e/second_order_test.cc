@@ -23,7 +23,7 @@ TEST(SecondOrder, EachLearnerLearnsAndItsModelPredictsAsTheRun) {
     std::string args, data;
   };
   const std::vector<Case> cases = {
-      {"--learner aioli", kRcv1},                                              // auto: full, then sketch
+      {"--learner aioli", kRcv1},  // auto: full, then sketch
       {"--learner aioli --matrix diag", kRcv1},
       {"--learner aioli --matrix sketch --rank 5", kRcv1},
       {"--learner aioli --matrix full", kHeart},
@@ -39,7 +39,8 @@ TEST(SecondOrder, EachLearnerLearnsAndItsModelPredictsAsTheRun) {
         << read_file(d + "/log");
     EXPECT_LT(loss_of(d + "/log"), constant_loss(d + "/log"));
     // -t -i: the saved model predicts the data as the end of the run would (same learner, same state).
-    ASSERT_EQ(run_lepus("-t -i " + d + "/m " + c.data + " -p " + d + "/a.p 2> " + d + "/t1"), 0) << read_file(d + "/t1");
+    ASSERT_EQ(run_lepus("-t -i " + d + "/m " + c.data + " -p " + d + "/a.p 2> " + d + "/t1"), 0)
+        << read_file(d + "/t1");
     ASSERT_EQ(run_lepus("-t -i " + d + "/m " + c.data + " -p " + d + "/b.p 2> " + d + "/t2"), 0);
     EXPECT_EQ(read_file(d + "/a.p"), read_file(d + "/b.p"));  // predicting changes nothing
     EXPECT_LT(loss_of(d + "/t1"), constant_loss(d + "/log"));
@@ -50,7 +51,8 @@ TEST(SecondOrder, EachLearnerLearnsAndItsModelPredictsAsTheRun) {
 // far): in every matrix mode. The published algorithm (--aioli_scale none) does not, on this data.
 TEST(SecondOrder, AioliLearnsRawPixelsAsScaledOnes) {
   const PixelSets sets = write_pixel_sets("aioli_pixels");
-  for (const std::string m : {"auto", "full", "diag", "sketch"}) expect_raw_learns_as_scaled(sets, "--learner aioli --matrix " + m);
+  for (const std::string m : {"auto", "full", "diag", "sketch"})
+    expect_raw_learns_as_scaled(sets, "--learner aioli --matrix " + m);
   const PixelErrors none = pixel_test_errors(sets, "--learner aioli --aioli_scale none");
   EXPECT_GT(std::fabs(none.raw - none.unit), 0.01) << "raw " << none.raw << ", divided by 255 " << none.unit;
 }
@@ -72,7 +74,8 @@ TEST(SecondOrder, AModeTheLearnerLacksIsRefusedNamingWhatToUse) {
   EXPECT_EQ(run_lepus(kHeart + " --learner aioli --matrix dense 2> " + d + "/e4"), 1);
   EXPECT_EQ(run_lepus(kHeart + " --learner aioli --rank 0 2> " + d + "/e5"), 1);
   // Past the cap: a clear error naming the cap and the alternative, before anything is written.
-  EXPECT_EQ(run_lepus(kRcv1 + " --learner scinol-full --max_dense_features 50 -f " + d + "/m 2> " + d + "/e6"), 1);
+  EXPECT_EQ(
+      run_lepus(kRcv1 + " --learner scinol-full --max_dense_features 50 -f " + d + "/m 2> " + d + "/e6"), 1);
   EXPECT_NE(read_file(d + "/e6").find("cap of 50"), std::string::npos) << read_file(d + "/e6");
 }
 

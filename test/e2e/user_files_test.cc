@@ -15,7 +15,6 @@ namespace {
 
 const std::string kRcv1 = std::string(LEPUS_TEST_DATA) + "/vw/inputs/rcv1_small.vw.gz";
 
-
 // Files whose names start with `prefix` in `dir`.
 size_t count_prefixed(const std::string& dir, const std::string& prefix) {
   size_t n = 0;
@@ -40,11 +39,13 @@ TEST(UserFiles, OutputsNeverNameInputsOrEachOther) {
            "-d d.vw -p d.vw", "d.vw -r d.vw", "d.vw --readable_model d.vw", "d.vw -f ./d.vw",
            "d.vw --cache_file ./d.vw", "d.vw -c --cache_file d.vw", "link.vw -p d.vw", "d.vw -p link.vw",
            "-i m d.vw -p m", "-i m d.vw -r ./m", "-i m d.vw --readable_model m", "-i m d.vw --cache_file m",
-           "d.vw -p x.txt -r ./x.txt", "d.vw -f out --readable_model ./out", "d.vw -p c.cache --cache_file c.cache"}) {
+           "d.vw -p x.txt -r ./x.txt", "d.vw -f out --readable_model ./out",
+           "d.vw -p c.cache --cache_file c.cache"}) {
     EXPECT_EQ(run_in(d, args + " 2> e.txt"), 1) << args;
     const std::string err = read_file(d + "/e.txt");
     EXPECT_EQ(lines_of(err).size(), 1u) << args << ": " << err;
-    EXPECT_TRUE(has(err, "never writes over what it reads") || has(err, "name the same file")) << args << ": " << err;
+    EXPECT_TRUE(has(err, "never writes over what it reads") || has(err, "name the same file"))
+        << args << ": " << err;
   }
   EXPECT_EQ(read_file(d + "/d.vw"), original);
   EXPECT_EQ(read_file(d + "/m"), model);
@@ -55,7 +56,8 @@ TEST(UserFiles, OutputsNeverNameInputsOrEachOther) {
 
 TEST(UserFiles, SpecialFilesAreWrittenThroughOrRefused) {
   const std::string d = scratch_with_data("special");
-  struct stat before {}, after {};
+  struct stat before {
+  }, after{};
   ASSERT_EQ(::stat("/dev/null", &before), 0);
   EXPECT_EQ(run_in(d, "d.vw -f /dev/null --readable_model /dev/null --quiet"), 0);
   ASSERT_EQ(::stat("/dev/null", &after), 0);
@@ -66,8 +68,10 @@ TEST(UserFiles, SpecialFilesAreWrittenThroughOrRefused) {
   ASSERT_TRUE(S_ISCHR(after.st_mode));
   // A model read from a device or a FIFO stops at the first wrong signature byte.
   for (const char* dev : {"/dev/zero", "/dev/urandom"}) {
-    EXPECT_EQ(std::system(("timeout 20 " + std::string(LEPUS_BINARY) + " -i " + dev + " " + d + "/d.vw 2> " + d +
-                           "/e.txt").c_str()) >> 8,
+    EXPECT_EQ(std::system(("timeout 20 " + std::string(LEPUS_BINARY) + " -i " + dev + " " + d + "/d.vw 2> " +
+                           d + "/e.txt")
+                              .c_str()) >>
+                  8,
               1);
     EXPECT_TRUE(has(read_file(d + "/e.txt"), "not a lepus model")) << dev;
   }
@@ -82,9 +86,10 @@ TEST(UserFiles, SignalsLeaveNoTemporaryFiles) {
   for (const int sig : {SIGINT, SIGTERM, SIGHUP}) {
     // The data arrives through a FIFO that stays open, so the run is still writing its cache when the signal
     // comes. Job control (set -m) keeps SIGINT deliverable to a background job.
-    const std::string script = "set -m; rm -f in; mkfifo in; " + std::string(LEPUS_BINARY) +
-                               " --cache_file c --quiet < in & pid=$!; exec 3> in; cat d.vw >&3; sleep 1; kill -" +
-                               std::to_string(sig) + " $pid; wait $pid; exec 3>&-";
+    const std::string script =
+        "set -m; rm -f in; mkfifo in; " + std::string(LEPUS_BINARY) +
+        " --cache_file c --quiet < in & pid=$!; exec 3> in; cat d.vw >&3; sleep 1; kill -" +
+        std::to_string(sig) + " $pid; wait $pid; exec 3>&-";
     std::system(("cd '" + d + "' && bash -c '" + script + "' 2> /dev/null").c_str());
     EXPECT_EQ(count_prefixed(d, "c"), 0u) << "signal " << sig;  // neither the cache nor a temporary of it
   }
@@ -108,10 +113,11 @@ TEST(UserFiles, InterruptedPassesLeaveThePreviousModel) {
     ::unlink((d + "/c").c_str());
     // Job control (set -m) keeps SIGINT deliverable to a background job; the signal comes once a pass was saved
     // beside the model (its temporary exists), at most 60 s on.
-    const std::string script =
-        "set -m; " + std::string(LEPUS_BINARY) + many + " --cache_file c --passes 200 --early_terminate 200 " +
-        "--learner mix -f m --quiet 2> e & pid=$!; for i in $(seq 600); do ls m.lepus-tmp.* > /dev/null 2>&1 && " +
-        "break; sleep 0.1; done; kill -" + std::to_string(sig) + " $pid; wait $pid";
+    const std::string script = "set -m; " + std::string(LEPUS_BINARY) + many +
+                               " --cache_file c --passes 200 --early_terminate 200 " +
+                               "--learner mix -f m --quiet 2> e & pid=$!; for i in $(seq 600); do ls "
+                               "m.lepus-tmp.* > /dev/null 2>&1 && " +
+                               "break; sleep 0.1; done; kill -" + std::to_string(sig) + " $pid; wait $pid";
     std::system(("cd '" + d + "' && bash -c '" + script + "' 2> /dev/null").c_str());
     EXPECT_EQ(read_file(d + "/m"), "previous model\n") << "signal " << sig;
     EXPECT_EQ(count_prefixed(d, "m.lepus-tmp"), 0u) << "signal " << sig;
@@ -137,10 +143,12 @@ TEST(UserFiles, StaleTemporariesAreRemovedAndModesKept) {
   struct stat st {};
   ASSERT_EQ(::stat((d + "/m").c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 07777, 0600u);
-  ASSERT_EQ(std::system(("cd '" + d + "' && umask 077 && " + LEPUS_BINARY + " d.vw -f n --quiet").c_str()), 0);
+  ASSERT_EQ(std::system(("cd '" + d + "' && umask 077 && " + LEPUS_BINARY + " d.vw -f n --quiet").c_str()),
+            0);
   ASSERT_EQ(::stat((d + "/n").c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 07777, 0600u);
-  ASSERT_EQ(std::system(("cd '" + d + "' && umask 022 && " + LEPUS_BINARY + " d.vw -f o --quiet").c_str()), 0);
+  ASSERT_EQ(std::system(("cd '" + d + "' && umask 022 && " + LEPUS_BINARY + " d.vw -f o --quiet").c_str()),
+            0);
   ASSERT_EQ(::stat((d + "/o").c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 07777, 0644u);
 }
@@ -173,12 +181,14 @@ TEST(UserFiles, NumbersBeyondFloatRangeAreMalformed) {
   ASSERT_EQ(run_in(d, "prod.vw -q ab -p p.txt -r r.txt 2> e.txt"), 0);
   EXPECT_EQ(summary_value(read_file(d + "/e.txt"), "interaction values clamped to the float range"), 2.0);
   for (const char* f : {"/p.txt", "/r.txt"})
-    for (const auto& l : lines_of(read_file(d + f))) EXPECT_TRUE(std::isfinite(std::strtod(l.c_str(), nullptr))) << l;
+    for (const auto& l : lines_of(read_file(d + f)))
+      EXPECT_TRUE(std::isfinite(std::strtod(l.c_str(), nullptr))) << l;
   // --link poisson past float range: replaced and counted, never inf in -p.
   std::ofstream(d + "/pois.vw") << "500 1 200 | a:1\n500 1 300 | a:1\n";  // labels widen the clipping range
   ASSERT_EQ(run_in(d, "pois.vw --link poisson -p p.txt 2> e.txt"), 0);
   EXPECT_EQ(summary_value(read_file(d + "/e.txt"), "non-finite predictions replaced"), 2.0);
-  for (const auto& l : lines_of(read_file(d + "/p.txt"))) EXPECT_TRUE(std::isfinite(std::strtod(l.c_str(), nullptr))) << l;
+  for (const auto& l : lines_of(read_file(d + "/p.txt")))
+    EXPECT_TRUE(std::isfinite(std::strtod(l.c_str(), nullptr))) << l;
   EXPECT_EQ(run_in(d, "pois.vw --min_prediction 3 --max_prediction 1 2> e.txt"), 1);
   EXPECT_TRUE(has(read_file(d + "/e.txt"), "--min_prediction 3 is above --max_prediction 1"));
 }

@@ -12,11 +12,11 @@ const std::string kData = LEPUS_TEST_DATA;
 const std::string kTutorial = kData + "/tutorial";
 const std::string kRcv1 = kData + "/vw/inputs/rcv1_small.vw.gz";
 
-
 std::string copy_tutorial_data(const std::string& name) {
   const std::string d = scratch_dir(name);
-  EXPECT_EQ(std::system(("cp " + kTutorial + "/house_dataset " + kTutorial + "/first_steps_train.txt " + kTutorial +
-                         "/first_steps_test.txt " + d + "/").c_str()),
+  EXPECT_EQ(std::system(("cp " + kTutorial + "/house_dataset " + kTutorial + "/first_steps_train.txt " +
+                         kTutorial + "/first_steps_test.txt " + d + "/")
+                            .c_str()),
             0);
   return d;
 }
@@ -85,14 +85,17 @@ TEST(VwTutorial, LinearRegressionAsWritten) {
 
   // --audit: the tutorial's output, figure for figure (its page shows VW's TABs as two spaces).
   ASSERT_EQ(run_in(d, "house_dataset --audit --quiet > b11.out"), 0);
-  EXPECT_EQ(read_file(d + "/b11.out"),
-            "0\n"
-            "\tprice:229902:0.23:0@0\tsqft:162853:0.25:0@0\tage:165201:0.05:0@0\t2006:2006:1:0@0\tConstant:116060:1:0@0\n"
-            "0 second_house\n"
-            "\tprice:229902:0.18:0@0\tsqft:162853:0.15:0@0\tage:165201:0.35:0@0\t1976:1976:1:0@0\tConstant:116060:1:0@0\n"
-            "1 third_house\n"
-            "\tprice:229902:0.53:0.882655@0.2592\tage:165201:0.87:0.453833@0.98\tsqft:162853:0.32:1.05905@0.18"
-            "\tConstant:116060:1:0.15882@8\t1924:1924:1:0@0\n");
+  EXPECT_EQ(
+      read_file(d + "/b11.out"),
+      "0\n"
+      "\tprice:229902:0.23:0@0\tsqft:162853:0.25:0@0\tage:165201:0.05:0@0\t2006:2006:1:0@0\tConstant:116060:"
+      "1:0@0\n"
+      "0 second_house\n"
+      "\tprice:229902:0.18:0@0\tsqft:162853:0.15:0@0\tage:165201:0.35:0@0\t1976:1976:1:0@0\tConstant:116060:"
+      "1:0@0\n"
+      "1 third_house\n"
+      "\tprice:229902:0.53:0.882655@0.2592\tage:165201:0.87:0.453833@0.98\tsqft:162853:0.32:1.05905@0.18"
+      "\tConstant:116060:1:0.15882@8\t1924:1924:1:0@0\n");
 }
 
 // VW wiki, "RCV1 example" and "Truncated gradient": a gzip file as a bare word with --cache_file, then the cache
@@ -107,9 +110,12 @@ TEST(VwTutorial, Rcv1CacheThenCacheOnlyL1) {
   // (VW 9.11.2: 0.467314, 0.467831, 0.520875).
   double last = 0.0;
   for (const std::string l1 : {"0", "1e-4", "1e-3"}) {
-    ASSERT_EQ(run_in(d, "--cache_file cache_train --final_regressor r_temp --passes 3 --readable_model r_temp.txt "
-                        "--l1 " + l1 + " 2> l1.err < /dev/null"),
-              0);
+    ASSERT_EQ(
+        run_in(d,
+               "--cache_file cache_train --final_regressor r_temp --passes 3 --readable_model r_temp.txt "
+               "--l1 " +
+                   l1 + " 2> l1.err < /dev/null"),
+        0);
     const std::string err = read_file(d + "/l1.err");
     EXPECT_TRUE(has(err, "using cache_file = cache_train")) << err;
     EXPECT_EQ(summary_value(err, "number of examples per pass"), 900.0) << err;  // the cache, not stdin
@@ -117,8 +123,9 @@ TEST(VwTutorial, Rcv1CacheThenCacheOnlyL1) {
     last = summary_value(err, "average loss");
     EXPECT_TRUE(has(read_file(d + "/r_temp.txt"), "l1_state"));
   }
-  ASSERT_EQ(run_in(d, "--testonly --initial_regressor r_temp --cache_file cache_train --predictions p_out --quiet"),
-            0);
+  ASSERT_EQ(
+      run_in(d, "--testonly --initial_regressor r_temp --cache_file cache_train --predictions p_out --quiet"),
+      0);
   EXPECT_EQ(lines_of(read_file(d + "/p_out")).size(), 1000u);
 }
 
@@ -144,16 +151,20 @@ TEST(VwTutorial, CsvFlags) {
   ASSERT_EQ(run_in(d, "--csv -d t.csv --csv_separator \",\" -p a.txt --quiet"), 0);
   ASSERT_EQ(run_in(d, "-d t.vw -p b.txt --quiet"), 0);
   EXPECT_EQ(read_file(d + "/a.txt"), read_file(d + "/b.txt"));
-  ASSERT_EQ(run_in(d, "--csv -d n.csv --csv_separator ';' --csv_no_file_header --csv_header _label,Sepal,Petal,color "
-                      "-p c.txt --quiet"),
-            0);
+  ASSERT_EQ(
+      run_in(d,
+             "--csv -d n.csv --csv_separator ';' --csv_no_file_header --csv_header _label,Sepal,Petal,color "
+             "-p c.txt --quiet"),
+      0);
   EXPECT_EQ(read_file(d + "/c.txt"), read_file(d + "/b.txt"));
   EXPECT_EQ(run_in(d, "--csv -d t.csv --csv_ns_value Sepal:1 --quiet 2> e.txt"), 1);
   EXPECT_TRUE(has(read_file(d + "/e.txt"), "--csv_ns_value"));
-  std::ofstream(d + "/abc.csv") << "_label,Sepal,Petal\na,5.1,1.4\nb,4.9,3.0\nc,6.2,4.5\na,5.0,1.3\nb,5.2,3.1\n"
-                                   "c,6.0,4.4\n";
-  ASSERT_EQ(run_in(d, "--csv -d abc.csv --named_labels a,b,c --oaa 3 --passes 4 --holdout_off -c -f model.vw "
-                      "-p m.txt 2> e.txt"),
+  std::ofstream(d + "/abc.csv")
+      << "_label,Sepal,Petal\na,5.1,1.4\nb,4.9,3.0\nc,6.2,4.5\na,5.0,1.3\nb,5.2,3.1\n"
+         "c,6.0,4.4\n";
+  ASSERT_EQ(run_in(d,
+                   "--csv -d abc.csv --named_labels a,b,c --oaa 3 --passes 4 --holdout_off -c -f model.vw "
+                   "-p m.txt 2> e.txt"),
             0)
       << read_file(d + "/e.txt");
   ASSERT_EQ(run_in(d, "--csv -d abc.csv -t -i model.vw -p t.txt --quiet"), 0);
@@ -296,8 +307,9 @@ TEST(VwHabits, MissingBareWordIsAnError) {
 // writer would hang otherwise).
 TEST(VwHabits, OutputsCheckedBeforeTraining) {
   const std::string d = scratch_dir("outputs");
-  for (const std::string& out : std::vector<std::string>{"-f /nonexistent/m", "--readable_model /nonexistent/r.txt", "-p /nonexistent/p",
-                                "--cache_file /nonexistent/c", "-f " + d, "-r /nonexistent/r"}) {
+  for (const std::string& out : std::vector<std::string>{
+           "-f /nonexistent/m", "--readable_model /nonexistent/r.txt", "-p /nonexistent/p",
+           "--cache_file /nonexistent/c", "-f " + d, "-r /nonexistent/r"}) {
     EXPECT_EQ(run_in(d, out + " " + kRcv1 + " 2> e.txt"), 1) << out;
     const std::string err = read_file(d + "/e.txt");
     EXPECT_EQ(lines_of(err).size(), 1u) << out << ": " << err;
@@ -320,7 +332,7 @@ TEST(VwHabits, TestOnlySummaryCountsLabels) {
 TEST(VwHabits, SaveResumeSavePerPassCompressedOnethread) {
   const std::string d = scratch_dir("scriptflags");
   ASSERT_EQ(run_in(d, kRcv1 + " --save_resume -f m --save_per_pass --passes 3 -c --cache_file c --compressed "
-                          "--holdout_off --onethread 2> e.txt"),
+                              "--holdout_off --onethread 2> e.txt"),
             0);
   const std::string err = read_file(d + "/e.txt");
   EXPECT_TRUE(has(err, "--save_resume")) << err;
@@ -341,7 +353,8 @@ TEST(VwHabits, PredictOnlyModel) {
   const std::string d = scratch_dir("predict_only");
   ASSERT_EQ(run_in(d, kRcv1 + " --loss_function logistic -f full --quiet"), 0);
   ASSERT_EQ(run_in(d, kRcv1 + " --loss_function logistic -f small --predict_only_model --quiet"), 0);
-  EXPECT_LT(read_file(d + "/small").size(), read_file(d + "/full").size() * 0.55);  // weights only: 12 of 24 bytes
+  EXPECT_LT(read_file(d + "/small").size(),
+            read_file(d + "/full").size() * 0.55);  // weights only: 12 of 24 bytes
   ASSERT_EQ(run_in(d, "-t -i full " + kRcv1 + " -p a.txt --quiet"), 0);
   ASSERT_EQ(run_in(d, "-t -i small " + kRcv1 + " -p b.txt --quiet"), 0);
   EXPECT_EQ(read_file(d + "/a.txt"), read_file(d + "/b.txt"));

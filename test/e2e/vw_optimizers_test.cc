@@ -26,8 +26,8 @@ std::string average_loss_line(const std::string& stderr_text) {
 
 void check_run(const std::string& root, const OptimizerRun& r) {
   const std::string out = scratch_dir("vwopt_" + r.ds + "_" + r.name);
-  const std::string cmd = "-d " + root + "/inputs/" + r.ds + ".vw.gz " + r.args + " -p " + out + "/p.txt 2> " + out +
-                          "/stderr.txt";
+  const std::string cmd = "-d " + root + "/inputs/" + r.ds + ".vw.gz " + r.args + " -p " + out +
+                          "/p.txt 2> " + out + "/stderr.txt";
   ASSERT_EQ(run_lepus(cmd), 0) << read_file(out + "/stderr.txt");
   const std::string oracle = root + "/optimizers/" + r.ds + "/" + r.name;
   const std::string ours_err = read_file(out + "/stderr.txt");
@@ -103,12 +103,16 @@ TEST(VwOptimizerFlags, OneAtATimeAndNotGdsSwitches) {
   const std::string d = scratch_dir("vwopt_flags");
   const std::string data = LEPUS_TEST_DATA "/heart_scale.vw";
   EXPECT_EQ(run_lepus("--ftrl --pistol -d " + data + " 2> " + d + "/err.txt"), 1);
-  EXPECT_TRUE(has(read_file(d + "/err.txt"), "--ftrl and --pistol each select a learner")) << read_file(d + "/err.txt");
+  EXPECT_TRUE(has(read_file(d + "/err.txt"), "--ftrl and --pistol each select a learner"))
+      << read_file(d + "/err.txt");
   EXPECT_EQ(run_lepus("--coin --adaptive -d " + data + " 2> " + d + "/err.txt"), 1);
-  EXPECT_TRUE(has(read_file(d + "/err.txt"), "--adaptive is an option of --learner sgd")) << read_file(d + "/err.txt");
+  EXPECT_TRUE(has(read_file(d + "/err.txt"), "--adaptive is an option of --learner sgd"))
+      << read_file(d + "/err.txt");
   EXPECT_EQ(run_lepus("--learner sgd --coin -d " + data + " 2> " + d + "/err.txt"), 1);
-  EXPECT_TRUE(has(read_file(d + "/err.txt"), "--coin selects --learner vw-coin")) << read_file(d + "/err.txt");
-  ASSERT_EQ(run_lepus("--ftrl --l1 0.001 --l2 0.01 -l 3 --power_t 0.2 -d " + data + " 2> " + d + "/err.txt"), 0);
+  EXPECT_TRUE(has(read_file(d + "/err.txt"), "--coin selects --learner vw-coin"))
+      << read_file(d + "/err.txt");
+  ASSERT_EQ(run_lepus("--ftrl --l1 0.001 --l2 0.01 -l 3 --power_t 0.2 -d " + data + " 2> " + d + "/err.txt"),
+            0);
   const std::string err = read_file(d + "/err.txt");
   EXPECT_TRUE(has(err, "learner = vw-ftrl")) << err;
   EXPECT_TRUE(has(err, "Algorithm used: Proximal-FTRL")) << err;
@@ -124,15 +128,19 @@ TEST(VwOptimizerFlags, ModelRoundTrip) {
   const std::string d = scratch_dir("vwopt_model");
   const std::string data = LEPUS_TEST_DATA "/heart_scale.vw";
   for (const std::string flag : {"--ftrl", "--pistol", "--coin"}) {
-    ASSERT_EQ(run_lepus(flag + " --loss_function logistic -d " + data + " -f " + d + "/m --quiet"), 0) << flag;
-    ASSERT_EQ(run_lepus("-t -i " + d + "/m -d " + data + " -p " + d + "/a.txt 2> " + d + "/err.txt"), 0) << flag;
+    ASSERT_EQ(run_lepus(flag + " --loss_function logistic -d " + data + " -f " + d + "/m --quiet"), 0)
+        << flag;
+    ASSERT_EQ(run_lepus("-t -i " + d + "/m -d " + data + " -p " + d + "/a.txt 2> " + d + "/err.txt"), 0)
+        << flag;
     EXPECT_TRUE(has(read_file(d + "/err.txt"), "learner = vw-")) << read_file(d + "/err.txt");
-    ASSERT_EQ(run_lepus("-t -i " + d + "/m " + flag + " -d " + data + " -p " + d + "/b.txt --quiet"), 0) << flag;
+    ASSERT_EQ(run_lepus("-t -i " + d + "/m " + flag + " -d " + data + " -p " + d + "/b.txt --quiet"), 0)
+        << flag;
     EXPECT_EQ(read_file(d + "/a.txt"), read_file(d + "/b.txt")) << flag;
     EXPECT_EQ(lines_of(read_file(d + "/a.txt")).size(), 270u) << flag;
   }
   EXPECT_EQ(run_lepus("-t -i " + d + "/m --ftrl -d " + data + " --quiet 2> " + d + "/err.txt"), 1);
-  EXPECT_TRUE(has(read_file(d + "/err.txt"), "--learner vw-ftrl conflicts with the model's --learner vw-coin"))
+  EXPECT_TRUE(
+      has(read_file(d + "/err.txt"), "--learner vw-ftrl conflicts with the model's --learner vw-coin"))
       << read_file(d + "/err.txt");
   std::filesystem::remove_all(d);
 }

@@ -10,19 +10,21 @@ namespace lepus::e2e {
 namespace {
 
 struct OracleRun {
-  std::string dir;      // oracle folder holding NAME.pred / NAME.stderr, relative to the oracle root
-  std::string name;     // NAME
-  std::string input;    // input file relative to the oracle root
-  std::string args;     // lepus arguments besides -d, -p, -r
-  bool raw = false;     // compare -r too
-  bool pred = true;     // compare -p (training-only runs have none)
-  bool gz_pred = false; // VW's .pred is gzipped (NAME.pred.gz)
+  std::string dir;       // oracle folder holding NAME.pred / NAME.stderr, relative to the oracle root
+  std::string name;      // NAME
+  std::string input;     // input file relative to the oracle root
+  std::string args;      // lepus arguments besides -d, -p, -r
+  bool raw = false;      // compare -r too
+  bool pred = true;      // compare -p (training-only runs have none)
+  bool gz_pred = false;  // VW's .pred is gzipped (NAME.pred.gz)
   // Without --vw_exact on examples of 1,024+ features (summed in lanes): loss and predictions within the parity
   // tolerances, the printed figures not necessarily to the last digit.
   bool lanes = false;
 };
 
-void PrintTo(const OracleRun& r, std::ostream* os) { *os << r.dir << "/" << r.name << (r.lanes ? " (lanes)" : ""); }
+void PrintTo(const OracleRun& r, std::ostream* os) {
+  *os << r.dir << "/" << r.name << (r.lanes ? " (lanes)" : "");
+}
 
 std::string test_name(const OracleRun& r) { return r.dir + "_" + r.name + (r.lanes ? "_lanes" : ""); }
 
@@ -81,14 +83,15 @@ void check_run(const std::string& root, const OracleRun& r) {
 // ---- always: copies kept in test/data/vw ----
 class LocalParity : public ::testing::TestWithParam<OracleRun> {};
 TEST_P(LocalParity, MatchesVw) { check_run(LEPUS_TEST_DATA "/vw", GetParam()); }
-INSTANTIATE_TEST_SUITE_P(
-    Copies, LocalParity,
-    ::testing::Values(
-        OracleRun{"rcv1_small", "01_default", "inputs/rcv1_small.vw.gz", "--loss_function logistic", true},
-        OracleRun{"abalone", "01_default", "inputs/abalone.vw.gz", "--loss_function squared", true},
-        OracleRun{"e2e", "tiny_train", "e2e/tiny_train.vw", ""},
-        OracleRun{"e2e", "tinyq_train", "e2e/tiny_train.vw", "--loss_function logistic -q uv"}),
-    [](const auto& info) { return test_name(info.param); });
+INSTANTIATE_TEST_SUITE_P(Copies, LocalParity,
+                         ::testing::Values(OracleRun{"rcv1_small", "01_default", "inputs/rcv1_small.vw.gz",
+                                                     "--loss_function logistic", true},
+                                           OracleRun{"abalone", "01_default", "inputs/abalone.vw.gz",
+                                                     "--loss_function squared", true},
+                                           OracleRun{"e2e", "tiny_train", "e2e/tiny_train.vw", ""},
+                                           OracleRun{"e2e", "tinyq_train", "e2e/tiny_train.vw",
+                                                     "--loss_function logistic -q uv"}),
+                         [](const auto& info) { return test_name(info.param); });
 
 // ---- with ../shared: all oracle runs of issue 2 ----
 std::vector<OracleRun> shared_runs() {
@@ -105,9 +108,10 @@ std::vector<OracleRun> shared_runs() {
     runs.push_back({ds, "05_q_ff", in, loss + " -q ff", false, true, false, true});
     if (ds != "abalone") runs.push_back({ds, "06_hinge", in, "--loss_function hinge"});
   }
-  runs.push_back({"abalone", "07_quantile", "inputs/abalone.vw.gz", "--loss_function quantile --quantile_tau 0.3"});
-  runs.push_back({"a9a", "08_passes3", "inputs/a9a.vw.gz", "--loss_function logistic --passes 3 --cache_file CACHE",
-                  false, true, true});
+  runs.push_back(
+      {"abalone", "07_quantile", "inputs/abalone.vw.gz", "--loss_function quantile --quantile_tau 0.3"});
+  runs.push_back({"a9a", "08_passes3", "inputs/a9a.vw.gz",
+                  "--loss_function logistic --passes 3 --cache_file CACHE", false, true, true});
   runs.push_back({"a9a", "09_l1l2", "inputs/a9a.vw.gz", "--loss_function logistic --l2 1e-6 --l1 1e-6"});
   runs.push_back({"rcv1_small", "10_link_logistic", "inputs/rcv1_small.vw.gz",
                   "--loss_function logistic --link logistic", true});

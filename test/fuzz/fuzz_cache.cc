@@ -70,8 +70,7 @@ std::string read_records(CacheReader& reader, size_t block, bool expand) {
         for (const auto& g : e.groups) distinct &= ns_seen[g.ns]++ == 0;
         // -q ff and f: give fewer than 2 n^2 features for n - 1 linear ones.
         const uint64_t n = e.features.size() + 1;
-        if (distinct && n * n <= kMaxInteractions)
-          space.expand(e);
+        if (distinct && n * n <= kMaxInteractions) space.expand(e);
       }
       all.append(p, next);
       p = next;

@@ -26,9 +26,9 @@ namespace lepus::fuzz {
   std::abort();
 }
 
-#define FUZZ_CHECK(cond)                                              \
-  do {                                                                \
-    if (!(cond)) ::lepus::fuzz::fail(__FILE__, __LINE__, #cond);      \
+#define FUZZ_CHECK(cond)                                         \
+  do {                                                           \
+    if (!(cond)) ::lepus::fuzz::fail(__FILE__, __LINE__, #cond); \
   } while (0)
 
 // LEPUS_FUZZ_VERBOSE=1 in the environment: targets say what they did with each input (for checking seeds).
@@ -124,8 +124,8 @@ inline uint64_t interaction_count(const std::string& terms, const uint32_t group
 // is what lepus does (FeatureSpace::expand maps the groups before it appends the constant). VW would pair the
 // constant there (its constant lives in namespace 128); reported with crashes/vw_text/crash-65db5fd9...
 // (crashes/README.md). A parsed group whose first byte is 0x80 does interact. `constant` is unused for now.
-inline uint64_t expected_interactions(const Example& ex, const std::vector<std::string>& active, bool constant,
-                                      bool permutations, uint64_t cap) {
+inline uint64_t expected_interactions(const Example& ex, const std::vector<std::string>& active,
+                                      bool constant, bool permutations, uint64_t cap) {
   (void)constant;
   uint32_t size[256] = {0};
   for (const auto& g : ex.groups) size[g.ns] = g.end - g.begin;

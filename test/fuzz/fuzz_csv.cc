@@ -41,7 +41,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
     const std::unique_ptr<char[]> copy(new char[first.size()]);  // exact size, never null
     if (!first.empty()) std::memcpy(copy.get(), first.data(), first.size());
-    schema = make_csv_schema(std::string_view(copy.get(), first.size()), csv, fuzz::parse_options(data[1], letters));
+    schema = make_csv_schema(std::string_view(copy.get(), first.size()), csv,
+                             fuzz::parse_options(data[1], letters));
   } catch (const ConfigError&) {
     return 0;
   }

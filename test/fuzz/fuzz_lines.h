@@ -111,12 +111,13 @@ inline void expand_and_check(FeatureSpace& space, const FeatureSpaceOptions& o, 
   } catch (const FeatureLimitError&) {  // more than --max_features: the driver's error naming the line
     return;
   }
-  check_expanded(shape, shape_in.num_linear,
-                 expected_interactions(shape_in, space.interactions(), o.constant, o.permutations, ~0ull >> 1),
-                 o.constant, o.ignore_linear);
+  check_expanded(
+      shape, shape_in.num_linear,
+      expected_interactions(shape_in, space.interactions(), o.constant, o.permutations, ~0ull >> 1),
+      o.constant, o.ignore_linear);
 
-  const uint64_t want = expected_interactions(parsed, space.interactions(), o.constant, o.permutations,
-                                              kMaxInteractions);
+  const uint64_t want =
+      expected_interactions(parsed, space.interactions(), o.constant, o.permutations, kMaxInteractions);
   if (want > kMaxInteractions) return;
   Example ex = parsed;
   space.expand(ex);

@@ -208,8 +208,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   run_model(bytes);  // as it is: checksum and header checks
   // With the checksum recomputed, so the fuzzer's mutations reach the options and the state.
   if (size >= 16 && std::memcmp(data, "LEPUSMDL", 8) == 0) {
-    const uint32_t crc = static_cast<uint32_t>(crc32(crc32(0L, Z_NULL, 0), bytes.data(),
-                                                      static_cast<uInt>(size - 4)));
+    const uint32_t crc =
+        static_cast<uint32_t>(crc32(crc32(0L, Z_NULL, 0), bytes.data(), static_cast<uInt>(size - 4)));
     if (std::memcmp(bytes.data() + size - 4, &crc, 4) != 0) {
       std::memcpy(bytes.data() + size - 4, &crc, 4);
       run_model(bytes);

@@ -7,28 +7,41 @@ constexpr uint64_t kDefaultMaxDense = 1000;
 }  // namespace
 
 OptionSpec matrix_option(std::vector<std::string> choices) {
-  OptionSpec s{"matrix", "", OptionSpec::Kind::kText, choices.front(),
-               "the second-order matrix: auto (full until --max_dense_features features are seen, then "
-               "sketch), full (exact, memory 8 n^2 bytes for n features seen, at most 4096), diag (one number "
-               "per feature), sketch (a rank --rank Frequent Directions sketch, memory 16 m bytes per feature; wemm and "
-               "laser: a rank --rank form of their state, exact while the inputs span at most --rank dimensions)",
-               {},
-               {}};
+  OptionSpec s{
+      "matrix",
+      "",
+      OptionSpec::Kind::kText,
+      choices.front(),
+      "the second-order matrix: auto (full until --max_dense_features features are seen, then "
+      "sketch), full (exact, memory 8 n^2 bytes for n features seen, at most 4096), diag (one number "
+      "per feature), sketch (a rank --rank Frequent Directions sketch, memory 16 m bytes per feature; wemm "
+      "and "
+      "laser: a rank --rank form of their state, exact while the inputs span at most --rank dimensions)",
+      {},
+      {}};
   s.choices = std::move(choices);
   return s;
 }
 
 OptionSpec rank_option() {
-  return OptionSpec{"rank", "", OptionSpec::Kind::kNumber, std::to_string(kDefaultRank),
-                    "rank m of --matrix sketch (cost per example O(m nnz + m^2))", {1.0, 1024.0, false, false}};
+  return OptionSpec{"rank",
+                    "",
+                    OptionSpec::Kind::kNumber,
+                    std::to_string(kDefaultRank),
+                    "rank m of --matrix sketch (cost per example O(m nnz + m^2))",
+                    {1.0, 1024.0, false, false}};
 }
 
 OptionSpec max_dense_option(uint64_t default_value) {
-  return OptionSpec{"max_dense_features", "", OptionSpec::Kind::kNumber, std::to_string(default_value),
-                    "the most distinct features a full matrix holds (cost per example O(n^2), memory 8 or 16 n^2 "
-                    "bytes): beyond it --matrix auto goes on with a sketch, and a learner with no sketch stops "
-                    "with an error",
-                    {1.0, 4096.0, false, false}};
+  return OptionSpec{
+      "max_dense_features",
+      "",
+      OptionSpec::Kind::kNumber,
+      std::to_string(default_value),
+      "the most distinct features a full matrix holds (cost per example O(n^2), memory 8 or 16 n^2 "
+      "bytes): beyond it --matrix auto goes on with a sketch, and a learner with no sketch stops "
+      "with an error",
+      {1.0, 4096.0, false, false}};
 }
 
 uint64_t max_dense_of(const OptionValues& v) {

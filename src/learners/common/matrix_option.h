@@ -19,8 +19,8 @@ OptionSpec max_dense_option(uint64_t default_value = 1000);
 
 // --matrix, or `absent` (auto by default) when not given.
 MatrixKind matrix_kind_of(const OptionValues& v, MatrixKind absent = MatrixKind::kAuto);
-uint32_t rank_of(const OptionValues& v);           // --rank (its default when absent)
-uint64_t max_dense_of(const OptionValues& v);      // --max_dense_features (its default when absent)
+uint32_t rank_of(const OptionValues& v);       // --rank (its default when absent)
+uint64_t max_dense_of(const OptionValues& v);  // --max_dense_features (its default when absent)
 
 // The component's options: prior lambda I over 2^bits slots, sketch rank m, the components' default caps.
 MatrixOptions matrix_options(MatrixKind kind, double lambda, int bits, uint32_t rank, uint64_t max_dense);

@@ -22,8 +22,9 @@ void mean(Collective& ranks, std::vector<double>& v) {
   for (double& x : v) x /= ranks.size();
 }
 
-FrequentDirections merge_sketches(Collective& ranks, const FrequentDirections& mine, uint32_t rank, uint64_t cap,
-                                  const std::function<double(uint64_t)>& factor, std::span<double> means) {
+FrequentDirections merge_sketches(Collective& ranks, const FrequentDirections& mine, uint32_t rank,
+                                  uint64_t cap, const std::function<double(uint64_t)>& factor,
+                                  std::span<double> means) {
   // This rank's message: the means, Δ, then per row its length and (slot, value) pairs.
   std::vector<double> message(means.begin(), means.end());
   message.push_back(mine.shrinkage());

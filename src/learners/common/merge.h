@@ -43,7 +43,8 @@ void weighted_average(Collective& ranks, double* table, size_t records, size_t s
 
 // The registry line (LearnerTraits::merge) of a learner merged with weighted_average.
 inline constexpr const char* kWeightedAverageMerge =
-    "VW's allreduce average per feature, each rank weighted by its sum of squares (never bolder than its boldest "
+    "VW's allreduce average per feature, each rank weighted by its sum of squares (never bolder than its "
+    "boldest "
     "rank), rounds averaged; an approximation of one learner over all the data, exact with one rank";
 
 inline LearnerTraits weighted_average_traits() {
@@ -70,8 +71,9 @@ void mean(Collective& ranks, std::vector<double>& v);
 // shrinkage. Sketches merge this way (Ghashami, Liberty, Phillips, Woodruff, "Frequent Directions: Simple and
 // Deterministic Matrix Sketching", SIAM J. Comput. 2016, Section 2.2). `means` travel in the same exchange and come
 // back as the ranks' mean.
-FrequentDirections merge_sketches(Collective& ranks, const FrequentDirections& mine, uint32_t rank, uint64_t cap,
-                                  const std::function<double(uint64_t)>& factor, std::span<double> means);
+FrequentDirections merge_sketches(Collective& ranks, const FrequentDirections& mine, uint32_t rank,
+                                  uint64_t cap, const std::function<double(uint64_t)>& factor,
+                                  std::span<double> means);
 
 // The clipping range widened by every rank's labels (VW's range is the labels seen; the ranks saw different ones).
 void merge_range(Collective& ranks, LabelClip& clip);

@@ -12,10 +12,10 @@
 #include <type_traits>
 #include <vector>
 
+#include "core/zeroed_table.h"
 #include "lepus/errors.h"
 #include "lepus/example.h"
 #include "lepus/learner.h"
-#include "core/zeroed_table.h"
 #include "lepus/model_io.h"
 
 namespace lepus::common {
@@ -169,7 +169,9 @@ void save_slots(ModelWriter& out, const ZeroedTable<Slot>& slots) {
   static_assert(std::is_trivially_copyable_v<Slot> && sizeof(Slot) % sizeof(double) == 0);
   save_table(
       out, slots.size(), touched(slots), [&](uint64_t i) { return !all_zero(slots[i]); },
-      [&](uint64_t i) { out.put_values(reinterpret_cast<const double*>(&slots[i]), sizeof(Slot) / sizeof(double)); });
+      [&](uint64_t i) {
+        out.put_values(reinterpret_cast<const double*>(&slots[i]), sizeof(Slot) / sizeof(double));
+      });
 }
 
 template <class Slot>
@@ -183,7 +185,8 @@ void load_slots(ModelReader& in, ZeroedTable<Slot>& slots, const std::string& wh
     std::memcpy(fields, &slots[i], sizeof(Slot));
     for (double f : fields)
       if (!std::isfinite(f))
-        throw ModelFormatError(in.source() + ": " + who + " state: non-finite value in slot " + std::to_string(i));
+        throw ModelFormatError(in.source() + ": " + who + " state: non-finite value in slot " +
+                               std::to_string(i));
   });
 }
 

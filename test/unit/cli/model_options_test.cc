@@ -27,8 +27,8 @@ class ModelOptions : public ::testing::Test {
   std::string model(const std::vector<SavedOption>& options) {
     const std::string path = (dir_ / "m.bin").string();
     const auto bytes = model_bytes(options, {});
-    std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()),
-                                                static_cast<std::streamsize>(bytes.size()));
+    std::ofstream(path, std::ios::binary)
+        .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
     return path;
   }
   // The error parsing `lepus -i MODEL EXTRA...` throws ("" when none).
@@ -48,8 +48,8 @@ class ModelOptions : public ::testing::Test {
   std::filesystem::path dir_;
 };
 
-const std::vector<SavedOption> kPlain = {{"bit_precision", "18", false}, {"learner", "sgd", false},
-                                          {"loss_function", "logistic", true}};
+const std::vector<SavedOption> kPlain = {
+    {"bit_precision", "18", false}, {"learner", "sgd", false}, {"loss_function", "logistic", true}};
 
 std::vector<SavedOption> plus(std::vector<SavedOption> base, SavedOption extra) {
   base.push_back(std::move(extra));
@@ -65,47 +65,52 @@ TEST_F(ModelOptions, ShapingOptionsAreRestored) {
 TEST_F(ModelOptions, OutputsPassesCountsAndCachesAreRefused) {
   const std::string target = (dir_ / "victim.txt").string();
   for (const SavedOption& o : std::vector<SavedOption>{{"predictions", target, true},
-                                                        {"raw_predictions", target, true},
-                                                        {"final_regressor", target, true},
-                                                        {"readable_model", target, true},
-                                                        {"cache_file", target, true},
-                                                        {"passes", "1000000000", true},
-                                                        {"examples", "3", true},
-                                                        {"testonly", "", true},
-                                                        {"data", target, true},
-                                                        {"no_such_option", "1", true}}) {
+                                                       {"raw_predictions", target, true},
+                                                       {"final_regressor", target, true},
+                                                       {"readable_model", target, true},
+                                                       {"cache_file", target, true},
+                                                       {"passes", "1000000000", true},
+                                                       {"examples", "3", true},
+                                                       {"testonly", "", true},
+                                                       {"data", target, true},
+                                                       {"no_such_option", "1", true}}) {
     const std::string err = error_with(plus(kPlain, o));
-    EXPECT_NE(err.find("--" + o.name + " is not one a model may set"), std::string::npos) << o.name << ": " << err;
+    EXPECT_NE(err.find("--" + o.name + " is not one a model may set"), std::string::npos)
+        << o.name << ": " << err;
   }
   EXPECT_FALSE(std::filesystem::exists(target));
 }
 
 TEST_F(ModelOptions, ValuesOutOfRangeAreRefused) {
   for (const SavedOption& o : std::vector<SavedOption>{{"bit_precision", "99", true},
-                                                        {"bit_precision", "x", true},
-                                                        {"hash", "md5", true},
-                                                        {"link", "cube", true},
-                                                        {"loss_function", "nope", true},
-                                                        {"noconstant", "yes", true},
-                                                        {"sgd", "1", true},
-                                                        {"learning_rate", "nan", true},
-                                                        {"learning_rate", "1e999", true},
-                                                        {"random_seed", "-", true}}) {
+                                                       {"bit_precision", "x", true},
+                                                       {"hash", "md5", true},
+                                                       {"link", "cube", true},
+                                                       {"loss_function", "nope", true},
+                                                       {"noconstant", "yes", true},
+                                                       {"sgd", "1", true},
+                                                       {"learning_rate", "nan", true},
+                                                       {"learning_rate", "1e999", true},
+                                                       {"random_seed", "-", true}}) {
     std::vector<SavedOption> opts;
     for (const auto& p : kPlain)
       if (p.name != o.name) opts.push_back(p);
     opts.push_back(o);
     const std::string err = error_with(opts);
-    EXPECT_NE(err.find("its option --" + o.name), std::string::npos) << o.name << "=" << o.value << ": " << err;
+    EXPECT_NE(err.find("its option --" + o.name), std::string::npos)
+        << o.name << "=" << o.value << ": " << err;
   }
-  EXPECT_NE(error_with({{"learner", "no-such-learner", true}}).find("not one this lepus has"), std::string::npos);
+  EXPECT_NE(error_with({{"learner", "no-such-learner", true}}).find("not one this lepus has"),
+            std::string::npos);
   // Another learner's option in an sgd model.
-  EXPECT_NE(error_with(plus(kPlain, {"ftprl_radius", "2", true})).find("--ftprl_radius is not one"), std::string::npos);
+  EXPECT_NE(error_with(plus(kPlain, {"ftprl_radius", "2", true})).find("--ftprl_radius is not one"),
+            std::string::npos);
 }
 
 // Update-mode switches that contradict the model are errors naming both, never silently ignored.
 TEST_F(ModelOptions, UpdateModesMustAgreeWithTheModel) {
-  EXPECT_NE(error_with(kPlain, {"--sgd"}).find("--sgd conflicts with the model's no --sgd"), std::string::npos);
+  EXPECT_NE(error_with(kPlain, {"--sgd"}).find("--sgd conflicts with the model's no --sgd"),
+            std::string::npos);
   const auto sgd_model = plus(kPlain, {"sgd", "", true});
   EXPECT_NE(error_with(sgd_model, {"--adaptive"}).find("--adaptive conflicts"), std::string::npos);
   EXPECT_EQ(error_with(sgd_model, {"--sgd"}), "");

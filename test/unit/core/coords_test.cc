@@ -61,7 +61,8 @@ TEST(VectorBuilder, SlotOrderOnlyWhenMerged) {
   ASSERT_EQ(merged.size(), 2u);
   EXPECT_EQ(merged[0].slot, 2u);
   EXPECT_EQ(merged[1].x, 2.0);
-  const SparseVector& dropped = b.build(example({{9, 1.0f}, {2, INFINITY}, {4, 1.0f}}), Order::kSlotWhenMerged);
+  const SparseVector& dropped =
+      b.build(example({{9, 1.0f}, {2, INFINITY}, {4, 1.0f}}), Order::kSlotWhenMerged);
   ASSERT_EQ(dropped.size(), 2u);
   EXPECT_EQ(dropped[0].slot, 4u);
 }

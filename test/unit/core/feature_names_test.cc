@@ -59,10 +59,9 @@ TEST(FeatureNames, NgramsConstantInteractionsAndIgnoreLinear) {
   space.expand(ex);
   ASSERT_EQ(ex.names.size(), ex.features.size());
   // x's linear feature is dropped (it fed the interactions); every w feature, bigrams included, meets x^k.
-  EXPECT_EQ(names_of(ex),
-            (std::vector<std::string>{"w^go", "w^until", "w^now", "w^go^until", "w^until^now", "Constant",
-                                      "w^go*x^k", "w^until*x^k", "w^now*x^k", "w^go^until*x^k",
-                                      "w^until^now*x^k"}));
+  EXPECT_EQ(names_of(ex), (std::vector<std::string>{"w^go", "w^until", "w^now", "w^go^until", "w^until^now",
+                                                    "Constant", "w^go*x^k", "w^until*x^k", "w^now*x^k",
+                                                    "w^go^until*x^k", "w^until^now*x^k"}));
 }
 
 TEST(FeatureNames, SamePairsAsTheFastPath) {

@@ -100,7 +100,8 @@ TEST(FeatureIndices, EqualVwAuditOnCraftedInput) {
     for (size_t k = 0; k < expected.size(); ++k, ++r) {
       EXPECT_EQ(ex.features[k].index & 0x3FFFF, expected[k]->index)
           << "line " << i + 1 << " feature " << expected[k]->name;
-      EXPECT_NEAR(ex.features[k].value, expected[k]->value, 1e-6 * std::max(1.0, std::fabs(expected[k]->value)))
+      EXPECT_NEAR(ex.features[k].value, expected[k]->value,
+                  1e-6 * std::max(1.0, std::fabs(expected[k]->value)))
           << "line " << i + 1 << " feature " << expected[k]->name;
     }
   }
@@ -182,15 +183,18 @@ TEST(FeatureSpace, LargeInteractionsMatchNestedLoopsBitForBit) {
     const FeatureGroup a = range('a'), b = range('b'), ff = range('f');
     for (uint32_t i = a.begin; i < a.end; ++i)
       for (uint32_t j = b.begin; j < b.end; ++j)
-        want.push_back(Feature{(kInteractionPrime * f[i].index) ^ f[j].index, clamp(f[i].value * f[j].value)});
+        want.push_back(
+            Feature{(kInteractionPrime * f[i].index) ^ f[j].index, clamp(f[i].value * f[j].value)});
     for (uint32_t i = ff.begin; i < ff.end; ++i)
       for (uint32_t j = permutations ? ff.begin : i; j < ff.end; ++j)
-        want.push_back(Feature{(kInteractionPrime * f[i].index) ^ f[j].index, clamp(f[i].value * f[j].value)});
+        want.push_back(
+            Feature{(kInteractionPrime * f[i].index) ^ f[j].index, clamp(f[i].value * f[j].value)});
     for (uint32_t i = a.begin; i < a.end; ++i)
       for (uint32_t j = permutations ? a.begin : i; j < a.end; ++j) {
         const uint64_t h = kInteractionPrime * ((kInteractionPrime * f[i].index) ^ f[j].index);
         const float v = clamp(f[i].value * f[j].value);
-        for (uint32_t k = b.begin; k < b.end; ++k) want.push_back(Feature{h ^ f[k].index, clamp(v * f[k].value)});
+        for (uint32_t k = b.begin; k < b.end; ++k)
+          want.push_back(Feature{h ^ f[k].index, clamp(v * f[k].value)});
       }
     ASSERT_EQ(ex.features.size(), want.size()) << "permutations " << permutations;
     for (size_t k = 0; k < want.size(); ++k) {
@@ -246,7 +250,6 @@ TEST(FeatureSpace, RejectsBadSpecs) {
   EXPECT_THROW(FeatureSpace{fo}, std::exception);
 }
 
-
 // --ngram 3 --skips 1 on one namespace of four features (indices a b c d) and a second namespace without grams:
 // VW's add_grams order written out by hand, index ((i0 * C + i1) * C + i2) with C = 27942141, value 1; each
 // namespace's grams follow its own features, before the constant.
@@ -263,15 +266,21 @@ TEST(FeatureSpace, NgramsAndSkipsInVwOrder) {
   const uint64_t C = 27942141;
   auto g2 = [&](uint64_t p, uint64_t q) { return p * C + q; };
   auto g3 = [&](uint64_t p, uint64_t q, uint64_t r) { return (p * C + q) * C + r; };
-  const std::vector<std::pair<uint64_t, float>> want = {
-      {a, 0.5f}, {b, 2.0f}, {c, 1.0f}, {d, 3.0f},                         // w's features
-      {g2(a, b), 1.0f}, {g2(b, c), 1.0f}, {g2(c, d), 1.0f},                // bigrams
-      {g2(a, c), 1.0f}, {g2(b, d), 1.0f},                                  // one skipped
-      {g3(a, b, c), 1.0f}, {g3(b, c, d), 1.0f},                            // trigrams
-      {g3(a, b, d), 1.0f},                                                 // a skip before the third
-      {g3(a, c, d), 1.0f},                                                 // a skip before the second
-      {z, 1.0f},                                                           // x: no grams
-      {kConstantIndex, 1.0f}};
+  const std::vector<std::pair<uint64_t, float>> want = {{a, 0.5f},
+                                                        {b, 2.0f},
+                                                        {c, 1.0f},
+                                                        {d, 3.0f},  // w's features
+                                                        {g2(a, b), 1.0f},
+                                                        {g2(b, c), 1.0f},
+                                                        {g2(c, d), 1.0f},  // bigrams
+                                                        {g2(a, c), 1.0f},
+                                                        {g2(b, d), 1.0f},  // one skipped
+                                                        {g3(a, b, c), 1.0f},
+                                                        {g3(b, c, d), 1.0f},  // trigrams
+                                                        {g3(a, b, d), 1.0f},  // a skip before the third
+                                                        {g3(a, c, d), 1.0f},  // a skip before the second
+                                                        {z, 1.0f},            // x: no grams
+                                                        {kConstantIndex, 1.0f}};
   ASSERT_EQ(ex.features.size(), want.size());
   for (size_t i = 0; i < want.size(); ++i) {
     EXPECT_EQ(ex.features[i].index, want[i].first) << i;

@@ -35,7 +35,8 @@ class ThreadGroup {
     {
       std::lock_guard<std::mutex> lock(m_);
       for (size_t i = 0; i < n; ++i)
-        total_[i] = largest ? std::max(total_[i], static_cast<double>(v[i])) : total_[i] + static_cast<double>(v[i]);
+        total_[i] =
+            largest ? std::max(total_[i], static_cast<double>(v[i])) : total_[i] + static_cast<double>(v[i]);
     }
     sync_.arrive_and_wait();
     for (size_t i = 0; i < n; ++i) v[i] = static_cast<T>(total_[i]);
@@ -71,7 +72,9 @@ class ThreadRank final : public Collective {
   void sum(double* v, size_t n) override { g_.reduce(r_, v, n, false); }
   void sum(float* v, size_t n) override { g_.reduce(r_, v, n, false); }
   void max(double* v, size_t n) override { g_.reduce(r_, v, n, true); }
-  std::vector<std::vector<double>> gather(const std::vector<double>& mine) override { return g_.gather(r_, mine); }
+  std::vector<std::vector<double>> gather(const std::vector<double>& mine) override {
+    return g_.gather(r_, mine);
+  }
   [[noreturn]] void abort(int) override { std::abort(); }
 
  private:
@@ -89,10 +92,10 @@ class Bare final : public Learner {
   void write_readable(std::ostream&) const override {}
 };
 
-
 TEST(Merge, SgdIsVwsWeightedAverage) {
   LogisticLoss loss(-1.0f, 1.0f);
-  GdLearner a(GdOptions::from(testing::sgd_defaults()), loss, 4, false), b(GdOptions::from(testing::sgd_defaults()), loss, 4, false);
+  GdLearner a(GdOptions::from(testing::sgd_defaults()), loss, 4, false),
+      b(GdOptions::from(testing::sgd_defaults()), loss, 4, false);
   // Slot 1 learned by both (different values), 2 by a only, 3 by b only.
   for (int i = 0; i < 5; ++i) a.learn(testing::example({{1, 1.0}, {2, 0.5}}, i % 2 ? 1.0f : -1.0f));
   for (int i = 0; i < 3; ++i) b.learn(testing::example({{1, 2.0}, {3, 1.0}}, 1.0f));
@@ -132,10 +135,12 @@ TEST(Merge, OneRankChangesNothingAndOtherLearnersRefuse) {
   // A learner without a merge of its own refuses (the command line says so before any learner exists).
   EXPECT_THROW(Bare().merge(r0), ConfigError);
   // The registry declares a merge exactly for the learners that have one.
-  const std::set<std::string> merged = {"sgd", "scinol-coord", "scinol2", "scinol1", "ftprl-diag", "scinol-full", "ftprl-const", "ftprl-scale",
-                                         "nlms",        "ftprl-full"};
+  const std::set<std::string> merged = {"sgd",        "scinol-coord", "scinol2",     "scinol1",
+                                        "ftprl-diag", "scinol-full",  "ftprl-const", "ftprl-scale",
+                                        "nlms",       "ftprl-full"};
   for (const auto& row : learner_registry())
-    EXPECT_EQ(row.traits.merge.empty(), merged.count(row.name) == 0) << row.name << ": a merge declared or not";
+    EXPECT_EQ(row.traits.merge.empty(), merged.count(row.name) == 0)
+        << row.name << ": a merge declared or not";
 }
 
 // Runs f(rank, collective) on K threads, one per rank.
@@ -161,7 +166,8 @@ TEST(Merge, WeightedAverageIsVwsFormulaPerRecord) {
   on_ranks(3, [&](int r, Collective& c) {
     std::copy(in[r], in[r] + 9, out[r]);
     constexpr size_t kMaxed[] = {2};
-    common::weighted_average(c, out[r], 3, 3, [](const double* x) { return x[1]; }, kMaxed);
+    common::weighted_average(
+        c, out[r], 3, 3, [](const double* x) { return x[1]; }, kMaxed);
   });
   const double total = 1.0 + 3.0 + 4.0;
   for (int r = 0; r < 3; ++r) {
@@ -181,7 +187,8 @@ TEST(Merge, ScaleFreeLearnersMergeToOneModelNeverBolderThanTheBoldestRank) {
   // Each rank learns its own examples (slot 1 by all, 2 + r by rank r alone), then the ranks merge.
   auto teach = [](Learner& l, int r) {
     for (int i = 0; i < 20 + 5 * r; ++i)
-      l.learn(testing::example({{1, 1.0 + r}, {static_cast<uint64_t>(2 + r), 0.5}}, (i + r) % 3 ? 1.0f : -1.0f));
+      l.learn(
+          testing::example({{1, 1.0 + r}, {static_cast<uint64_t>(2 + r), 0.5}}, (i + r) % 3 ? 1.0f : -1.0f));
   };
   // scinol-coord: every slot's h^2 / s2 (the bet's exponent) at most the largest rank's; t the mean.
   {
@@ -198,7 +205,8 @@ TEST(Merge, ScaleFreeLearnersMergeToOneModelNeverBolderThanTheBoldestRank) {
     for (uint64_t i = 0; i < 16; ++i) {
       double boldest = 0.0;
       for (int r = 0; r < 3; ++r)
-        if (before[r][i].s2 > 0.0) boldest = std::max(boldest, before[r][i].h * before[r][i].h / before[r][i].s2);
+        if (before[r][i].s2 > 0.0)
+          boldest = std::max(boldest, before[r][i].h * before[r][i].h / before[r][i].s2);
       const auto m = l[0]->slot(i);
       if (m.s2 > 0.0) EXPECT_LE(m.h * m.h / m.s2, boldest * (1 + 1e-12)) << "slot " << i;
       for (int r = 1; r < 3; ++r) EXPECT_EQ(l[r]->slot(i).h, m.h) << "every rank holds the same model";
@@ -224,7 +232,8 @@ TEST(Merge, ScaleFreeLearnersMergeToOneModelNeverBolderThanTheBoldestRank) {
   // ftprl-diag: u weighted by G = s^2, one model on every rank.
   {
     std::vector<std::unique_ptr<FtprlDiagLearner>> l;
-    for (int r = 0; r < 3; ++r) l.push_back(std::make_unique<FtprlDiagLearner>(FtprlOptions{}, loss, 4, false));
+    for (int r = 0; r < 3; ++r)
+      l.push_back(std::make_unique<FtprlDiagLearner>(FtprlOptions{}, loss, 4, false));
     std::vector<FtprlDiagLearner::Slot> before;
     for (int r = 0; r < 3; ++r) {
       teach(*l[r], r);
@@ -304,7 +313,8 @@ TEST(Merge, FtprlConstAndScaleTakeTheMeanPoint) {
   LogisticLoss loss(-1.0f, 1.0f);
   auto teach = [](Learner& l, int r) {
     for (int i = 0; i < 10 + 4 * r; ++i)
-      l.learn(testing::example({{1, 1.0 + r}, {static_cast<uint64_t>(2 + r), 0.5}}, (i + r) % 3 ? 1.0f : -1.0f));
+      l.learn(
+          testing::example({{1, 1.0 + r}, {static_cast<uint64_t>(2 + r), 0.5}}, (i + r) % 3 ? 1.0f : -1.0f));
   };
   const int k = 3;
   auto options = [](const char* set) {
@@ -328,7 +338,8 @@ TEST(Merge, FtprlConstAndScaleTakeTheMeanPoint) {
     on_ranks(k, [&](int r, Collective& c) { l[r]->merge(c); });
     EXPECT_DOUBLE_EQ(l[0]->grad_sum(), g);
     for (int r = 0; r < k; ++r)
-      for (uint64_t i = 0; i < 16; ++i) EXPECT_NEAR(l[r]->u(i), u[i], 1e-12) << "rank " << r << ", slot " << i;
+      for (uint64_t i = 0; i < 16; ++i)
+        EXPECT_NEAR(l[r]->u(i), u[i], 1e-12) << "rank " << r << ", slot " << i;
   }
   const FtprlOptions ball = options("ball");  // ftprl-const's ball, and ftprl-scale
   {
@@ -408,7 +419,8 @@ TEST(Merge, FtprlFullSketchTakesTheMeanPointAndMergesItsSketch) {
   EXPECT_GE(ridge, 0.0);
   for (uint64_t i = 0; i < 16; ++i)
     for (int r = 0; r < k; ++r) EXPECT_NEAR(l[r]->weight(i), w[i], 1e-12) << "rank " << r << ", slot " << i;
-  for (uint64_t i = 1; i <= 6; ++i) {  // Frequent Directions: mean M~ <= merged <= mean + the merge's shrinkage
+  for (uint64_t i = 1; i <= 6;
+       ++i) {  // Frequent Directions: mean M~ <= merged <= mean + the merge's shrinkage
     EXPECT_GE(moment(*l[0], i), energy[i - 1] * (1 - 1e-9)) << "slot " << i;
     EXPECT_LE(moment(*l[0], i), energy[i - 1] + ridge + 1e-9) << "slot " << i;
   }

@@ -5,10 +5,10 @@
 
 #include <bit>
 #include <cmath>
-#include <limits>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 #include <random>
 #include <string>
 #include <string_view>
@@ -299,23 +299,99 @@ TEST(FloatReaderFast, TakesTheCommonShapes) {
 TEST(FloatReaderFast, DeclinesWhatOnlyTheGeneralReaderKnows) {
   // strtof's shapes, VW's odd zeros, leading spaces, numbers ending in another char, more than 19 digits,
   // exponents beyond int8, integer digits whose f32 steps round: all left to read_vw_float.
-  for (const std::string_view s :
-       {"", "+1", "+3", " 7", "  ", "0x10", "inf", "-inf", "nan", "NaN", "1E+2", "1e+2", "-", ".", "-.", "e", "e5",
-        "-e5", "1.5|f", "2,5", "1.5x", "1:2", "1.5\r", "1e400", "1e256", "1e-200", "0e300", "33554386",
-        "123456789012345678901", "0.12345678901234567890", "\0" "5", "1\v", "\xC2\xA0" "1", "\xEF\xBC\x91"}) {
+  for (const std::string_view s : {"",
+                                   "+1",
+                                   "+3",
+                                   " 7",
+                                   "  ",
+                                   "0x10",
+                                   "inf",
+                                   "-inf",
+                                   "nan",
+                                   "NaN",
+                                   "1E+2",
+                                   "1e+2",
+                                   "-",
+                                   ".",
+                                   "-.",
+                                   "e",
+                                   "e5",
+                                   "-e5",
+                                   "1.5|f",
+                                   "2,5",
+                                   "1.5x",
+                                   "1:2",
+                                   "1.5\r",
+                                   "1e400",
+                                   "1e256",
+                                   "1e-200",
+                                   "0e300",
+                                   "33554386",
+                                   "123456789012345678901",
+                                   "0.12345678901234567890",
+                                   "\0"
+                                   "5",
+                                   "1\v",
+                                   "\xC2\xA0"
+                                   "1",
+                                   "\xEF\xBC\x91"}) {
     SCOPED_TRACE(quoted(s));
     EXPECT_FALSE(read_fast(s).taken);
   }
 }
 
 TEST(FloatReaderFast, TrickyTokensMatchTheGeneralReader) {
-  for (const std::string_view s :
-       {"-0", "-0.0", "0", "00", "007", "-007.500", "1e-45", "1.4e-45", "1e-38", "1e-37", "1e38", "1e39", "3.4e38",
-        "3.5e38", "-3.5e38", "4294967296", "4294967295", "18446744073709551615", "18446744073709551616",
-        "9999999999999999999", "16777216", "16777215", "16777217", "16777168", "16777169", "1.6777216",
-        "0.16777217", "99999999.9", "9.99999999", "0.000000016777217", ".5", "5.", "-.5", "-5.", "1e", "1e-",
-        "1E", "1.e5", ".1e1", "5e0005", "5e999999", "5e-999999", "5e1000000", "1e127", "1e-128", "1e-129",
-        "0.00000000000000000000000000000000001", "12345678.9", "1234567.89", "123456.789", "0.123456789"}) {
+  for (const std::string_view s : {"-0",
+                                   "-0.0",
+                                   "0",
+                                   "00",
+                                   "007",
+                                   "-007.500",
+                                   "1e-45",
+                                   "1.4e-45",
+                                   "1e-38",
+                                   "1e-37",
+                                   "1e38",
+                                   "1e39",
+                                   "3.4e38",
+                                   "3.5e38",
+                                   "-3.5e38",
+                                   "4294967296",
+                                   "4294967295",
+                                   "18446744073709551615",
+                                   "18446744073709551616",
+                                   "9999999999999999999",
+                                   "16777216",
+                                   "16777215",
+                                   "16777217",
+                                   "16777168",
+                                   "16777169",
+                                   "1.6777216",
+                                   "0.16777217",
+                                   "99999999.9",
+                                   "9.99999999",
+                                   "0.000000016777217",
+                                   ".5",
+                                   "5.",
+                                   "-.5",
+                                   "-5.",
+                                   "1e",
+                                   "1e-",
+                                   "1E",
+                                   "1.e5",
+                                   ".1e1",
+                                   "5e0005",
+                                   "5e999999",
+                                   "5e-999999",
+                                   "5e1000000",
+                                   "1e127",
+                                   "1e-128",
+                                   "1e-129",
+                                   "0.00000000000000000000000000000000001",
+                                   "12345678.9",
+                                   "1234567.89",
+                                   "123456.789",
+                                   "0.123456789"}) {
     for (const std::string_view after : {"", " ", "\t", "\n", "x", "|", ":"}) {
       expect_fast_matches_general(std::string(s) + std::string(after));
     }
@@ -347,7 +423,8 @@ TEST(FloatReaderFast, MatchesTheGeneralReaderOnRandomNumbers) {
       }
       case 1: {  // %.7e-like, the benchmark's shape
         char buf[32];
-        const float x = std::ldexp(static_cast<float>(rng() % 1000000 + 1), static_cast<int>(rng() % 60) - 40);
+        const float x =
+            std::ldexp(static_cast<float>(rng() % 1000000 + 1), static_cast<int>(rng() % 60) - 40);
         std::snprintf(buf, sizeof buf, "%.7e", static_cast<double>(rng() % 2 ? x : -x));
         text = buf;
         break;

@@ -3,8 +3,8 @@
 
 #include <gtest/gtest.h>
 
-#include "collecting_sink.h"
 #include <zlib.h>
+#include "collecting_sink.h"
 
 #include <bit>
 #include <cmath>

@@ -9,8 +9,8 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
-#include <random>
 #include <fstream>
+#include <random>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -628,32 +628,57 @@ std::vector<ParseOptions> fast_path_option_sets() {
 }
 
 const std::vector<std::string>& tricky_names() {
-  static const std::vector<std::string> names = {
-      "0", "7", "007", "00000000", "12345678", "123456789", "4294967295", "4294967296", "4294967297",
-      "18446744073709551615", "18446744073709551616", "99999999999999999999999999", "-12", "+12", "12a", "a12",
-      "1.5", "1e5", "\xD9\xA1\xD9\xA2" /* Arabic-Indic digits */, "\xEF\xBC\x91" /* fullwidth 1 */, "\xC3\xA9",
-      "12\v", "\v12", "1\x01", "12\xFF", "", "a"};
+  static const std::vector<std::string> names = {"0",
+                                                 "7",
+                                                 "007",
+                                                 "00000000",
+                                                 "12345678",
+                                                 "123456789",
+                                                 "4294967295",
+                                                 "4294967296",
+                                                 "4294967297",
+                                                 "18446744073709551615",
+                                                 "18446744073709551616",
+                                                 "99999999999999999999999999",
+                                                 "-12",
+                                                 "+12",
+                                                 "12a",
+                                                 "a12",
+                                                 "1.5",
+                                                 "1e5",
+                                                 "\xD9\xA1\xD9\xA2" /* Arabic-Indic digits */,
+                                                 "\xEF\xBC\x91" /* fullwidth 1 */,
+                                                 "\xC3\xA9",
+                                                 "12\v",
+                                                 "\v12",
+                                                 "1\x01",
+                                                 "12\xFF",
+                                                 "",
+                                                 "a"};
   return names;
 }
 
 const std::vector<std::string>& tricky_values() {
   static const std::vector<std::string> values = {
-      "", "1", "-1", "+1", "0", "-0", "0.0", "-0.0", ".5", "5.", "-.5", "1e5", "1E5", "1e+5", "1e-45", "1.4e-45",
-      "1e-38", "1e-37", "1e38", "1e39", "3.5e38", "-3.5e38", "1e127", "1e128", "1e400", "1e-400",
+      "", "1", "-1", "+1", "0", "-0", "0.0", "-0.0", ".5", "5.", "-.5", "1e5", "1E5", "1e+5", "1e-45",
+      "1.4e-45", "1e-38", "1e-37", "1e38", "1e39", "3.5e38", "-3.5e38", "1e127", "1e128", "1e400", "1e-400",
       "6.2699720e-02", "-6.2699720e-02", "1.0517266e-01", "9.9999999e-01", "4294967296", "33554386",
       "16777216", "16777217", "0.16777217", "1234567.1234567", "12345678.1234567", "0.123456789012345678901",
       "007", "nan", "NaN", "inf", "-inf", "infinity", "0x10", "x", "abc", "-", ".", "e", "e5", "1e", "1e-",
       "1.5.5", "1:2", "1,5", "\xEF\xBC\x91", " 5", "5e0005", "5e999999", "123456789012345678901234567890",
       "1e30", "1e31", "9.9999999e37", "1.6777216e30", "1e-36", "1e-37", "1e-38", "5.5e-31", "0.0000001e-30",
-      "1.6777215", "1.6777216", "1.6777217", "16.777217", "167772.17", "9999999.9", "0.12345678", "-1.2345678e-2",
+      "1.6777215", "1.6777216", "1.6777217", "16.777217", "167772.17", "9999999.9", "0.12345678",
+      "-1.2345678e-2",
       // The window's two-digit negative exponent ("e-02") and shapes next to it.
       "1.5E-02", "-1.5e-02", "1.5e-2", "1.5e-123", "1.5e-02e", "1.5e-0a", "1.5e-02.", "1.5e--2", "1.5e+02",
-      "1.5e-99", "1.5e-36", "9.9999999e-37", "1.5e-:2", "1.5e-02:", "1.5f-02", "1.5e-02-", "12.5e-02", "-.5e-02"};
+      "1.5e-99", "1.5e-36", "9.9999999e-37", "1.5e-:2", "1.5e-02:", "1.5f-02", "1.5e-02-", "12.5e-02",
+      "-.5e-02"};
   return values;
 }
 
 TEST(VwTextFastPath, TrickyTokensMatchTheGeneralParse) {
-  const std::string filler = " 1:1 22:0.25 333:-1.5e-3 4444:7 55555:0.5 6:6";  // enough for the 32-byte window
+  const std::string filler =
+      " 1:1 22:0.25 333:-1.5e-3 4444:7 55555:0.5 6:6";  // enough for the 32-byte window
   int lines = 0;
   for (const ParseOptions& options : fast_path_option_sets()) {
     for (const std::string& name : tricky_names()) {
@@ -662,8 +687,8 @@ TEST(VwTextFastPath, TrickyTokensMatchTheGeneralParse) {
           // First (window path), last (byte path, or the general one near the end), and in a weighted namespace.
           for (const std::string& line :
                {"1 |f " + token + filler, "1 |f" + filler + " " + token, "-1 2 'tag |g:0.5 " + token + filler,
-                "|f:1e38 " + token + "\t" + token + filler, "1 | " + token + " " + token, "0 |f:0 " + token + filler,
-                "|g " + token + filler + "|f " + token + filler}) {
+                "|f:1e38 " + token + "\t" + token + filler, "1 | " + token + " " + token,
+                "0 |f:0 " + token + filler, "|g " + token + filler + "|f " + token + filler}) {
             expect_same_as_general(line, options);
             ++lines;
           }
@@ -693,7 +718,8 @@ TEST(VwTextFastPath, IntegerNamesHashAsVwDoes) {
   // VW's hashstring: an all-digit name is its decimal value (mod 2^64, truncated to 32 bits) plus the namespace
   // hash, with no murmur; what the fast path computes while scanning.
   const uint32_t f = ns("f");
-  const Parsed p = parse("1 |f 007:0.5 4294967296:1 4294967297:1 18446744073709551617:1 12:2 1:1 2:2 3:3 4:4 5:5");
+  const Parsed p =
+      parse("1 |f 007:0.5 4294967296:1 4294967297:1 18446744073709551617:1 12:2 1:1 2:2 3:3 4:4 5:5");
   ASSERT_EQ(p.ex.features.size(), 10u);
   EXPECT_EQ(p.ex.features[0].index, static_cast<uint32_t>(7u + f));
   EXPECT_EQ(p.ex.features[1].index, static_cast<uint64_t>(f));       // 2^32 truncates to 0
@@ -726,9 +752,7 @@ TEST(VwTextFastPath, RandomLinesMatchTheGeneralParse) {
         case 0:  // random bytes
           for (int n = static_cast<int>(rng() % 12); n > 0; --n) line += bytes[rng() % bytes.size()];
           break;
-        case 1:
-          line += digits(1 + static_cast<int>(rng() % 12));
-          break;
+        case 1: line += digits(1 + static_cast<int>(rng() % 12)); break;
         default: {  // name:number in the shapes data files use
           line += digits(1 + static_cast<int>(rng() % 9)) + ":";
           if (rng() % 4 == 0) line += '-';

@@ -56,12 +56,13 @@ TEST(BlockReader, CountNewlinesIsStdCount) {
   std::string dense(255 * 64 + 200, '\n');
   for (const std::string* t : {&text, &dense}) {
     for (size_t offset = 0; offset < 20; ++offset) {
-      for (size_t n : {size_t{0}, size_t{1}, size_t{15}, size_t{16}, size_t{47}, size_t{63}, size_t{64}, size_t{65},
-                       size_t{127}, size_t{255 * 64}, size_t{255 * 64 + 17}, size_t{255 * 64 + 64 * 3 + 5},
-                       t->size() - offset}) {
+      for (size_t n : {size_t{0}, size_t{1}, size_t{15}, size_t{16}, size_t{47}, size_t{63}, size_t{64},
+                       size_t{65}, size_t{127}, size_t{255 * 64}, size_t{255 * 64 + 17},
+                       size_t{255 * 64 + 64 * 3 + 5}, t->size() - offset}) {
         if (offset + n > t->size()) continue;
         const char* p = t->data() + offset;
-        ASSERT_EQ(count_newlines(p, n), static_cast<size_t>(std::count(p, p + n, '\n'))) << offset << " " << n;
+        ASSERT_EQ(count_newlines(p, n), static_cast<size_t>(std::count(p, p + n, '\n')))
+            << offset << " " << n;
       }
     }
   }

@@ -49,9 +49,9 @@ std::string member(const std::string& s, bool bgzf, int level = 1) {
   const std::string body = raw_deflate(s, level);
   std::string m = "\x1f\x8b\x08";
   m += static_cast<char>(bgzf ? 0x04 : 0x00);  // FLG: FEXTRA
-  put_le(m, 0, 4);                               // MTIME
-  m += '\0';                                     // XFL
-  m += '\xff';                                   // OS: unknown
+  put_le(m, 0, 4);                             // MTIME
+  m += '\0';                                   // XFL
+  m += '\xff';                                 // OS: unknown
   if (bgzf) {
     put_le(m, 6, 2);  // XLEN
     m += "BC";
@@ -61,7 +61,10 @@ std::string member(const std::string& s, bool bgzf, int level = 1) {
     put_le(m, static_cast<uint32_t>(total - 1), 2);
   }
   m += body;
-  put_le(m, static_cast<uint32_t>(crc32(0, reinterpret_cast<const Bytef*>(s.data()), static_cast<uInt>(s.size()))), 4);
+  put_le(
+      m,
+      static_cast<uint32_t>(crc32(0, reinterpret_cast<const Bytef*>(s.data()), static_cast<uInt>(s.size()))),
+      4);
   put_le(m, static_cast<uint32_t>(s.size()), 4);
   return m;
 }
@@ -94,8 +97,8 @@ std::string lines(size_t n, uint32_t seed = 1) {
   for (size_t i = 0; i < n; ++i) {
     x = x * 1664525u + 1013904223u;
     s += (x >> 31) ? "1" : "-1";
-    s += " |f a:" + std::to_string(x % 1000) + " b" + std::to_string((x >> 10) % 97) + " c:" +
-         std::to_string((x >> 20) % 13) + ".5\n";
+    s += " |f a:" + std::to_string(x % 1000) + " b" + std::to_string((x >> 10) % 97) +
+         " c:" + std::to_string((x >> 20) % 13) + ".5\n";
   }
   return s;
 }
@@ -193,10 +196,10 @@ TEST(MemberInflater, WholeMemberIsCheckedForSizeEndCrcAndIsize) {
              std::string(out.begin(), out.begin() + static_cast<long>(size)) == text.substr(0, size);
     };
     EXPECT_TRUE(whole(m, text.size()));
-    EXPECT_FALSE(whole(m, text.size() - 1));  // runs on past the size given
-    EXPECT_FALSE(whole(m, text.size() + 1));  // ends short of it
+    EXPECT_FALSE(whole(m, text.size() - 1));                      // runs on past the size given
+    EXPECT_FALSE(whole(m, text.size() + 1));                      // ends short of it
     EXPECT_FALSE(whole(m.substr(0, m.size() - 1), text.size()));  // cut short
-    EXPECT_FALSE(whole(m + member("x", true), text.size()));       // another member follows
+    EXPECT_FALSE(whole(m + member("x", true), text.size()));      // another member follows
     std::string crc = m;
     crc[crc.size() - 8] ^= 1;
     EXPECT_FALSE(whole(crc, text.size()));
@@ -217,8 +220,9 @@ TEST_F(GzipReaderTest, SameBytesForEveryLayoutOfMembers) {
   std::string many_members, empties;
   for (size_t i = 0; i < small.size(); i += 1000) many_members += member(small.substr(i, 1000), false);
   empties = member("", false) + member(small, false) + member("", false) + member("", true);
-  std::string mixed = bgzf(text.substr(0, 500000), 0xff00, false) + member(text.substr(500000, 300000), false) +
-                      member("", true) + bgzf(text.substr(800000), 30000, true);
+  std::string mixed = bgzf(text.substr(0, 500000), 0xff00, false) +
+                      member(text.substr(500000, 300000), false) + member("", true) +
+                      bgzf(text.substr(800000), 30000, true);
   std::string bgzf_empty_blocks = bgzf(small.substr(0, 5000), 0xff00, false);
   for (int i = 0; i < 3; ++i) bgzf_empty_blocks += member("", true);
   bgzf_empty_blocks += bgzf(small.substr(5000));
@@ -409,12 +413,13 @@ TEST_F(GzipReaderTest, DamageInAParallelWindowFailsLikeASerialReader) {
   }
   {
     std::string f = file;
-    for (size_t i = start + 18 + 200; i < start + 18 + 260; ++i) f[i] = static_cast<char>(0xff);  // deflate data
+    for (size_t i = start + 18 + 200; i < start + 18 + 260; ++i)
+      f[i] = static_cast<char>(0xff);  // deflate data
     damages.push_back({"deflate", f, "corrupt gzip data", "", true, true, false});
   }
   // A last block cut short and trailing garbage are never taken into a job: they stream.
-  damages.push_back(
-      {"truncated", file.substr(0, start + sizes[k] / 2), "unexpected end of gzip data (truncated file)", "", true, false});
+  damages.push_back({"truncated", file.substr(0, start + sizes[k] / 2),
+                     "unexpected end of gzip data (truncated file)", "", true, false});
   damages.push_back({"garbage_after", file + "garbage after gzip\n", "corrupt gzip data", text, true, false});
   {
     // A member whose BC size is one short: still gzip, the bytes are the data's. Its ISIZE is read from the
@@ -444,8 +449,8 @@ TEST_F(GzipReaderTest, DamageInAParallelWindowFailsLikeASerialReader) {
     bad[bad.size() - 5] ^= 1;
     f.insert(start, plain + bad);
     // The bad member's CRC is wrong: its whole content comes out, then the error.
-    damages.push_back({"plain_member", f, "corrupt gzip data", before + text.substr(0, 1000) + text.substr(0, 1000),
-                       true, false, false});
+    damages.push_back({"plain_member", f, "corrupt gzip data",
+                       before + text.substr(0, 1000) + text.substr(0, 1000), true, false, false});
   }
   for (const Damage& d : damages) {
     const std::string path = write(d.name + ".gz", d.file);
@@ -511,10 +516,12 @@ TEST_F(GzipReaderTest, HeaderCutShortByTheFirstRead) {
     std::thread writer([&] {
       EXPECT_EQ(::write(fds[1], named.data(), 14), 14);
       std::this_thread::sleep_for(50ms);
-      EXPECT_EQ(::write(fds[1], named.data() + 14, named.size() - 14), static_cast<ssize_t>(named.size() - 14));
+      EXPECT_EQ(::write(fds[1], named.data() + 14, named.size() - 14),
+                static_cast<ssize_t>(named.size() - 14));
       ::close(fds[1]);
     });
-    GzipReader reader(std::make_unique<FdReader>(fds[0], false, "pipe"), "pipe", GzipReaderOptions{backend, 2, nullptr});
+    GzipReader reader(std::make_unique<FdReader>(fds[0], false, "pipe"), "pipe",
+                      GzipReaderOptions{backend, 2, nullptr});
     EXPECT_EQ(read_all(reader, 4096), (Outcome{text, ""}));
     writer.join();
     ::close(fds[0]);

@@ -52,9 +52,10 @@ TEST(InputSource, GzipBackendsAgreeWithGzip) {
 
 TEST(InputSource, ConcatenatedMembersAndTruncation) {
   const std::string d = scratch();
-  ASSERT_EQ(std::system(("printf 'a b\\n' | gzip > " + d + "/two.gz; printf 'c d\\n' | gzip >> " + d + "/two.gz")
-                            .c_str()),
-            0);
+  ASSERT_EQ(
+      std::system(
+          ("printf 'a b\\n' | gzip > " + d + "/two.gz; printf 'c d\\n' | gzip >> " + d + "/two.gz").c_str()),
+      0);
   ASSERT_EQ(std::system(("head -c 200000 " + kGz + " > " + d + "/cut.gz").c_str()), 0);
   for (auto kind : {InputSource::Gzip::kZlib, InputSource::Gzip::kIsal}) {
     if (kind == InputSource::Gzip::kIsal && !InputSource::have_isal()) continue;

@@ -3,10 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
-#include <unistd.h>
 
 #include "lepus/errors.h"
 #include "lepus/model_io.h"
@@ -15,8 +15,11 @@ namespace lepus {
 namespace {
 
 std::vector<SavedOption> some_options() {
-  return {{"bit_precision", "18", false}, {"quadratic", "ff", true}, {"quadratic", "ab", true},
-          {"noconstant", "", true}, {"learner", "sgd", false}};
+  return {{"bit_precision", "18", false},
+          {"quadratic", "ff", true},
+          {"quadratic", "ab", true},
+          {"noconstant", "", true},
+          {"learner", "sgd", false}};
 }
 std::vector<uint8_t> some_state() {
   std::vector<uint8_t> s(300);
@@ -185,7 +188,8 @@ TEST(ModelFile, SectionsAreCheckedAndConcatenated) {
   EXPECT_NE(error(kSectionFeatureSpace, 0x4E4B4E55, 1, 2).find("unknown model section"), std::string::npos);
   EXPECT_NE(error(kSectionLearner, kSectionFeatureSpace, 1, 2).find("out of order"), std::string::npos);
   EXPECT_NE(error(kSectionFeatureSpace, kSectionLearner, 2, 2).find("section version 2"), std::string::npos);
-  EXPECT_NE(error(kSectionFeatureSpace, kSectionLearner, 1, 1u << 30).find("past the end"), std::string::npos);
+  EXPECT_NE(error(kSectionFeatureSpace, kSectionLearner, 1, 1u << 30).find("past the end"),
+            std::string::npos);
 }
 
 TEST(ModelFile, RecognisesVwModels) {

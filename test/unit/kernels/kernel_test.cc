@@ -21,7 +21,8 @@ PointRef point(const std::vector<SlotValue>& c) {
 }
 
 TEST(Kernels, SparseMergeAndFormulas) {
-  const std::vector<SlotValue> a = {{1, 2.0}, {5, -1.0}, {9, 3.0}}, b = {{0, 7.0}, {5, 4.0}, {9, 0.5}, {12, 1.0}};
+  const std::vector<SlotValue> a = {{1, 2.0}, {5, -1.0}, {9, 3.0}},
+                               b = {{0, 7.0}, {5, 4.0}, {9, 0.5}, {12, 1.0}};
   EXPECT_DOUBLE_EQ(dot(point(a), point(b)), -4.0 + 1.5);
   EXPECT_DOUBLE_EQ(dot(point(b), point(a)), -2.5);
   EXPECT_DOUBLE_EQ(dot(point(a), PointRef{}), 0.0);

@@ -13,8 +13,8 @@
 #include <sstream>
 #include <vector>
 
-#include "lepus/errors.h"
 #include "labeled_example.h"
+#include "lepus/errors.h"
 #include "losses/losses.h"
 
 namespace lepus {
@@ -174,7 +174,8 @@ TEST(AioliKernel, PolynomialKernelIsPrimalAioliOnItsFeatureMap) {
     const double x = t == 3 ? 0.0 : static_cast<float>(g(rng));
     const float y = (x * x > 0.8) != (t % 7 == 0) ? 1.0f : -1.0f;  // a non-linear rule, some noise
     std::vector<Coord> phi = {{0, 1.0}};
-    if (x != 0.0) phi.insert(phi.end(), {{1, std::sqrt(2.0) * x}, {2, x * x}});  // a vector's values are nonzero
+    if (x != 0.0)
+      phi.insert(phi.end(), {{1, std::sqrt(2.0) * x}, {2, x * x}});  // a vector's values are nonzero
     const SparseVector v{phi.data(), phi.size(), 0};
     const double want = p.learn_vector(v, y, 1.0, 0.0, std::sqrt(v.norm2()));
     k.learn(point1(x, y));
@@ -197,7 +198,8 @@ TEST(AioliKernel, BudgetSpanningTheDataIsExact) {
   {
     SCOPED_TRACE("linear");
     AioliKernelLearner exact(options(kernels::KernelKind::kLinear, 1.0, 0.7, std::nullopt), kLoss, 6);
-    AioliKernelLearner budget(options(kernels::KernelKind::kLinear, 1.0, 0.7, std::nullopt, 3), kLoss, 6, false, 2);
+    AioliKernelLearner budget(options(kernels::KernelKind::kLinear, 1.0, 0.7, std::nullopt, 3), kLoss, 6,
+                              false, 2);
     std::vector<Example> data = {example({{0, 1.0}}, 1), example({{1, 1.0}}, -1), example({{2, 1.0}}, 1)};
     for (int t = 0; t < 60; ++t)
       data.push_back(example({{0, 0.7 * g(rng)}, {1, 0.7 * g(rng)}, {2, 0.7 * g(rng)}}, g(rng) > 0 ? 1 : -1,
@@ -213,8 +215,8 @@ TEST(AioliKernel, BudgetSpanningTheDataIsExact) {
   {
     SCOPED_TRACE("rbf");
     AioliKernelLearner exact(options(kernels::KernelKind::kRbf, 1.0, std::nullopt, std::nullopt), kLoss, 6);
-    AioliKernelLearner budget(options(kernels::KernelKind::kRbf, 1.0, std::nullopt, std::nullopt, 10), kLoss, 6,
-                              false, 3);
+    AioliKernelLearner budget(options(kernels::KernelKind::kRbf, 1.0, std::nullopt, std::nullopt, 10), kLoss,
+                              6, false, 3);
     const double xs[] = {-2.0, -0.7, 0.6, 1.9};
     const float ys[] = {1, -1, -1, 1};
     for (int t = 0; t < 80; ++t) {
@@ -278,8 +280,8 @@ TEST(AioliKernel, SaveLoadRoundTripIsExact) {
     for (int t = 60; t < 120; ++t) ASSERT_EQ(loaded.learn(data[t]).raw, trained.learn(data[t]).raw) << t;
     EXPECT_EQ(bytes_of(loaded), bytes_of(trained));
     // A model of another budget is refused.
-    AioliKernelLearner other(options(kernels::KernelKind::kRbf, 1.5, std::nullopt, std::nullopt, budget + 5), kLoss,
-                             6);
+    AioliKernelLearner other(options(kernels::KernelKind::kRbf, 1.5, std::nullopt, std::nullopt, budget + 5),
+                             kLoss, 6);
     ModelReader r(saved.data(), saved.size(), "mem");
     EXPECT_THROW(other.load(r), ModelFormatError);
   }
@@ -289,7 +291,8 @@ TEST(AioliKernel, SaveLoadRoundTripIsExact) {
 // learner goes on as if it had not been seen.
 TEST(AioliKernel, OverflowingRoundIsSkippedAndCounted) {
   AioliKernelLearner l(options(kernels::KernelKind::kPolynomial, 1.0, std::nullopt, std::nullopt), kLoss, 4);
-  AioliKernelLearner clean(options(kernels::KernelKind::kPolynomial, 1.0, std::nullopt, std::nullopt), kLoss, 4);
+  AioliKernelLearner clean(options(kernels::KernelKind::kPolynomial, 1.0, std::nullopt, std::nullopt), kLoss,
+                           4);
   l.learn(point1(0.5, 1));
   clean.learn(point1(0.5, 1));
   EXPECT_EQ(l.safeguard_count(), 0u);
@@ -304,9 +307,13 @@ TEST(AioliKernel, OverflowingRoundIsSkippedAndCounted) {
 }
 
 TEST(AioliKernel, OptionsAreChecked) {
-  for (const auto& [name, value] : std::vector<std::pair<std::string, std::string>>{
-           {"aioli_B", "0"}, {"aioli_lambda", "-1"}, {"aioli_R", "0"}, {"kernel", "sigmoid"}, {"degree", "1.5"},
-           {"budget", "2.5"}, {"budget", "70000"}}) {
+  for (const auto& [name, value] : std::vector<std::pair<std::string, std::string>>{{"aioli_B", "0"},
+                                                                                    {"aioli_lambda", "-1"},
+                                                                                    {"aioli_R", "0"},
+                                                                                    {"kernel", "sigmoid"},
+                                                                                    {"degree", "1.5"},
+                                                                                    {"budget", "2.5"},
+                                                                                    {"budget", "70000"}}) {
     OptionValues v;
     v.set(name, value, true);
     EXPECT_THROW(AioliKernelOptions::from(v), ConfigError) << name << " " << value;

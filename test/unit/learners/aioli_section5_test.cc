@@ -66,7 +66,8 @@ double increasing_root(G g, double lo, double hi, double z) {
     (v.value > 0 ? hi : lo) = z;
     double next = z - v.value / v.slope;
     if (!(next > lo && next < hi)) next = 0.5 * (lo + hi);
-    if (std::fabs(next - z) <= 1e-14 * std::max(1.0, std::fabs(z)) || hi - lo <= 1e-14 * std::max(1.0, std::fabs(z)))
+    if (std::fabs(next - z) <= 1e-14 * std::max(1.0, std::fabs(z)) ||
+        hi - lo <= 1e-14 * std::max(1.0, std::fabs(z)))
       return next;
     z = next;
   }

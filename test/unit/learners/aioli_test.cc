@@ -6,8 +6,8 @@
 // numerical health over 10^6 rounds.
 #include "learners/aioli.h"
 
-#include "long_run.h"
 #include <gtest/gtest.h>
+#include "long_run.h"
 
 #include <cmath>
 #include <random>
@@ -24,7 +24,8 @@ const LogisticLoss kLoss(-1.0f, 1.0f);
 
 using testing::example;
 
-AioliOptions opts(double b, double lambda, double r, MatrixKind kind = MatrixKind::kFull, uint32_t rank = 10) {
+AioliOptions opts(double b, double lambda, double r, MatrixKind kind = MatrixKind::kFull,
+                  uint32_t rank = 10) {
   AioliOptions o;
   o.radius = b;
   o.lambda = lambda;
@@ -45,9 +46,12 @@ void expect_rel(double got, double want, const std::string& what) {
 // O-A1: d = 2, lambda = 1, B = 1, R = 1.
 TEST(Aioli, OracleOA1) {
   AioliLearner l(opts(1, 1, 1), kLoss, 4);
-  const std::vector<Example> xs = {example({{0, 1.0}}, 1),          example({{0, 0.6}, {1, 0.8}}, -1),
-                                   example({{1, 1.0}}, 1),          example({{0, -0.5}, {1, 0.5}}, 1),
-                                   example({{0, 0.8}, {1, -0.6}}, -1), example({{0, 0.3}, {1, 0.4}}, 1)};
+  const std::vector<Example> xs = {example({{0, 1.0}}, 1),
+                                   example({{0, 0.6}, {1, 0.8}}, -1),
+                                   example({{1, 1.0}}, 1),
+                                   example({{0, -0.5}, {1, 0.5}}, 1),
+                                   example({{0, 0.8}, {1, -0.6}}, -1),
+                                   example({{0, 0.3}, {1, 0.4}}, 1)};
   const double s[] = {1, 0.978824, 0.962420, 0.470155, 0.914946, 0.222193};
   const double c[] = {0, 0.141176, -0.200489, -0.019950, -0.120213, 0.055440};
   const double yhat[] = {0, 0.113445, -0.161674, -0.017851, -0.097849, 0.052523};
@@ -69,7 +73,9 @@ TEST(Aioli, OracleOA1) {
     total += logistic(p.raw, xs[t].label);
     expect_rel(total, cum[t], at + " cumulative loss");
     const auto& full = dynamic_cast<const FullMatrix&>(l.matrix());
-    auto inv = [&](uint64_t i, uint64_t j) { return full.inverse(full.index().find(i), full.index().find(j)); };
+    auto inv = [&](uint64_t i, uint64_t j) {
+      return full.inverse(full.index().find(i), full.index().find(j));
+    };
     if (t == 0) {
       expect_rel(inv(0, 0), 0.941176, "A^-1 after 1");
       EXPECT_NEAR(l.b(0), 0.25, 1e-12);
@@ -148,7 +154,8 @@ TEST(Aioli, RootLiesInItsBracket) {
     ASSERT_GE(z * c, 0.0);
     ASSERT_LE(std::fabs(z), std::fabs(c));
     ASSERT_LE(std::fabs(z - c), s / 2 + 1e-15 * std::max(std::fabs(c), s));
-    ASSERT_LE(std::fabs(z + s / 2 * std::tanh(z / 2) - c), 1e-12 * std::max(1.0, std::fabs(c))) << s << " " << c;
+    ASSERT_LE(std::fabs(z + s / 2 * std::tanh(z / 2) - c), 1e-12 * std::max(1.0, std::fabs(c)))
+        << s << " " << c;
   }
   EXPECT_EQ(aioli_root(5.0, 0.0), 0.0);
   EXPECT_EQ(aioli_root(0.0, 3.0), 3.0);
@@ -284,9 +291,13 @@ TEST(Aioli, MillionRoundsStayFiniteAndSymmetric) {
 }
 
 TEST(Aioli, OptionsAreChecked) {
-  for (const auto& [name, value] : std::vector<std::pair<std::string, std::string>>{
-           {"aioli_B", "0"}, {"aioli_lambda", "-1"}, {"aioli_R", "nan"}, {"matrix", "dense"}, {"rank", "0"},
-           {"rank", "2.5"}, {"aioli_scale", "max"}}) {
+  for (const auto& [name, value] : std::vector<std::pair<std::string, std::string>>{{"aioli_B", "0"},
+                                                                                    {"aioli_lambda", "-1"},
+                                                                                    {"aioli_R", "nan"},
+                                                                                    {"matrix", "dense"},
+                                                                                    {"rank", "0"},
+                                                                                    {"rank", "2.5"},
+                                                                                    {"aioli_scale", "max"}}) {
     OptionValues v;
     v.set(name, value, true);
     EXPECT_THROW(AioliOptions::from(v), ConfigError) << name << " " << value;
@@ -305,7 +316,7 @@ std::vector<Example> scale_stream(const std::vector<double>& column_factor, int 
     std::vector<std::pair<uint64_t, double>> f;
     double score = 0.0;
     for (uint64_t j = 0; j < column_factor.size(); ++j) {
-      if (t > 0 && rng() % 3 == 0) continue;  // sparse after the first
+      if (t > 0 && rng() % 3 == 0) continue;                          // sparse after the first
       const double v = t == 0 ? 4.0 : std::clamp(g(rng), -4.0, 4.0);  // the first holds each |x|'s largest
       score += (j % 2 ? 1.0 : -0.7) * v;
       f.emplace_back(j, v * column_factor[j]);
@@ -326,7 +337,8 @@ TEST(AioliScale, IsThePublishedAlgorithmOnScaledInputs) {
   AioliLearner a(scaled, kLoss, 6), b(published, kLoss, 6);
   for (const Example& x : raw) {
     Example u = x;  // x / s with s = 4 |factor|: what the scaled learner feeds its matrix
-    for (Feature& f : u.features) f.value = static_cast<float>(f.value / static_cast<double>(static_cast<float>(4.0 * factor[f.index])));
+    for (Feature& f : u.features)
+      f.value = static_cast<float>(f.value / static_cast<double>(static_cast<float>(4.0 * factor[f.index])));
     const double pa = a.learn(x).raw, pb = b.learn(u).raw;
     ASSERT_NEAR(pa, pb, 1e-5 * std::max(1.0, std::fabs(pb)));
   }
@@ -395,7 +407,9 @@ TEST(AioliO2b, OracleOA5) {
   l.learn(xs[2]);
   l.learn(xs[3]);
   const std::vector<std::pair<std::vector<std::pair<uint64_t, double>>, double>> queries = {
-      {{{1, 1.0}}, -0.161674}, {{{0, 1.0}, {1, 1.0}}, -0.073206}, {{{0, 2.0}, {1, 2.0}}, -0.075392},
+      {{{1, 1.0}}, -0.161674},
+      {{{0, 1.0}, {1, 1.0}}, -0.073206},
+      {{{0, 2.0}, {1, 2.0}}, -0.075392},
       {{{0, 0.5}}, 0.044331}};
   for (const auto& [x, want] : queries) expect_rel(l.predict_o2b(example(x, 0)), want, "f(x)");
 }
@@ -421,7 +435,8 @@ TEST(AioliO2b, TestOnlyRunsPredictWithTheSnapshot) {
   AioliOptions o = opts(1, 1, 1);
   o.o2b = true;
   AioliLearner l(o, kLoss, 4, false, 7);
-  for (int t = 0; t < 20; ++t) l.learn(example({{static_cast<uint64_t>(t % 3), 1.0 + t % 2}}, t % 3 ? 1.0f : -1.0f));
+  for (int t = 0; t < 20; ++t)
+    l.learn(example({{static_cast<uint64_t>(t % 3), 1.0 + t % 2}}, t % 3 ? 1.0f : -1.0f));
   ModelWriter w;
   l.save(w);
   AioliLearner t(o, kLoss, 4, true, 7);

@@ -51,7 +51,8 @@ std::vector<Example> stream(size_t n, bool invariant_norm) {
     std::string line = (next() % 2 ? "1" : "-1");
     if (i % 7 == 3) line += " 2.5";  // importance weight
     line += " |a";
-    for (int k = 0; k < 3; ++k) line += " f" + std::to_string(next() % 40) + ":" + std::to_string((next() % 200) / 37.0);
+    for (int k = 0; k < 3; ++k)
+      line += " f" + std::to_string(next() % 40) + ":" + std::to_string((next() % 200) / 37.0);
     line += " |b w" + std::to_string(next() % 25) + " |c x:" + std::to_string((next() % 1000) / 10.0 - 50.0);
     Example ex;
     parse_vw_line(line, ParseOptions{}, ex, q);
@@ -267,7 +268,8 @@ TEST_P(BigTable, CostsWhatTheDataTouches) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(AllLearners, BigTable, ::testing::ValuesIn(registry_test::cases({"squared", "logistic"})),
+INSTANTIATE_TEST_SUITE_P(AllLearners, BigTable,
+                         ::testing::ValuesIn(registry_test::cases({"squared", "logistic"})),
                          [](const auto& info) { return registry_test::case_name(info.param); });
 
 }  // namespace

@@ -9,8 +9,8 @@
 #include "learners/ftprl_full.h"
 #include "learners/ftprl_sketch.h"
 
-#include "long_run.h"
 #include <gtest/gtest.h>
+#include "long_run.h"
 
 #include <algorithm>
 #include <chrono>

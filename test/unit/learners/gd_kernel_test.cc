@@ -26,9 +26,10 @@ struct KernelRun {
 using gd_kernel::Simd;
 
 // The bookkeeping and the weight update of every example in turn, both by the version `simd`.
-KernelRun run(Simd simd, const std::vector<std::vector<Feature>>& examples, const std::vector<float>& g2s, int bits,
-              bool lanes = false) {
-  KernelRun out{std::vector<GdSlot>(size_t{1} << bits, GdSlot{0.0f, 0.0f, 0.0f, 0.0f}), GdKernelArgs{0.0f, 0.5f, 0}};
+KernelRun run(Simd simd, const std::vector<std::vector<Feature>>& examples, const std::vector<float>& g2s,
+              int bits, bool lanes = false) {
+  KernelRun out{std::vector<GdSlot>(size_t{1} << bits, GdSlot{0.0f, 0.0f, 0.0f, 0.0f}),
+                GdKernelArgs{0.0f, 0.5f, 0}};
   uint64_t capped = 0;
   float norm_sum = 0.0f, ppu_sum = 0.0f;
   for (size_t e = 0; e < examples.size(); ++e) {
@@ -54,8 +55,8 @@ void expect_same_bits(const KernelRun& scalar, const KernelRun& simd) {
     const GdSlot& a = scalar.slots[i];
     const GdSlot& b = simd.slots[i];
     if (std::memcmp(&a, &b, sizeof a) != 0) {
-      ADD_FAILURE() << "slot " << i << ": scalar (" << a.w << " " << a.g << " " << a.n << " " << a.r << ") simd ("
-                    << b.w << " " << b.g << " " << b.n << " " << b.r << ")";
+      ADD_FAILURE() << "slot " << i << ": scalar (" << a.w << " " << a.g << " " << a.n << " " << a.r
+                    << ") simd (" << b.w << " " << b.g << " " << b.n << " " << b.r << ")";
       break;
     }
   }
@@ -74,13 +75,17 @@ void hostile(bool special, std::vector<std::vector<Feature>>& examples, std::vec
     for (int k = 0; k < n; ++k) {
       float v = unit(rng);
       switch (rng() % 40) {
-        case 0: v = 1e-25f; break;                                   // square is subnormal
+        case 0: v = 1e-25f; break;  // square is subnormal
         case 1: v = -1e-30f; break;
         case 2: v = 0.0f; break;
-        case 3: v = 3e19f; break;                                    // g2 x^2 overflows
-        case 4: v *= 1e6f; break;                                    // N grows, w rescaled
-        case 5: if (special) v = std::numeric_limits<float>::quiet_NaN(); break;
-        case 6: if (special) v = -std::numeric_limits<float>::infinity(); break;
+        case 3: v = 3e19f; break;  // g2 x^2 overflows
+        case 4: v *= 1e6f; break;  // N grows, w rescaled
+        case 5:
+          if (special) v = std::numeric_limits<float>::quiet_NaN();
+          break;
+        case 6:
+          if (special) v = -std::numeric_limits<float>::infinity();
+          break;
         default: break;
       }
       fs.push_back(Feature{rng(), v});
@@ -133,7 +138,8 @@ TEST(GdKernel, VectorVersionsMatchScalarOnOrdinaryData) {
   std::vector<float> g2s;
   for (int e = 0; e < 2000; ++e) {
     std::vector<Feature> fs;
-    for (int k = 0; k < 101; ++k) fs.push_back(Feature{rng(), std::uniform_real_distribution<float>(0.0f, 0.5f)(rng)});
+    for (int k = 0; k < 101; ++k)
+      fs.push_back(Feature{rng(), std::uniform_real_distribution<float>(0.0f, 0.5f)(rng)});
     examples.push_back(std::move(fs));
     g2s.push_back(std::uniform_real_distribution<float>(1e-3f, 1.0f)(rng));
   }
@@ -169,9 +175,11 @@ TEST(GdKernel, LaneSumsFollowTheirDefinition) {
   GdKernelArgs r{0.75f, 0.5f, mask};
   float ln[8] = {0.0f}, lp[8] = {0.0f};
   const size_t m = fs.size() / 8 * 8;
-  for (size_t i = 0; i < m; ++i) gd_kernel::step<true, true, true>(ref[fs[i].index & mask], fs[i].value, r, ln[i % 8], lp[i % 8]);
+  for (size_t i = 0; i < m; ++i)
+    gd_kernel::step<true, true, true>(ref[fs[i].index & mask], fs[i].value, r, ln[i % 8], lp[i % 8]);
   float norm_x = gd_kernel::combine_lanes(ln), ppu = gd_kernel::combine_lanes(lp);
-  for (size_t i = m; i < fs.size(); ++i) gd_kernel::step<true, true, true>(ref[fs[i].index & mask], fs[i].value, r, norm_x, ppu);
+  for (size_t i = m; i < fs.size(); ++i)
+    gd_kernel::step<true, true, true>(ref[fs[i].index & mask], fs[i].value, r, norm_x, ppu);
 
   for (Simd simd : {Simd::kScalar, Simd::kSse2, Simd::kAvx2}) {
     std::vector<GdSlot> got = start;
@@ -187,7 +195,8 @@ TEST(GdKernel, LaneSumsFollowTheirDefinition) {
   EXPECT_NE(std::bit_cast<uint32_t>(e.ppu), std::bit_cast<uint32_t>(ppu));
   EXPECT_NEAR(e.ppu, ppu, 1e-5 * std::fabs(ppu));
   EXPECT_NEAR(e.norm_x, norm_x, 1e-5 * std::fabs(norm_x));
-  EXPECT_EQ(0, std::memcmp(exact.data(), ref.data(), ref.size() * sizeof(GdSlot)));  // the slots do not change
+  EXPECT_EQ(0,
+            std::memcmp(exact.data(), ref.data(), ref.size() * sizeof(GdSlot)));  // the slots do not change
 }
 
 #if defined(LEPUS_GD_X86)
@@ -200,7 +209,7 @@ TEST(GdKernel, FourWideRsqrtIsIntelRsqrtBitForBit) {
     alignas(16) uint32_t in[4];
     for (auto& b : in) {
       b = static_cast<uint32_t>(rng());
-      if (t % 4 != 0) b &= 0x7fffffffu;                                  // positive
+      if (t % 4 != 0) b &= 0x7fffffffu;                                     // positive
       if (t % 8 == 1) b = (b & 0x807fffffu) | ((1u + rng() % 254u) << 23);  // normal
     }
     if (t % 97 == 0) in[rng() % 4] = 0;
@@ -220,7 +229,8 @@ TEST(GdKernel, FourWideRsqrtIsIntelRsqrtBitForBit) {
 
 // rsqrt8 of eight lanes, out of a function compiled for AVX2 (the test file is not).
 LEPUS_AVX2 void rsqrt8_of(const uint32_t* in, uint32_t* out) {
-  _mm256_storeu_ps(reinterpret_cast<float*>(out), gd_kernel::rsqrt8(_mm256_loadu_ps(reinterpret_cast<const float*>(in))));
+  _mm256_storeu_ps(reinterpret_cast<float*>(out),
+                   gd_kernel::rsqrt8(_mm256_loadu_ps(reinterpret_cast<const float*>(in))));
 }
 
 TEST(GdKernel, EightWideRsqrtIsIntelRsqrtBitForBit) {

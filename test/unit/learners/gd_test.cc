@@ -9,10 +9,10 @@
 
 #include "core/feature_space.h"
 #include "formats/vw_text.h"
+#include "labeled_example.h"
 #include "lepus/errors.h"
 #include "lepus/hashing.h"
 #include "losses/losses.h"
-#include "labeled_example.h"
 
 namespace lepus {
 namespace {
@@ -81,8 +81,10 @@ TEST(Gd, DefaultRuleMatchesHandComputedOracle) {
     uint64_t slot;
     float w, g, n;
   };
-  const Want want[] = {{slot("a"), 0.0390992f, 5.5302f, 1},       {slot("b"), 0.172993f, 25.6231f, 2},
-                       {slot("c"), -0.0997739f, 13.6231f, 1},     {slot("d"), -0.226042f, 6.12079f, 1},
+  const Want want[] = {{slot("a"), 0.0390992f, 5.5302f, 1},
+                       {slot("b"), 0.172993f, 25.6231f, 2},
+                       {slot("c"), -0.0997739f, 13.6231f, 1},
+                       {slot("d"), -0.226042f, 6.12079f, 1},
                        {kConstantIndex & 0x3FFFF, 0.196379f, 19.7439f, 1}};
   for (const auto& x : want) {
     const auto& s = g.slots()[x.slot];
@@ -159,7 +161,6 @@ TEST(Gd, LoadedModelKeepsItsModeAndRegularization) {
     EXPECT_EQ(state(g), state(h)) << mode;
   }
 }
-
 
 // Long examples (1,024 features or more) sum their terms in eight lanes unless --vw_exact: the predictions move in
 // the last bits only; shorter examples are VW's order either way, to the bit.

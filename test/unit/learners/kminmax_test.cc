@@ -34,7 +34,8 @@ Example vec(const std::vector<double>& x, double y) {
   return ex;
 }
 
-KernelMinmaxOptions options(bool laser, kernels::KernelKind kind, double b, double c = 0.0, uint64_t budget = 0) {
+KernelMinmaxOptions options(bool laser, kernels::KernelKind kind, double b, double c = 0.0,
+                            uint64_t budget = 0) {
   KernelMinmaxOptions o;
   o.rule = &minmax_rule(laser ? "laser" : "wemm");
   o.kernel.kind = kind;
@@ -50,7 +51,8 @@ KernelMinmaxOptions options(bool laser, kernels::KernelKind kind, double b, doub
 TEST(KernelMinmax, KwemmGaussianRounds) {
   KernelMinmaxLearner l(options(false, kernels::KernelKind::kRbf, 2.0), 4);
   const double x[] = {0, 1, 0.5}, y[] = {1, 2, -1};
-  const double yhat[] = {0, 0.303265, 0.962881}, m[] = {0.5, 0.408030, 0.210785}, loss[] = {1, 3.878909, 7.731810};
+  const double yhat[] = {0, 0.303265, 0.962881}, m[] = {0.5, 0.408030, 0.210785},
+               loss[] = {1, 3.878909, 7.731810};
   double total = 0.0;
   for (int t = 0; t < 3; ++t) {
     const double p = l.learn(point1(x[t], y[t])).value;
@@ -149,7 +151,8 @@ TEST(KernelMinmax, BudgetSpanningTheDataIsExact) {
   for (const bool laser : {false, true}) {
     SCOPED_TRACE(laser ? "klaser" : "kwemm");
     KernelMinmaxLearner exact(options(laser, kernels::KernelKind::kLinear, laser ? 0.5 : 4.0, 20.0), 6);
-    KernelMinmaxLearner budget(options(laser, kernels::KernelKind::kLinear, laser ? 0.5 : 4.0, 20.0, 3), 6, 1);
+    KernelMinmaxLearner budget(options(laser, kernels::KernelKind::kLinear, laser ? 0.5 : 4.0, 20.0, 3), 6,
+                               1);
     std::mt19937_64 rng(4);
     std::normal_distribution<double> g(0.0, 1.0);
     // The first three examples are the axes: KORS keeps a point orthogonal to the dictionary with probability 1

@@ -220,7 +220,8 @@ TEST(Kons, LogDetIdentity) {
   double sum = 0.0;
   for (int t = 0; t < 12; ++t) {
     const Eigen::Vector2d x(g(rng), g(rng));
-    l.learn(example({{0, static_cast<float>(x(0))}, {1, static_cast<float>(x(1))}}, static_cast<float>(uy(rng))));
+    l.learn(
+        example({{0, static_cast<float>(x(0))}, {1, static_cast<float>(x(1))}}, static_cast<float>(uy(rng))));
     const auto& r = l.last_round();
     sum += std::log1p(r.gamma * r.tau);
     pts.emplace_back(static_cast<float>(x(0)), static_cast<float>(x(1)));
@@ -232,7 +233,8 @@ TEST(Kons, LogDetIdentity) {
     for (int j = 0; j < n; ++j)
       m(i, j) = std::sqrt(gammas[i] * gammas[j]) * std::exp(-(pts[i] - pts[j]).squaredNorm() / 2.0) / o.alpha;
   m += Eigen::MatrixXd::Identity(n, n);
-  const double logdet = 2.0 * Eigen::LLT<Eigen::MatrixXd>(m).matrixL().toDenseMatrix().diagonal().array().log().sum();
+  const double logdet =
+      2.0 * Eigen::LLT<Eigen::MatrixXd>(m).matrixL().toDenseMatrix().diagonal().array().log().sum();
   EXPECT_NEAR(sum, logdet, 1e-10 * std::max(1.0, logdet));
   EXPECT_GT(sum, 1.0);
 }
@@ -303,9 +305,11 @@ TEST(Kons, BudgetSpanningTheDataIsExact) {
   KonsLearner budget(o, *loss, 6, 2);
   std::mt19937_64 rng(8);
   std::normal_distribution<double> g(0.0, 1.0);
-  std::vector<Example> data = {example({{0, 1.0f}}, 0.3f), example({{1, 1.0f}}, -0.2f), example({{2, 1.0f}}, 0.5f)};
+  std::vector<Example> data = {example({{0, 1.0f}}, 0.3f), example({{1, 1.0f}}, -0.2f),
+                               example({{2, 1.0f}}, 0.5f)};
   for (int t = 0; t < 60; ++t)
-    data.push_back(example({{0, static_cast<float>(0.6 * g(rng))}, {1, static_cast<float>(0.6 * g(rng))},
+    data.push_back(example({{0, static_cast<float>(0.6 * g(rng))},
+                            {1, static_cast<float>(0.6 * g(rng))},
                             {2, static_cast<float>(0.6 * g(rng))}},
                            static_cast<float>(g(rng))));
   for (size_t t = 0; t < data.size(); ++t) {

@@ -54,7 +54,8 @@ std::vector<Example> sequence(int dataset, uint64_t seed) {
     for (int j = 0; j < 20; ++j) y += x[j] * u[j];
     if (dataset >= 3) y += std::sqrt(0.05) * n01(rng);
     Example ex;
-    for (int j = 0; j < 20; ++j) ex.features.push_back(Feature{static_cast<uint64_t>(j), static_cast<float>(x[j])});
+    for (int j = 0; j < 20; ++j)
+      ex.features.push_back(Feature{static_cast<uint64_t>(j), static_cast<float>(x[j])});
     ex.num_linear = 20;
     ex.label = static_cast<float>(y);
     ex.labeled = true;

@@ -72,7 +72,8 @@ OptionValues mix_options(const std::string& members, double share) {
   return o;
 }
 
-std::unique_ptr<MixLearner> make_mix(const std::string& members, double share, const Loss& loss, int bits = 18) {
+std::unique_ptr<MixLearner> make_mix(const std::string& members, double share, const Loss& loss,
+                                     int bits = 18) {
   const OptionValues o = mix_options(members, share);
   return std::make_unique<MixLearner>(members, share, LearnerContext{o, loss, bits});
 }
@@ -233,7 +234,8 @@ std::vector<Example> switching_stream(size_t n) {
     const double a = g(rng), b = g(rng);
     double s = 2.0 * a - b;
     if (i >= n / 2) s = -s;
-    lines.push_back(std::string(s > 0 ? "1" : "-1") + " |x a:" + std::to_string(a) + " b:" + std::to_string(b));
+    lines.push_back(std::string(s > 0 ? "1" : "-1") + " |x a:" + std::to_string(a) +
+                    " b:" + std::to_string(b));
   }
   return parse(lines);
 }
@@ -330,7 +332,8 @@ TEST(Mix, AMemberPastItsCapRetiresAndTheRunGoesOn) {
   std::vector<std::string> lines;
   for (int i = 0; i < 40; ++i) {
     std::string l = i % 2 ? "1 |a" : "-1 |a";
-    for (int j = 0; j < 10; ++j) l += " f" + std::to_string(i * 10 + j) + ":" + std::to_string(0.1 * (1 + j % 7));
+    for (int j = 0; j < 10; ++j)
+      l += " f" + std::to_string(i * 10 + j) + ":" + std::to_string(0.1 * (1 + j % 7));
     lines.push_back(l);
   }
   const auto data = parse(lines);

@@ -40,7 +40,8 @@ std::vector<Example> stream(size_t n, bool cost_sensitive) {
     Example ex = testing::example(f, 0.0f, i % 5 == 2 ? 2.0f : 1.0f);
     if (cost_sensitive) {
       ex.label_kind = LabelKind::kCostSensitive;
-      for (uint32_t c = 1; c <= kClasses; ++c) ex.classes.push_back({c, c == klass ? 0.0f : 1.0f + 0.25f * c});
+      for (uint32_t c = 1; c <= kClasses; ++c)
+        ex.classes.push_back({c, c == klass ? 0.0f : 1.0f + 0.25f * c});
       ex.weight = 1.0f;
     } else {
       ex.label_kind = LabelKind::kMulticlass;
@@ -155,8 +156,9 @@ void Reduction::weight_zero_and_unlabeled_teach_nothing() {
 // or on the costs (csoaa), and the prediction is the first best of them.
 void Reduction::instances_are_independent_problems() {
   auto l = make_own();
-  if (l->shared()) return;         // one table for every class: checked against VW (e2e)
-  if (l->points_shared()) return;  // one learner for the K problems: test/unit/learners/kernel_classes_test.cc
+  if (l->shared()) return;  // one table for every class: checked against VW (e2e)
+  if (l->points_shared())
+    return;  // one learner for the K problems: test/unit/learners/kernel_classes_test.cc
   std::vector<std::unique_ptr<Learner>> own;
   for (uint32_t c = 0; c < kClasses; ++c) own.push_back(base());
   for (const Example& x : data(120)) {
@@ -234,7 +236,9 @@ TEST(Reduction, IndexingFollowsTheLabelsSeen) {
   auto make = [&] {
     MulticlassOptions o;
     o.classes = 3;
-    return MulticlassLearner(o, [&] { return find_learner("sgd")->make(LearnerContext{opts, *loss, 10, false}); });
+    return MulticlassLearner(o, [&] {
+      return find_learner("sgd")->make(LearnerContext{opts, *loss, 10, false});
+    });
   };
   auto labeled = [](uint32_t klass) {
     Example x = testing::example({{1, 1.0}, {2, 0.5}}, 0.0f);

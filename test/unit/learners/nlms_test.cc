@@ -84,7 +84,8 @@ TEST(Nlms, ImportanceWeightIsRepetitionWhenEpsIsZero) {
 TEST(Nlms, DefaultEpsIsEstimatedOnlineAndSaved) {
   NlmsLearner l(opts(1.0, std::nullopt), 6);
   for (const Example& ex : s3()) l.learn(ex);
-  EXPECT_NEAR(l.epsilon(), 1e-6 * (1.0 + 1.0 + 1.0) / 3.0, 1e-12);  // (0.6f, 0.8f) has norm 1 to float precision
+  EXPECT_NEAR(l.epsilon(), 1e-6 * (1.0 + 1.0 + 1.0) / 3.0,
+              1e-12);  // (0.6f, 0.8f) has norm 1 to float precision
   ModelWriter w;
   l.save(w);
   NlmsLearner m(opts(1.0, 5.0), 6);

@@ -47,15 +47,20 @@ TEST_P(RegistryNumerics, ExtremeValuesStayFinite) {
   FeatureSpace space(FeatureSpaceOptions{});
   Quiet q;
   Example ex;
-  const char* lines[] = {"1 |f a:1e30 b:1e-30 c:1",        "-1 |f a:1e-30 b:1e30 d:1e30",
-                         "1 |f a:3e38 e:-3e38",            "-1 |f a:1e-38 b:-1e-38 c:1e-45",
-                         "1 1000 |f a:1e30 z:1e-30",       "-1 0.001 |f a:1e-30",
-                         "1e30 |f a:1",                    "-1e30 |f a:1e30 b",
+  const char* lines[] = {"1 |f a:1e30 b:1e-30 c:1",
+                         "-1 |f a:1e-30 b:1e30 d:1e30",
+                         "1 |f a:3e38 e:-3e38",
+                         "-1 |f a:1e-38 b:-1e-38 c:1e-45",
+                         "1 1000 |f a:1e30 z:1e-30",
+                         "-1 0.001 |f a:1e-30",
+                         "1e30 |f a:1",
+                         "-1e30 |f a:1e30 b",
                          "1 |f a:1e15 b:1e15 c:1e15 d:1e15"};
   // 200 rounds of the nine lines, or as many as the learner's cap allows (an exact kernel learner's cost grows with
   // every example: O(t^2) per round).
   const uint64_t per_round = std::size(lines);
-  const uint64_t rounds = row->numerics_test_cap > 0 ? std::min<uint64_t>(200, row->numerics_test_cap / per_round) : 200;
+  const uint64_t rounds =
+      row->numerics_test_cap > 0 ? std::min<uint64_t>(200, row->numerics_test_cap / per_round) : 200;
   for (uint64_t round = 0; round < rounds; ++round) {
     for (const char* line : lines) {
       parse_vw_line(line, ParseOptions{}, ex, q);

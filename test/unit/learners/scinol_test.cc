@@ -7,9 +7,9 @@
 // (conformance_test.cc), in every --scinol_d mode.
 #include "learners/scinol.h"
 
-#include "long_run.h"
 #include <gtest/gtest.h>
 #include <zlib.h>
+#include "long_run.h"
 
 #include <cfloat>
 #include <chrono>

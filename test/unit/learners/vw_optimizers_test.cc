@@ -21,7 +21,8 @@ using F = VwOptimizerLearner::Field;
 // Slots of t3's features (no collisions): a, b, c, d, and the constant k, last among the linear features as in VW.
 constexpr uint64_t kA = 1, kB = 2, kC = 3, kD = 4, kK = 5;
 
-Example example(std::vector<std::pair<uint64_t, float>> f, float y, float weight = 1.0f, float initial = 0.0f) {
+Example example(std::vector<std::pair<uint64_t, float>> f, float y, float weight = 1.0f,
+                float initial = 0.0f) {
   Example ex;
   for (const auto& [i, v] : f) ex.features.push_back(Feature{i, v});
   ex.num_linear = static_cast<uint32_t>(ex.features.size());
@@ -158,12 +159,21 @@ TEST_P(VwOptimizersT3, MatchesVw) {
 INSTANTIATE_TEST_SUITE_P(
     Vw, VwOptimizersT3,
     ::testing::Values(
-        T3Case{VwOptimizer::kFtrl, {0, 0.25, 0.0895943}, {0, 0.25, 0.0895943}, {0, 0.25, 0.0895943},
+        T3Case{VwOptimizer::kFtrl,
+               {0, 0.25, 0.0895943},
+               {0, 0.25, 0.0895943},
+               {0, 0.25, 0.0895943},
                {1.136859, 0.080540, 0.735389}},
-        T3Case{VwOptimizer::kPistol, {0, 0.192139, -0.0494929}, {0, 0.192139, -0.0494929}, {0, 0.192139, -0.0494929},
+        T3Case{VwOptimizer::kPistol,
+               {0, 0.192139, -0.0494929},
+               {0, 0.192139, -0.0494929},
+               {0, 0.192139, -0.0494929},
                {0.425361, 0.052071, -0.049493}},
         // coin prints the XT prediction made before learning; it learns from the betting sum / avg.
-        T3Case{VwOptimizer::kCoin, {0, 0, 0.426667}, {0, 0.64, -0.331626}, {0, 0.64, -0.331626},
+        T3Case{VwOptimizer::kCoin,
+               {0, 0, 0.426667},
+               {0, 0.64, -0.331626},
+               {0, 0.64, -0.331626},
                {1.128064, 0.146647, -0.258707}}),
     [](const auto& info) {
       return std::string(info.param.mode == VwOptimizer::kFtrl     ? "ftrl"

@@ -34,7 +34,8 @@ TEST(LogisticLoss, ValuesGradientsAndBestConstant) {
   EXPECT_NEAR(l.squared_gradient(0.0f, -1.0f), 0.25, 1e-7);
   EXPECT_NEAR(l.unsafe_update(0.0f, 1.0f, 1.0f), 0.5, 1e-7);
   // A 0 label is the half/half mixture of the two classes, not a class.
-  EXPECT_NEAR(l.loss(0.3f, 0.0f, kWide), 0.5 * (std::log1p(std::exp(-0.3)) + std::log1p(std::exp(0.3))), 1e-6);
+  EXPECT_NEAR(l.loss(0.3f, 0.0f, kWide), 0.5 * (std::log1p(std::exp(-0.3)) + std::log1p(std::exp(0.3))),
+              1e-6);
   // rcv1_small summary: 541 negatives, 459 positives -> log(459/541) = -0.164369, loss 0.689781.
   BestConstantInput in;
   in.have_l1 = in.have_l2 = true;
@@ -115,14 +116,16 @@ TEST(LossDerivatives, MatchFiniteDifferencesAndStayWithinTheBound) {
     for (float y : c.labels) {
       for (float p = -6.0f; p <= 6.0f; p += 0.37f) {
         const float h = 1e-2f;
-        const double num1 = (static_cast<double>(c.loss->loss(p + h, y, range)) - c.loss->loss(p - h, y, range)) /
-                            (2.0 * h);
+        const double num1 =
+            (static_cast<double>(c.loss->loss(p + h, y, range)) - c.loss->loss(p - h, y, range)) / (2.0 * h);
         const bool kink = (c.loss->name() == "hinge" && std::fabs(y * p - 1.0f) < 2 * h) ||
                           (c.loss->name() == "quantile" && std::fabs(y - p) < 2 * h);
         if (kink) continue;
-        EXPECT_NEAR(c.loss->first_derivative(p, y, range), num1, 2e-3) << c.loss->name() << " p=" << p << " y=" << y;
-        const double num2 = (c.loss->first_derivative(p + h, y, range) - c.loss->first_derivative(p - h, y, range)) /
-                            (2.0 * h);
+        EXPECT_NEAR(c.loss->first_derivative(p, y, range), num1, 2e-3)
+            << c.loss->name() << " p=" << p << " y=" << y;
+        const double num2 =
+            (c.loss->first_derivative(p + h, y, range) - c.loss->first_derivative(p - h, y, range)) /
+            (2.0 * h);
         const double d2 = c.loss->second_derivative(p, y, range);
         EXPECT_NEAR(d2, num2, 2e-3) << c.loss->name() << " p=" << p << " y=" << y;
         EXPECT_GE(d2, 0.0);  // convex

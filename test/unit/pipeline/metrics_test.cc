@@ -46,7 +46,7 @@ TEST(Metrics, LogLossAndCalibrationFromProbabilities) {
   // Bins: |0.9 - 1| + |0.8 - 0| + |2 * 0.15 - 0| + |0.05 - 1|, over the weight 5.
   EXPECT_NEAR(f.at("calibration error"), (0.1 + 0.8 + 0.3 + 0.95) / 5.0, 1e-6);
   EXPECT_NEAR(f.at("accuracy"), 3.0 / 5.0, 1e-12);  // p > 0.5 says 1
-  EXPECT_NEAR(f.at("auc"), 0.5, 1e-12);              // positives at 2.2 and -2.9; negatives at 1.4 and -1.7 (w 2)
+  EXPECT_NEAR(f.at("auc"), 0.5, 1e-12);  // positives at 2.2 and -2.9; negatives at 1.4 and -1.7 (w 2)
 }
 
 TEST(Metrics, RegressionLabelsGiveRmseAndMae) {

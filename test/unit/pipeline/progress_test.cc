@@ -70,8 +70,8 @@ TEST(ProgressLog, GridIsTwentyPointsADecade) {
   std::vector<uint64_t> due;
   for (uint64_t n = 1; n <= 1000000; ++n)
     if (grid.due(n)) due.push_back(n);
-  const std::vector<uint64_t> first = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 13, 14, 16, 18, 20, 22, 25, 28, 32, 35, 40,
-                                       45, 50, 56, 63, 71, 79, 89, 100, 112};
+  const std::vector<uint64_t> first = {1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11, 13, 14, 16,  18, 20,
+                                       22, 25, 28, 32, 35, 40, 45, 50, 56, 63, 71, 79, 89, 100, 112};
   ASSERT_GE(due.size(), first.size());
   EXPECT_EQ(std::vector<uint64_t>(due.begin(), due.begin() + first.size()), first);
   for (uint64_t decade = 10; decade < 1000000; decade *= 10) {
@@ -83,7 +83,8 @@ TEST(ProgressLog, GridIsTwentyPointsADecade) {
   for (uint64_t n : due) {  // every point is a rounded power 10^(k/20)
     const double k = 20.0 * std::log10(static_cast<double>(n));
     bool on_grid = false;
-    for (double j : {std::floor(k), std::ceil(k)}) on_grid |= std::llround(std::pow(10.0, j / 20.0)) == static_cast<long long>(n);
+    for (double j : {std::floor(k), std::ceil(k)})
+      on_grid |= std::llround(std::pow(10.0, j / 20.0)) == static_cast<long long>(n);
     EXPECT_TRUE(on_grid) << n;
   }
 }

@@ -133,11 +133,14 @@ TEST(SketchMatrix, PlainSketchIsLambdaPlusBTB) {
   Eigen::MatrixXd b = Eigen::MatrixXd::Zero(8, pool.size());
   const FrequentDirections& fd = m.sketch();
   for (size_t p = 0; p < fd.columns(); ++p)
-    for (uint32_t r = 0; r < fd.rows(); ++r) b(r, pool.position.at(fd.index().slot(static_cast<uint32_t>(p)))) = fd.value(r, static_cast<uint32_t>(p));
+    for (uint32_t r = 0; r < fd.rows(); ++r)
+      b(r, pool.position.at(fd.index().slot(static_cast<uint32_t>(p)))) =
+          fd.value(r, static_cast<uint32_t>(p));
   Reference plain(pool.size(), 0.5);
   plain.a += b.transpose() * b;
   EXPECT_LT(max_error(m, plain, pool, queries(pool, 14)), 1e-8);
-  for (const Vec& q : queries(pool, 15)) EXPECT_GE(m.quad(q), ref.quad(q, pool) * (1 - 1e-9));  // A_sketch ⪯ A
+  for (const Vec& q : queries(pool, 15))
+    EXPECT_GE(m.quad(q), ref.quad(q, pool) * (1 - 1e-9));  // A_sketch ⪯ A
 }
 
 }  // namespace

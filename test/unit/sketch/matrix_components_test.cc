@@ -41,7 +41,8 @@ size_t tracked_bytes(const Matrix& m) {
   ModelWriter w;
   m.tracked().save(w);
   size_t n = w.bytes().size();
-  if (const auto* s = dynamic_cast<const SketchMatrix*>(&m); s && m.tracked().enabled()) n += 8 * s->sketch().rows();
+  if (const auto* s = dynamic_cast<const SketchMatrix*>(&m); s && m.tracked().enabled())
+    n += 8 * s->sketch().rows();
   return n;
 }
 
@@ -200,7 +201,7 @@ TEST_P(MatrixComponents, DamagedStateIsRefused) {
      // fraction of the shrinkage added back) made NaN or 0
     const size_t at = bytes[0] == static_cast<uint8_t>(MatrixKind::kFull)   ? 13
                       : bytes[0] == static_cast<uint8_t>(MatrixKind::kDiag) ? 17
-                                                                             : 21;
+                                                                            : 21;
     for (const double v : {std::nan(""), 0.0, 2.0}) {
       auto b = bytes;
       std::memcpy(&b[at], &v, 8);
@@ -244,15 +245,9 @@ TEST_P(MatrixComponents, ForeignShapeIsRefused) {
   EXPECT_THROW(load_bytes(*other_lambda, bytes), ModelFormatError);
   std::unique_ptr<Matrix> other_shape;
   switch (m->kind()) {
-    case MatrixKind::kFull:
-      other_shape = std::make_unique<FullMatrix>(0.6, 3);
-      break;  // fewer than held
-    case MatrixKind::kDiag:
-      other_shape = std::make_unique<DiagMatrix>(0.6, 11);
-      break;
-    case MatrixKind::kSketch:
-      other_shape = std::make_unique<SketchMatrix>(0.6, 9);
-      break;
+    case MatrixKind::kFull: other_shape = std::make_unique<FullMatrix>(0.6, 3); break;  // fewer than held
+    case MatrixKind::kDiag: other_shape = std::make_unique<DiagMatrix>(0.6, 11); break;
+    case MatrixKind::kSketch: other_shape = std::make_unique<SketchMatrix>(0.6, 9); break;
   }
   EXPECT_THROW(load_bytes(*other_shape, bytes), ModelFormatError);
   for (const MatrixKind k : {MatrixKind::kFull, MatrixKind::kDiag, MatrixKind::kSketch}) {
@@ -332,16 +327,25 @@ INSTANTIATE_TEST_SUITE_P(
              8,
              1e-6,
              {37, 41, 45, 57}},
-        Case{"full_tracked", [](double l) { return std::make_unique<FullMatrix>(l, 4096, 12); }, false, 30, 1e-9,
-             {29}},
-        Case{"diag_tracked", [](double l) { return std::make_unique<DiagMatrix>(l, 12, true); }, true, 30, 1e-9,
-             {33}},
-        Case{"sketch_tracked",
-             [](double l) { return std::make_unique<SketchMatrix>(l, 8, SketchMatrix::kDefaultCap, 1.0, 12); },
+        Case{"full_tracked",
+             [](double l) { return std::make_unique<FullMatrix>(l, 4096, 12); },
              false,
-             8,
-             1e-6,
-             {37, 41, 45, 57}}),
+             30,
+             1e-9,
+             {29}},
+        Case{"diag_tracked",
+             [](double l) { return std::make_unique<DiagMatrix>(l, 12, true); },
+             true,
+             30,
+             1e-9,
+             {33}},
+        Case{
+            "sketch_tracked",
+            [](double l) { return std::make_unique<SketchMatrix>(l, 8, SketchMatrix::kDefaultCap, 1.0, 12); },
+            false,
+            8,
+            1e-6,
+            {37, 41, 45, 57}}),
     [](const ::testing::TestParamInfo<Case>& info) { return info.param.name; });
 
 }  // namespace

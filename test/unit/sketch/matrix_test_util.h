@@ -49,7 +49,8 @@ inline Vec random_vector(std::mt19937_64& rng, const Pool& pool, int first, int 
 struct Reference {
   Eigen::MatrixXd a;
   Eigen::VectorXd b;  // the tracked vector (stays 0 for a component that does not keep it)
-  Reference(int d, double lambda) : a(lambda * Eigen::MatrixXd::Identity(d, d)), b(Eigen::VectorXd::Zero(d)) {}
+  Reference(int d, double lambda)
+      : a(lambda * Eigen::MatrixXd::Identity(d, d)), b(Eigen::VectorXd::Zero(d)) {}
   void add_b(const Vec& x, double beta, const Pool& pool) { b += beta * dense(x, pool); }
   double cross(const Vec& x, const Pool& pool) const { return solve(x, pool).dot(b); }
   Eigen::VectorXd dense(const Vec& x, const Pool& pool) const {
