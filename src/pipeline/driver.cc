@@ -6,18 +6,12 @@
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
-#include <condition_variable>
 #include <cstdio>
 #include <cstring>
-#include <deque>
-#include <exception>
 #include <memory>
-#include <mutex>
 #include <thread>
 
-#include <tbb/concurrent_queue.h>
 #include <tbb/global_control.h>
-#include <tbb/parallel_pipeline.h>
 
 #include "formats/csv.h"
 #include "formats/libsvm.h"
@@ -26,6 +20,7 @@
 #include "io/example_cache.h"
 #include "lepus/errors.h"
 #include "pipeline/metrics.h"
+#include "pipeline/pass_runner.h"
 
 namespace lepus {
 
@@ -350,6 +345,7 @@ Driver::Driver(const DriverOptions& options, Learner& learner, FeatureSpace& spa
       space_(space),
       loss_(loss),
       log_(log),
+      table_(log, options.progress, options.progress_additive),
       logistic_(loss.name() == "logistic") {
   if (opt_.data.empty()) names_.push_back(opt_.no_input ? "no input" : "stdin");
   for (const auto& d : opt_.data) {
@@ -394,7 +390,6 @@ Driver::Driver(const DriverOptions& options, Learner& learner, FeatureSpace& spa
   pred_out_ = std::make_unique<PredictionFile>(opt_.predictions);
   raw_out_ = std::make_unique<PredictionFile>(opt_.raw_predictions);
   if (!opt_.progress_log.empty()) progress_log_ = std::make_unique<ProgressLog>(opt_.progress_log);
-  next_row_ = opt_.progress_additive ? opt_.progress : 1.0;
 }
 
 Driver::~Driver() = default;
@@ -602,29 +597,16 @@ Driver::RankSums Driver::sync(const RunStats& st, const PassState& ps, bool ende
   learner_.merge(*opt_.ranks);
   const RankSums r{v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9]};
   const double weight_seen = r.weighted_labeled + r.weighted_unlabeled;
-  if (shared_table() && log_ && weight_seen >= next_row_ && opt_.audit.audit_regressor.empty()) {
+  if (shared_table() && table_.due(weight_seen) && opt_.audit.audit_regressor.empty()) {
     // The table's row over every rank's examples; its label, prediction and features are rank 0's last example.
     ProgressRow row = last_row_;
     row.example_counter = static_cast<uint64_t>(r.examples);
     row.example_weight = weight_seen;
     const LossSum progressive{r.sum_loss, r.weighted_labeled};
-    table_row_out(row, ps.holdout_mode ? LossSum{r.holdout_loss_total, r.holdout_weight_total} : progressive,
-                  progressive, ps.holdout_mode);
+    table_.print(row, ps.holdout_mode ? LossSum{r.holdout_loss_total, r.holdout_weight_total} : progressive,
+                 progressive, ps.holdout_mode);
   }
   return r;
-}
-
-// Prints a table row: it reports `now` and, since the last row, what `now` added; `progressive` is the progressive
-// sum the next row's since-last starts from (VW's holdout since-last sums restart only at holdout rows). The next
-// row is due at the example weight times -P (plus -P, with additive progress).
-void Driver::table_row_out(ProgressRow& row, const LossSum& now, const LossSum& progressive,
-                           bool holdout_mode) {
-  set_losses(row, now, holdout_mode ? table_last_holdout_ : table_last_);
-  *log_ << progress_row(row);
-  table_last_ = progressive;
-  if (holdout_mode) table_last_holdout_ = now;
-  next_row_ =
-      opt_.progress_additive ? row.example_weight + opt_.progress : row.example_weight * opt_.progress;
 }
 
 void Driver::flush_warmup(RunStats& st, PassState& ps) {
@@ -786,8 +768,8 @@ void Driver::finish(const Example& ex, const Example& work, bool holdout, RunSta
 
   const double weight_seen = st.weighted_labeled + st.weighted_unlabeled;
   // --audit_regressor prints its own table instead; with several ranks the rows come at synchronisations (sync).
-  const bool shared = shared_table() && log_;
-  const bool table_row = log_ && !shared && weight_seen >= next_row_ && opt_.audit.audit_regressor.empty();
+  const bool shared = shared_table() && table_.on();
+  const bool table_row = !shared && table_.due(weight_seen) && opt_.audit.audit_regressor.empty();
   if (!table_row && !progress_log_ && !shared) return;
   ProgressRow row;  // this example's entries; the table and the log each fill in their own since-last
   row.example_counter = st.examples;
@@ -808,7 +790,7 @@ void Driver::finish(const Example& ex, const Example& work, bool holdout, RunSta
     return;
   }
   const LossSum now = reported_losses(st, ps.holdout_mode);
-  if (table_row) table_row_out(row, now, {st.sum_loss, st.weighted_labeled}, ps.holdout_mode);
+  if (table_row) table_.print(row, now, {st.sum_loss, st.weighted_labeled}, ps.holdout_mode);
   if (progress_log_) progress_log_->example(std::move(row), now);
 }
 
@@ -831,116 +813,35 @@ void Driver::run_pass(BlockSource& source, bool records, RunStats& st, PassState
   // so parsed batches would queue for it and only hold memory (~0.3 MB each there): one of slack is enough,
   // where plain runs keep 2 × threads + 2 (click logs -q ua -q sc, parsing-bound, are as fast with either).
   const size_t tokens = static_cast<size_t>(space_.adds_features() ? threads + 2 : 2 * threads + 2);
-  std::vector<std::unique_ptr<Batch>> pool;
-  tbb::concurrent_bounded_queue<Batch*> free;
   const bool header = !records && opt_.format == InputFormat::kCsv && opt_.csv.header;
-  for (size_t i = 0; i < tokens; ++i) {
-    pool.push_back(std::make_unique<Batch>());
-    free.push(pool.back().get());
-  }
   // --distributed over one stream (no {rank} in the data names): this rank's share of the blocks.
   const bool striped = !records && opt_.ranks != nullptr && opt_.ranks->size() > 1 && opt_.stripe_blocks;
   const uint64_t ranks = opt_.ranks ? static_cast<uint64_t>(opt_.ranks->size()) : 1;
   const uint64_t rank = opt_.ranks ? static_cast<uint64_t>(opt_.ranks->rank()) : 0;
   uint64_t block_index = 0;
-  // The examples are learned on one thread of their own, fed in order (learns_apart()).
-  const bool own_thread = threads > 1 && learns_apart();
-  std::mutex ready_mutex;
-  std::condition_variable ready_signal;
-  std::deque<Batch*> ready;  // parsed batches in input order; nullptr: the end
-  auto hand_over = [&](Batch* b) {
-    {
-      const std::lock_guard<std::mutex> lock(ready_mutex);
-      ready.push_back(b);
+  auto read = [&](Batch& b) {
+    b.lines_before = 0;
+    bool more = source.next(b.bytes);
+    // --distributed over one stream: rank r of N learns blocks r, r + N, ...; the others' lines still count, so
+    // line numbers stay the file's.
+    while (more && striped && block_index++ % ranks != rank) {
+      b.lines_before += count_lines(b.bytes.data(), b.bytes.size());
+      more = source.next(b.bytes);
     }
-    ready_signal.notify_one();
+    if (!more || records) return more;
+    const auto& text = static_cast<const TextSource&>(source);
+    b.file = text.file();
+    b.skip_first_line = header && text.starts_file();
+    if (b.skip_first_line && text.file() > 0 && text.line_of(b.bytes) != header_)
+      throw ParseError(
+          names_[text.file()], 1,
+          "this table's header differs from " + names_[0] + "'s; every data file must have the same columns");
+    return true;
   };
-  std::exception_ptr failure;
-  std::thread learner;
-  if (own_thread) {
-    learner = std::thread([&] {
-      for (;;) {
-        Batch* b = nullptr;
-        {
-          std::unique_lock<std::mutex> lock(ready_mutex);
-          ready_signal.wait(lock, [&] { return !ready.empty(); });
-          b = ready.front();
-          ready.pop_front();
-        }
-        if (b == nullptr) return;
-        if (!failure && !stop_) {
-          try {
-            consume_batch(*b, st, ps);
-          } catch (...) {
-            failure = std::current_exception();
-            stop_ = true;
-          }
-        }
-        free.push(b);
-      }
-    });
-  }
-  try {
-    tbb::parallel_pipeline(
-        tokens, tbb::make_filter<void, Batch*>(
-                    tbb::filter_mode::serial_in_order,
-                    [&](tbb::flow_control& fc) -> Batch* {
-                      Batch* b = nullptr;
-                      if (stop_) {
-                        fc.stop();
-                        return nullptr;
-                      }
-                      free.pop(b);  // one is free or will be: the learner returns them
-                      b->lines_before = 0;
-                      bool more = !stop_ && source.next(b->bytes);
-                      // --distributed over one stream: rank r of N learns blocks r, r + N,
-                      // ...; the others' lines still count, so line numbers stay the file's.
-                      while (more && striped && block_index++ % ranks != rank) {
-                        b->lines_before += count_lines(b->bytes.data(), b->bytes.size());
-                        more = source.next(b->bytes);
-                      }
-                      if (!more) {
-                        free.push(b);
-                        fc.stop();
-                        return nullptr;
-                      }
-                      if (!records) {
-                        const auto& text = static_cast<const TextSource&>(source);
-                        b->file = text.file();
-                        b->skip_first_line = header && text.starts_file();
-                        if (b->skip_first_line && text.file() > 0 && text.line_of(b->bytes) != header_)
-                          throw ParseError(names_[text.file()], 1,
-                                           "this table's header differs from " + names_[0] +
-                                               "'s; every data file must have the same columns");
-                      }
-                      return b;
-                    }) &
-                    tbb::make_filter<Batch*, Batch*>(tbb::filter_mode::parallel,
-                                                     [&](Batch* b) {
-                                                       parse_batch(*b, records);
-                                                       return b;
-                                                     }) &
-                    tbb::make_filter<Batch*, void>(tbb::filter_mode::serial_in_order, [&](Batch* b) {
-                      if (own_thread) {
-                        hand_over(b);
-                        return;
-                      }
-                      consume_batch(*b, st, ps);
-                      free.push(b);
-                    }));
-  } catch (...) {
-    if (own_thread) {
-      stop_ = true;
-      hand_over(nullptr);
-      learner.join();
-    }
-    throw;
-  }
-  if (own_thread) {
-    hand_over(nullptr);
-    learner.join();
-    if (failure) std::rethrow_exception(failure);
-  }
+  // The examples are learned on one thread of their own, fed in order (learns_apart()).
+  run_pass_stages<Batch>(
+      tokens, threads > 1 && learns_apart(), stop_, read, [&](Batch& b) { parse_batch(b, records); },
+      [&](Batch& b) { consume_batch(b, st, ps); });
   if (!warm_.empty()) flush_warmup(st, ps);  // a stream shorter than the warm-up
 }
 
@@ -957,7 +858,7 @@ RunStats Driver::run(const std::function<void()>& save_model, const std::functio
   tbb::global_control parallelism(tbb::global_control::max_allowed_parallelism, static_cast<size_t>(parsers));
   RunStats st;
   st.holdout_on = (opt_.passes > 1 || opt_.holdout_after > 0) && !opt_.holdout_off && !opt_.test_only;
-  if (log_ && opt_.audit.audit_regressor.empty()) *log_ << progress_header();
+  if (opt_.audit.audit_regressor.empty()) table_.header();
   float best = FLT_MAX;
   int misses = 0;
   bool saved_best = false;
@@ -1053,14 +954,14 @@ RunStats Driver::run(const std::function<void()>& save_model, const std::functio
 VwRunFigures Driver::vw_figures(const RunStats& st) const {
   VwRunFigures f;
   f.sum_loss = st.sum_loss;
-  f.sum_loss_since_last_dump = st.sum_loss - table_last_.loss;  // VW's table state, kept as VW keeps it
-  f.dump_interval = next_row_;
+  f.sum_loss_since_last_dump = st.sum_loss - table_.last().loss;  // VW's table state, kept as VW keeps it
+  f.dump_interval = table_.next_row();
   f.weighted_labeled_examples = st.weighted_labeled;
   f.weighted_labels = st.weighted_labels;
   f.weighted_unlabeled_examples = st.weighted_unlabeled;
   f.example_number = st.examples;
   f.total_features = st.total_features;
-  f.old_weighted_labeled_examples = table_last_.weight;
+  f.old_weighted_labeled_examples = table_.last().weight;
   f.current_pass = static_cast<uint64_t>(st.passes_used);
   return f;
 }

@@ -170,13 +170,13 @@ class Driver {
   // the learner merges, and rank 0's table gets a row when one is due. `ended`: this rank's pass has ended.
   RankSums sync(const RunStats& st, const PassState& ps, bool ended);
   bool shared_table() const;  // more than one rank: the table's rows come at synchronisations
-  void table_row_out(ProgressRow& row, const LossSum& now, const LossSum& progressive, bool holdout_mode);
 
   DriverOptions opt_;
   Learner& learner_;
   FeatureSpace& space_;
   const Loss& loss_;
   std::ostream* log_;
+  ProgressTable table_;             // VW's progressive-validation table (printed to log_)
   bool logistic_;                   // the loss is the logistic: --metrics reads scores as probabilities
   std::vector<std::string> names_;  // the data files' names in messages ("stdin" for stdin)
   std::string header_;              // CSV/TSV: the first file's header line
@@ -199,11 +199,8 @@ class Driver {
   };
   std::vector<Held> warm_;
   bool warm_done_ = false;
-  // Progress-table state.
-  double next_row_ = 1.0;
   ProgressRow last_row_;  // --distributed, more than one rank: this rank's last example, for a row at a sync
-  uint64_t since_sync_ = 0;                  // --sync_every: examples read since the last synchronisation
-  LossSum table_last_, table_last_holdout_;  // the losses at the table's last row (progressive, holdout)
+  uint64_t since_sync_ = 0;  // --sync_every: examples read since the last synchronisation
   double holdout_loss_total_ = 0.0, holdout_weight_total_ = 0.0;
   bool label_warned_ = false, binary_warned_ = false;
   uint64_t warnings_ = 0;

@@ -130,4 +130,13 @@ std::string summary_text(const SummaryFigures& s) {
   return out;
 }
 
+void ProgressTable::print(ProgressRow& row, const LossSum& now, const LossSum& progressive,
+                          bool holdout_mode) {
+  set_losses(row, now, holdout_mode ? last_holdout_ : last_);
+  *out_ << progress_row(row);
+  last_ = progressive;
+  if (holdout_mode) last_holdout_ = now;
+  next_row_ = additive_ ? row.example_weight + progress_ : row.example_weight * progress_;
+}
+
 }  // namespace lepus

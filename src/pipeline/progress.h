@@ -3,6 +3,7 @@
 #pragma once
 #include <cstdint>
 #include <optional>
+#include <ostream>
 #include <string>
 
 #include "lepus/loss.h"
@@ -36,6 +37,32 @@ struct LossSum {
   bool operator==(const LossSum&) const = default;
 };
 void set_losses(ProgressRow& row, const LossSum& now, const LossSum& last);
+
+// VW's progressive-validation table as a run prints it to `out` (nullptr: --quiet, no table): when the next row is
+// due (the example weight reaches the last row's times -P, or plus -P with additive progress), and each row's
+// since-last figures; also the state VW's readable model records (its dump interval, the losses at the last row).
+class ProgressTable {
+ public:
+  ProgressTable(std::ostream* out, double progress, bool additive)
+      : out_(out), progress_(progress), additive_(additive), next_row_(additive ? progress : 1.0) {}
+  bool on() const { return out_ != nullptr; }
+  void header() const {
+    if (out_) *out_ << progress_header();
+  }
+  bool due(double weight_seen) const { return out_ && weight_seen >= next_row_; }
+  // Prints a row: it reports `now` and, since the last row, what `now` added; `progressive` is the progressive
+  // sum the next row's since-last starts from (VW's holdout since-last sums restart only at holdout rows).
+  void print(ProgressRow& row, const LossSum& now, const LossSum& progressive, bool holdout_mode);
+  double next_row() const { return next_row_; }
+  const LossSum& last() const { return last_; }  // the progressive losses at the last row
+
+ private:
+  std::ostream* out_;
+  double progress_;
+  bool additive_;
+  double next_row_;
+  LossSum last_, last_holdout_;
+};
 
 // --progress_log: the column names, and a row's figures, tab-separated (a missing figure is "NA"); each ends in '\n'.
 std::string progress_log_header();
