@@ -2,6 +2,9 @@
 // stage parses them into batches of hashed examples, and a serial in-order stage expands interactions, learns
 // or predicts, keeps VW's progressive-validation and holdout figures, prints the table and writes predictions.
 // Results do not depend on the thread count: parsing is pure and learning happens in input order.
+// The pieces: pipeline/sources.h (what a pass reads), pass_runner.h (the stages and threads of a pass),
+// progress.h (VW's table), sinks.h (-p, -r, --progress_log), audit.h and metrics.h; the Driver is what a pass does
+// with each example, the passes, holdout, the cache and --distributed's synchronisations.
 #pragma once
 #include <atomic>
 #include <cstdint>
