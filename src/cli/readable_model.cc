@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "io/safe_files.h"
+#include "learners/common/plumbing.h"
 #include "lepus/hashing.h"
 
 namespace lepus::cli {
@@ -134,11 +135,15 @@ void write_readable_model(const std::string& path, const Config& c, const Learne
       for (const auto& o : c.saved_options)
         if (o.given || o.name == "learner") out << " --" << o.name << (o.value.empty() ? "" : " " + o.value);
       out << "\n";
+      common::imbue_exact_numbers(body);
       learner.write_readable(body);
     } else {
       out << vw_readable_header(c.saved_options, *find_learner(c.learner), c.bits, learner.label_range(),
                                 c.predict_only_model);
-      if (!learner.write_vw_readable(body, run)) learner.write_readable(body);
+      if (!learner.write_vw_readable(body, run)) {  // a learner VW does not have: its own text, exact
+        common::imbue_exact_numbers(body);
+        learner.write_readable(body);
+      }
     }
     if (names == nullptr) {
       out << body.str();

@@ -19,8 +19,6 @@ constexpr uint64_t kLandmarkSalt = 0x5851F42D4C957F2Dull;
 const KorsOptions kLandmarkSampler{1.0, 0.5,
                                    30.0};  // KORS's α, ε, β for the landmarks (kernels normalised to 1)
 
-std::string num(double v) { return common::number(v, 17); }
-
 }  // namespace
 
 KernelMinmaxOptions KernelMinmaxOptions::from(const MinmaxRule& rule, const OptionValues& v) {
@@ -33,8 +31,8 @@ KernelMinmaxOptions KernelMinmaxOptions::from(const MinmaxRule& rule, const Opti
   if (rule.drift && v.has("mm_c")) o.c = v.number("mm_c");
   o.budget = common::budget_of(v);
   if (o.b && o.c && !(*o.b < *o.c))
-    throw ConfigError("--learner klaser needs --mm_b < --mm_c (b = " + num(*o.b) + ", c = " + num(*o.c) +
-                      ")");
+    throw ConfigError("--learner klaser needs --mm_b < --mm_c (b = " + common::number(*o.b) +
+                      ", c = " + common::number(*o.c) + ")");
   return o;
 }
 
@@ -347,8 +345,8 @@ std::vector<std::string> KernelMinmaxLearner::summary_lines() const {
 }
 
 void KernelMinmaxLearner::write_readable(std::ostream& out) const {
-  out << "learner " << name() << "\nkernel " << kernel_.text() << "\nb " << num(b_) << "\nc " << num(c_)
-      << "\nrounds " << rounds_ << "\n";
+  out << "learner " << name() << "\nkernel " << kernel_.text() << "\nb " << b_ << "\nc " << c_ << "\nrounds "
+      << rounds_ << "\n";
   if (nystrom_) {
     out << "landmarks " << nystrom_->size() << "\n";
     for (size_t p = 0; p < inner_.size(); ++p) {
@@ -358,9 +356,9 @@ void KernelMinmaxLearner::write_readable(std::ostream& out) const {
     return;
   }
   for (size_t i = 0; i < points_.size(); ++i) {
-    out << "point " << i << " alpha " << num(alpha_(static_cast<Eigen::Index>(i))) << " |";
+    out << "point " << i << " alpha " << alpha_(static_cast<Eigen::Index>(i)) << " |";
     const kernels::PointRef p = points_[i];
-    for (size_t k = 0; k < p.n; ++k) out << " " << p.data[k].slot << ":" << num(p.data[k].x);
+    for (size_t k = 0; k < p.n; ++k) out << " " << p.data[k].slot << ":" << p.data[k].x;
     out << "\n";
   }
 }

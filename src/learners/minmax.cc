@@ -20,8 +20,6 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 using W = MinmaxRule::Weight;
 using R = MinmaxRule::Reset;
 
-std::string num(double v) { return common::number(v, 17); }
-
 }  // namespace
 
 // name, shrink, drift, γ, reset, options used (b, c, r forgetting, AROW's r), a sketch mode. Only wemm
@@ -76,8 +74,8 @@ MinmaxOptions MinmaxOptions::from(const MinmaxRule& rule, const OptionValues& v)
   if (rule.sketch) o.rank = common::rank_of(v);
   if (!(o.b > 0.0) || !std::isfinite(o.b)) throw ConfigError("--mm_b must be > 0");
   if (rule.drift && !(o.b < o.c))
-    throw ConfigError("--learner " + std::string(rule.name) + " needs --mm_b < --mm_c (b = " + num(o.b) +
-                      ", c = " + num(o.c) + ")");
+    throw ConfigError("--learner " + std::string(rule.name) + " needs --mm_b < --mm_c (b = " +
+                      common::number(o.b) + ", c = " + common::number(o.c) + ")");
   if (!(o.forget > 0.0 && o.forget <= 1.0)) throw ConfigError("--rls_r must be in (0, 1]");
   if (!(o.arow_r > 0.0) || !std::isfinite(o.arow_r)) throw ConfigError("--arow_r must be > 0");
   if (!(o.t0 >= 1.0) || o.t0 != std::floor(o.t0)) throw ConfigError("--crrls_T0 must be a whole number >= 1");
@@ -480,27 +478,31 @@ std::vector<std::string> MinmaxLearner::summary_lines() const {
 
 void MinmaxLearner::write_readable(std::ostream& out) const {
   out << "learner " << opt_.rule->name << "\n";
-  out << "b " << num(opt_.b) << "\nc " << num(opt_.c) << "\nr " << num(opt_.forget) << "\narow_r "
-      << num(opt_.arow_r) << "\nT0 " << num(opt_.t0) << "\nLambda " << num(opt_.lambda) << "\n";
-  out << "R_B " << (std::isfinite(opt_.radius) ? num(opt_.radius) : std::string("none")) << "\n";
+  out << "b " << opt_.b << "\nc " << opt_.c << "\nr " << opt_.forget << "\narow_r " << opt_.arow_r << "\nT0 "
+      << opt_.t0 << "\nLambda " << opt_.lambda << "\n";
+  out << "R_B ";
+  if (std::isfinite(opt_.radius))
+    out << opt_.radius << "\n";
+  else
+    out << "none\n";
   out << "matrix " << matrix_kind_name(opt_.matrix) << "\nrounds " << t_ << "\n";
   if (sketch_) {
     sketch_->write_readable(out);
     return;
   }
   if (opt_.matrix == MatrixKind::kDiag) {
-    out << "last_reset " << num(last_reset_) << "\n";
+    out << "last_reset " << last_reset_ << "\n";
     slots_.for_each_touched([&](size_t i) {
       if (!common::all_zero(slots_[i]))
-        out << i << ":" << num(slots_[i].w) << " " << num(diag_value(slots_[i])) << "\n";
+        out << i << ":" << slots_[i].w << " " << diag_value(slots_[i]) << "\n";
     });
     return;
   }
-  out << "prior " << num(prior_) << "\n";
+  out << "prior " << prior_ << "\n";
   std::vector<std::pair<uint64_t, uint32_t>> order;
   for (uint32_t i = 0; i < index_.size(); ++i) order.emplace_back(index_.slot(i), i);
   std::sort(order.begin(), order.end());
-  for (const auto& [slot, i] : order) out << slot << ":" << num(w_(i)) << " " << num(s_(i, i)) << "\n";
+  for (const auto& [slot, i] : order) out << slot << ":" << w_(i) << " " << s_(i, i) << "\n";
 }
 
 void MinmaxLearner::save(ModelWriter& out) const {

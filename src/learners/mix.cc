@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
-#include <iomanip>
 #include <limits>
 #include <sstream>
 
@@ -524,18 +523,15 @@ std::vector<std::string> MixLearner::summary_lines() const {
 }
 
 void MixLearner::write_readable(std::ostream& out) const {
-  std::ostringstream o;
-  o << std::setprecision(17);
-  o << "mix_members " << size() << "\n";
-  o << "mix_share " << share_ << "\n";
-  o << "mix_c_max " << c_max_ << "\n";
-  o << "mix_gap " << gap_ << "\n";
-  clip_.write_readable(o);
+  out << "mix_members " << size() << "\n";
+  out << "mix_share " << share_ << "\n";
+  out << "mix_c_max " << c_max_ << "\n";
+  out << "mix_gap " << gap_ << "\n";
+  clip_.write_readable(out);
   const std::vector<double> w = weights();
   for (size_t k = 0; k < size(); ++k)
-    o << "mix_member " << k << " " << names_[k] << " weight " << w[k] << " loss " << cum_loss_[k]
-      << (active(k) ? "" : " retired") << "\n";
-  out << o.str();
+    out << "mix_member " << k << " " << names_[k] << " weight " << w[k] << " loss " << cum_loss_[k]
+        << (active(k) ? "" : " retired") << "\n";
   for (size_t k = 0; k < size(); ++k) {
     if (!active(k)) continue;
     out << "mix_member_model " << k << " " << names_[k] << "\n";

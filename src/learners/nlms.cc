@@ -14,8 +14,6 @@ namespace {
 constexpr uint32_t kStateVersion = 1;
 constexpr double kDefaultEpsFactor = 1e-6;
 
-std::string num(double v) { return common::number(v, 17); }
-
 }  // namespace
 
 NlmsOptions NlmsOptions::from(const OptionValues& v) {
@@ -98,16 +96,17 @@ void NlmsLearner::load(ModelReader& in) {
 }
 
 std::vector<std::string> NlmsLearner::describe() const {
-  return {"nlms mu = " + num(opt_.mu), opt_.eps ? "nlms eps = " + num(*opt_.eps)
-                                                : std::string("nlms eps = 1e-6 x average ||x||^2 (online)")};
+  return {"nlms mu = " + common::number(opt_.mu),
+          opt_.eps ? "nlms eps = " + common::number(*opt_.eps)
+                   : std::string("nlms eps = 1e-6 x average ||x||^2 (online)")};
 }
 
 void NlmsLearner::write_readable(std::ostream& out) const {
-  out << "mu " << num(opt_.mu) << "\n";
-  out << "eps " << num(epsilon()) << (opt_.eps ? "" : " (1e-6 x average ||x||^2)") << "\n";
-  out << "examples " << num(learned_) << "\n";
+  out << "mu " << opt_.mu << "\n";
+  out << "eps " << epsilon() << (opt_.eps ? "" : " (1e-6 x average ||x||^2)") << "\n";
+  out << "examples " << learned_ << "\n";
   w_.for_each_touched([&](size_t i) {
-    if (w_[i] != 0.0) out << i << ":" << num(w_[i]) << "\n";
+    if (w_[i] != 0.0) out << i << ":" << w_[i] << "\n";
   });
 }
 

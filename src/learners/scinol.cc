@@ -8,7 +8,6 @@
 #include <cfloat>
 #include <cmath>
 #include <cstring>
-#include <iomanip>
 #include <limits>
 #include <new>
 #include <sstream>
@@ -344,26 +343,23 @@ std::vector<std::string> ScinolLearner::describe() const {
 }
 
 void ScinolLearner::write_readable(std::ostream& out) const {
-  std::ostringstream o;
-  o << std::setprecision(17);
-  o << "scinol_alpha " << opt_.alpha << "\n";
-  o << "scinol_L " << opt_.lipschitz << "\n";
-  o << "scinol_d " << dimension_name(opt_.dimension) << "\n";
-  o << "t " << t_ << "\n";
-  o << "d " << dimension() << "\n";
-  o << "seen_slots " << seen_ << "\n";
-  clip_.write_readable(o);
+  out << "scinol_alpha " << opt_.alpha << "\n";
+  out << "scinol_L " << opt_.lipschitz << "\n";
+  out << "scinol_d " << dimension_name(opt_.dimension) << "\n";
+  out << "t " << t_ << "\n";
+  out << "d " << dimension() << "\n";
+  out << "seen_slots " << seen_ << "\n";
+  clip_.write_readable(out);
   // Per slot: the indicative weight at round t+1 with x = 0 (w depends on x), then the state h, s2 [, n].
   const size_t st = stride();
   const bool clock = opt_.dimension == ScinolDimension::kClock;
   common::touched(block_, clock ? 2 : 1)([&](uint64_t i) {
     const double* s = table_ + i * st;
     if (s[0] == 0.0 && s[1] == 0.0) return;
-    o << i << ":" << weight(i, 0.0) << " " << s[0] << " " << s[1];
-    if (clock) o << " " << s[2];
-    o << "\n";
+    out << i << ":" << weight(i, 0.0) << " " << s[0] << " " << s[1];
+    if (clock) out << " " << s[2];
+    out << "\n";
   });
-  out << o.str();
 }
 
 namespace {

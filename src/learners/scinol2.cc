@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
-#include <iomanip>
 #include <limits>
 #include <new>
 #include <sstream>
@@ -191,19 +190,16 @@ std::vector<std::string> Scinol2Learner::describe() const {
 }
 
 void Scinol2Learner::write_readable(std::ostream& out) const {
-  std::ostringstream o;
-  o << std::setprecision(17);
-  o << (one() ? "scinol1_eps " : "scinol2_eps ") << opt_.eps << "\n";
-  o << "scinol_L " << opt_.lipschitz << "\n";
-  o << "t " << t_ << "\n";
-  clip_.write_readable(o);
+  out << (one() ? "scinol1_eps " : "scinol2_eps ") << opt_.eps << "\n";
+  out << "scinol_L " << opt_.lipschitz << "\n";
+  out << "t " << t_ << "\n";
+  clip_.write_readable(out);
   // Per slot: the indicative weight (M unchanged; w depends on x), then the state G, S2, M, β or η.
   block_.for_each_touched([&](size_t i) {
     const Slot& s = slots_[i];
     if (s.m == 0.0) return;
-    o << i << ":" << weight(i, 0.0) << " " << s.g << " " << s.s2 << " " << s.m << " " << s.p << "\n";
+    out << i << ":" << weight(i, 0.0) << " " << s.g << " " << s.s2 << " " << s.m << " " << s.p << "\n";
   });
-  out << o.str();
 }
 
 void Scinol2Learner::save(ModelWriter& out) const {

@@ -153,8 +153,9 @@ TEST(ReadableModel, IsVwsByteForByte) {
   EXPECT_EQ(slots, 9u) << t;
 }
 
-// --readable_full: lepus's own layout, with every learner's full state (sgd's per-slot sums under -t too);
-// another learner than sgd writes VW's header, then its own lines.
+// --readable_full: lepus's own layout, with every learner's full state (sgd's per-slot sums under -t too) and each
+// number exact (VW's layout has VW's 6 digits: "61236:0.0718349"); another learner than sgd writes VW's header,
+// then its own lines.
 TEST(ReadableModel, FullLayoutAndOtherLearners) {
   const std::string d = scratch_dir("readable_full_layout");
   ASSERT_EQ(
@@ -165,7 +166,7 @@ TEST(ReadableModel, FullLayoutAndOtherLearners) {
       0);
   const std::string a = read_file(d + "/a.r");
   EXPECT_EQ(a.rfind("lepus ", 0), 0u) << a;
-  EXPECT_TRUE(has(a, "\n61236:0.0718349 15.741 3\n")) << a;
+  EXPECT_TRUE(has(a, "\n61236:0.07183486 15.741004 3\n")) << a;  // exact: each float as the float it is
   EXPECT_EQ(read_file(d + "/b.r"), a);
   EXPECT_EQ(run_in(d, "-d " + kData + "/vw/e2e/tiny_train.vw --readable_full 2> e"), 1);
   EXPECT_TRUE(has(read_file(d + "/e"), "give one of them")) << read_file(d + "/e");

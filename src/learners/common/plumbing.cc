@@ -1,5 +1,7 @@
 #include "learners/common/plumbing.h"
 
+#include <charconv>
+#include <locale>
 #include <sstream>
 
 namespace lepus::common {
@@ -10,6 +12,27 @@ std::string number(double v, int precision) {
   s << v;
   return s.str();
 }
+
+namespace {
+
+class ExactNumbers final : public std::num_put<char> {
+ protected:
+  iter_type do_put(iter_type out, std::ios_base& str, char_type, double v) const override {
+    char buf[64];
+    const float f = static_cast<float>(v);
+    const auto r = std::isfinite(v) && static_cast<double>(f) == v ? std::to_chars(buf, buf + sizeof buf, f)
+                                                                   : std::to_chars(buf, buf + sizeof buf, v);
+    str.width(0);
+    return std::copy(buf, r.ptr, out);
+  }
+  iter_type do_put(iter_type out, std::ios_base& str, char_type fill, long double v) const override {
+    return do_put(out, str, fill, static_cast<double>(v));
+  }
+};
+
+}  // namespace
+
+void imbue_exact_numbers(std::ostream& out) { out.imbue(std::locale(out.getloc(), new ExactNumbers)); }
 
 void LabelClip::save(ModelWriter& out) const {
   out.put_f32(range_.lo);

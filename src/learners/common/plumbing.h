@@ -23,8 +23,14 @@ namespace lepus::common {
 // An example teaches when it has a label and a positive importance weight; any other is only predicted.
 inline bool teaches(const Example& x) { return x.labeled && x.weight > 0.0f; }
 
-// v as text with `precision` significant digits (6: describe() and sgd's readable model).
+// Numbers as text, two ways, one each: a figure shown to a person (describe(), the preamble, messages) has VW's 6
+// significant digits; a learner's state in a readable model is exact (imbue_exact_numbers).
 std::string number(double v, int precision = 6);
+
+// From now on `out` writes each floating-point number in the shortest form that reads back to it (std::to_chars):
+// a value that is exactly a float as the float (0.1f as 0.1), any other double in up to 17 digits; integers and
+// the rest of the stream as before. --readable_model's lepus layout and the learners' own readable text use it.
+void imbue_exact_numbers(std::ostream& out);
 
 // VW's clipping range: the loss's initial range widened by every label seen, frozen under -t (and by sgd's
 // --min_prediction/--max_prediction, whose fixed ends a model file does not override). Predictions are

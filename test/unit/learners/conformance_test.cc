@@ -18,6 +18,7 @@
 
 #include "core/feature_space.h"
 #include "formats/vw_text.h"
+#include "learners/common/plumbing.h"
 #include "lepus/errors.h"
 #include "lepus/learner.h"
 #include "lepus/loss.h"
@@ -90,6 +91,7 @@ class Conformance : public ::testing::TestWithParam<Case> {
   }
   static std::string readable(const Learner& l) {
     std::ostringstream out;
+    common::imbue_exact_numbers(out);  // as --readable_model writes it: every number exact
     l.write_readable(out);
     return out.str();
   }
