@@ -375,15 +375,14 @@ void Driver::consume(Example& ex, RunStats& st, PassState& ps) {
 
 bool Driver::shared_table() const { return opt_.ranks != nullptr && opt_.ranks->size() > 1; }
 
-Driver::RankSums Driver::sync(const RunStats& st, const PassState& ps, bool ended) {
+RankSums Driver::sync(const RunStats& st, const PassState& ps, bool ended) {
   since_sync_ = 0;
-  double v[10] = {ended ? 1.0 : 0.0,   stop_ ? 1.0 : 0.0,     static_cast<double>(st.examples),
-                  st.weighted_labeled, st.weighted_unlabeled, st.sum_loss,
-                  holdout_loss_total_, holdout_weight_total_, ps.holdout_loss,
-                  ps.holdout_weight};
-  opt_.ranks->sum(v, 10);
+  const RankSums mine{ended ? 1.0 : 0.0,   stop_ ? 1.0 : 0.0,     static_cast<double>(st.examples),
+                      st.weighted_labeled, st.weighted_unlabeled, st.sum_loss,
+                      holdout_loss_total_, holdout_weight_total_, ps.holdout_loss,
+                      ps.holdout_weight};
+  const RankSums r = mine.summed(*opt_.ranks);
   learner_.merge(*opt_.ranks);
-  const RankSums r{v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9]};
   const double weight_seen = r.weighted_labeled + r.weighted_unlabeled;
   if (shared_table() && table_.due(weight_seen) && opt_.audit.audit_regressor.empty()) {
     // The table's row over every rank's examples; its label, prediction and features are rank 0's last example.
@@ -717,23 +716,7 @@ RunStats Driver::run(const std::function<void()>& save_model, const std::functio
   }
   if (progress_log_) progress_log_->finish(reported_losses(st, st.holdout_on && st.passes_used >= 2));
   st.warnings = warnings_;
-  if (opt_.ranks) {  // --distributed: the summary covers every rank's examples
-    double sums[7] = {static_cast<double>(st.examples),
-                      st.weighted_labeled,
-                      st.weighted_unlabeled,
-                      st.sum_loss,
-                      st.weighted_labels,
-                      static_cast<double>(st.total_features),
-                      static_cast<double>(st.warnings)};
-    opt_.ranks->sum(sums, 7);
-    st.examples = static_cast<uint64_t>(sums[0]);
-    st.weighted_labeled = sums[1];
-    st.weighted_unlabeled = sums[2];
-    st.sum_loss = sums[3];
-    st.weighted_labels = sums[4];
-    st.total_features = static_cast<uint64_t>(sums[5]);
-    st.warnings = static_cast<uint64_t>(sums[6]);
-  }
+  if (opt_.ranks) sum_over_ranks(*opt_.ranks, st);  // --distributed: the summary covers every rank's examples
   st.labels.sum_weighted_labels = st.weighted_labels;
   st.labels.weighted_labeled = st.weighted_labeled;
   return st;

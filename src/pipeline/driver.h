@@ -3,8 +3,9 @@
 // or predicts, keeps VW's progressive-validation and holdout figures, prints the table and writes predictions.
 // Results do not depend on the thread count: parsing is pure and learning happens in input order.
 // The pieces: pipeline/sources.h (what a pass reads), pass_runner.h (the stages and threads of a pass),
-// progress.h (VW's table), sinks.h (-p, -r, --progress_log), audit.h and metrics.h; the Driver is what a pass does
-// with each example, the passes, holdout, the cache and --distributed's synchronisations.
+// progress.h (VW's table), sinks.h (-p, -r, --progress_log), rank_sync.h (--distributed's sums), audit.h and
+// metrics.h; the Driver is what a pass does with each example, the passes, holdout, the cache, and when the ranks
+// synchronise.
 #pragma once
 #include <atomic>
 #include <cstdint>
@@ -25,6 +26,7 @@
 #include "lepus/loss.h"
 #include "pipeline/audit.h"
 #include "pipeline/progress.h"
+#include "pipeline/rank_sync.h"
 
 namespace lepus {
 
@@ -161,14 +163,6 @@ class Driver {
   // The losses the table and --progress_log report: progressive validation's, or in holdout passes (pass 2 on,
   // holdout on) the held-out examples' over every such pass.
   LossSum reported_losses(const RunStats& st, bool holdout_mode) const;
-  // --distributed: the figures of one synchronisation, summed over the ranks.
-  struct RankSums {
-    double ended = 0.0;     // ranks at the end of their pass
-    double stopping = 0.0;  // ranks that stop reading (--examples)
-    double examples = 0.0, weighted_labeled = 0.0, weighted_unlabeled = 0.0, sum_loss = 0.0;
-    double holdout_loss_total = 0.0, holdout_weight_total = 0.0;  // all passes
-    double holdout_loss = 0.0, holdout_weight = 0.0;              // this pass
-  };
   // One synchronisation (collective: every rank calls it as many times as every other): the figures are summed,
   // the learner merges, and rank 0's table gets a row when one is due. `ended`: this rank's pass has ended.
   RankSums sync(const RunStats& st, const PassState& ps, bool ended);
