@@ -28,8 +28,8 @@ ScinolSketchLearner::ScinolSketchLearner(const ScinolFullOptions& options, uint3
       clip_(loss.initial_range(), test_only),
       sketch_(rank, kSketchCap),
       scales_(bits),
-      maxes_(bits),
       h_(bits),
+      maxes_(bits),
       builder_(bits) {
   if (!(opt_.alpha > 9.0 / 8.0) || !(opt_.lipschitz > 0.0) || !(opt_.eps > 0.0) || !std::isfinite(opt_.eps))
     throw ConfigError("scinol-full: alpha must be > 9/8, L > 0 and eps > 0");

@@ -105,7 +105,9 @@ TEST_P(SharedTables, TrainsFromTheRawFile) {
   EXPECT_EQ(e.find("[warning]"), std::string::npos) << e;
   EXPECT_GT(summary_value(e, "number of examples"), 500.0);
   const double bc = summary_value(e, "best constant's loss");
-  if (!std::isnan(bc)) EXPECT_LT(summary_value(e, "average loss"), bc) << GetParam().name;
+  if (!std::isnan(bc)) {
+    EXPECT_LT(summary_value(e, "average loss"), bc) << GetParam().name;
+  }
 }
 INSTANTIATE_TEST_SUITE_P(
     Issue5, SharedTables,

@@ -88,7 +88,9 @@ TEST_F(Distributed, SyncEveryMixesThePassAndTheTableCountsEveryRank) {
   EXPECT_LE(rows.back().first, 800.0) << err;
   EXPECT_GT(rows.back().first, 400.0) << err;
   EXPECT_EQ(summary_value(err, "number of examples"), 800.0) << err;
-  if (rows.back().first == 800.0) EXPECT_NEAR(rows.back().second, summary_value(err, "average loss"), 1e-6);
+  if (rows.back().first == 800.0) {
+    EXPECT_NEAR(rows.back().second, summary_value(err, "average loss"), 1e-6);
+  }
   ASSERT_EQ(run_in(dir_, "-d train.vw --loss_function logistic -f single.model --quiet"), 0);
   const double single = test_loss("single.model"), merged = test_loss("np2.model");
   EXPECT_LT(merged, single * 1.15) << "single " << single << ", two ranks " << merged;

@@ -90,9 +90,10 @@ TEST(Docs, EveryRelativeLinkResolves) {
       ++checked;
       EXPECT_TRUE(fs::exists(resolved))
           << file.lexically_relative(kRoot) << ": link to " << target << " does not resolve";
-      if (hash != std::string::npos && fs::is_regular_file(resolved) && resolved.extension() == ".md")
+      if (hash != std::string::npos && fs::is_regular_file(resolved) && resolved.extension() == ".md") {
         EXPECT_TRUE(anchors_in(resolved).count(target.substr(hash + 1)))
             << file.lexically_relative(kRoot) << ": link to " << target << ": no such heading";
+      }
     }
   }
   EXPECT_GT(checked, 40);

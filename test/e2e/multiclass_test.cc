@@ -114,8 +114,9 @@ void check(const McRun& r, const std::vector<std::string>& rows, const std::stri
     const std::string vw_err = read_file(vw_dir + "/" + r.name + ".stderr");
     expect_same_lines(table_rows(err), table_rows(vw_err), "table");
     for (const char* key : {"average loss", "average multiclass log loss", "weighted label sum"})
-      if (has(vw_err, std::string(key) + " ="))
+      if (has(vw_err, std::string(key) + " =")) {
         EXPECT_EQ(summary_value(err, key), summary_value(vw_err, key)) << key;
+      }
   } else {
     expect_same_lines(table_rows(err), lines_of(read_file(vw_dir + "/" + r.name + ".rows")), "table");
   }

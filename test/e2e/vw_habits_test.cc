@@ -240,17 +240,26 @@ TEST(VwHabits, ReadmeCommands) {
     EXPECT_TRUE(WIFEXITED(rc) && WEXITSTATUS(rc) == 0) << c << "\n" << read_file(d + "/err.txt");
     const std::string out = read_file(d + "/out" + std::to_string(i) + ".txt");
     // What each kind of line must leave behind.
-    if (has(c, "-t -i model test.vw -p preds.txt"))
+    if (has(c, "-t -i model test.vw -p preds.txt")) {
       EXPECT_EQ(lines_of(read_file(d + "/preds.txt")).size(), static_cast<size_t>(kReadmeExamples / 2)) << c;
-    if (has(c, "-p /dev/stdout")) EXPECT_EQ(lines_of(out).size(), static_cast<size_t>(kReadmeExamples)) << c;
-    if (has(c, "-c --passes")) EXPECT_TRUE(exists(d + "/train.vw.cache")) << c;
+    }
+    if (has(c, "-p /dev/stdout")) {
+      EXPECT_EQ(lines_of(out).size(), static_cast<size_t>(kReadmeExamples)) << c;
+    }
+    if (has(c, "-c --passes")) {
+      EXPECT_TRUE(exists(d + "/train.vw.cache")) << c;
+    }
     if (has(c, "--named_labels")) {
       const auto named = lines_of(read_file(d + "/iris.txt"));
       EXPECT_EQ(named.size(), 4u) << c;
       for (const auto& l : named) EXPECT_TRUE(l == "setosa" || l == "versicolor" || l == "virginica") << l;
     }
-    if (has(c, "--learner help")) EXPECT_TRUE(has(out, "scinol2")) << c;
-    if (has(c, "--help") && !has(c, "--learner")) EXPECT_TRUE(has(out, "--passes")) << c;
+    if (has(c, "--learner help")) {
+      EXPECT_TRUE(has(out, "scinol2")) << c;
+    }
+    if (has(c, "--help") && !has(c, "--learner")) {
+      EXPECT_TRUE(has(out, "--passes")) << c;
+    }
   }
   // Every -f in the block wrote its model.
   for (const auto& c : commands) {

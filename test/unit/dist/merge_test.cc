@@ -208,7 +208,9 @@ TEST(Merge, ScaleFreeLearnersMergeToOneModelNeverBolderThanTheBoldestRank) {
         if (before[r][i].s2 > 0.0)
           boldest = std::max(boldest, before[r][i].h * before[r][i].h / before[r][i].s2);
       const auto m = l[0]->slot(i);
-      if (m.s2 > 0.0) EXPECT_LE(m.h * m.h / m.s2, boldest * (1 + 1e-12)) << "slot " << i;
+      if (m.s2 > 0.0) {
+        EXPECT_LE(m.h * m.h / m.s2, boldest * (1 + 1e-12)) << "slot " << i;
+      }
       for (int r = 1; r < 3; ++r) EXPECT_EQ(l[r]->slot(i).h, m.h) << "every rank holds the same model";
     }
     for (int r = 0; r < 3; ++r) {

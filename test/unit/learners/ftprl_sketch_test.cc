@@ -95,7 +95,9 @@ TEST(FtprlSketch, EqualsTheFullModeWhileTheGradientsSpanAtMostM) {
     }
     EXPECT_EQ(sketch.sketch().shrinkage(), 0.0);
     EXPECT_GT(sketch.sketch().columns(), 0u);
-    if (radius < 1.0) EXPECT_GT(active, 0);  // the ball was active: the projection was compared too
+    if (radius < 1.0) {
+      EXPECT_GT(active, 0);  // the ball was active: the projection was compared too
+    }
   }
 }
 

@@ -106,7 +106,9 @@ TEST(MinmaxChapter7, RobustFactsOfTheThesisHold) {
     for (const auto& a : algos) l[a] = final_loss(a, dataset);
     if (dataset == 1 || dataset == 3) {
       for (const auto& a : algos)
-        if (a != "arowr") EXPECT_GT(l["arowr"], l[a]) << a;
+        if (a != "arowr") {
+          EXPECT_GT(l["arowr"], l[a]) << a;
+        }
       EXPECT_LT(l["cr-rls"], l["nlms"]);
     } else {
       EXPECT_LT(l["arcor"], l["laser"]);

@@ -741,7 +741,9 @@ TEST(Minmax, DataRelativeDefaults) {
       EXPECT_EQ(l->warmup_wanted(), 0u);
       // The norm the learner sees is of the float features: compare to float precision.
       EXPECT_NEAR(l->options().b, w.b * x2, 1e-6 * w.b * x2);
-      if (w.c > 0.0) EXPECT_NEAR(l->options().c, w.c * x2, 1e-6 * w.c * x2);
+      if (w.c > 0.0) {
+        EXPECT_NEAR(l->options().c, w.c * x2, 1e-6 * w.c * x2);
+      }
       // Scaled by 4 (exact in floating point): the same predictions, scaled back.
       auto big = make(w.rule, {}, mode);
       std::vector<Example> scaled = data;

@@ -89,7 +89,9 @@ TEST(ScinolFull, OracleO6RankDeficientStart) {
     const std::string at = "round " + std::to_string(t + 1);
     const double y = l.round(example(xs[t], ys[t]), true);
     EXPECT_EQ(l.last().new_direction, fresh[t]) << at;
-    if (fresh[t]) EXPECT_EQ(y, 0.0) << at;  // exactly
+    if (fresh[t]) {
+      EXPECT_EQ(y, 0.0) << at;  // exactly
+    }
     expect_rel(y, yhat[t], at + " yhat");
     expect_rel(l.pinv(0, 0), pinv[t][0], at + " S+_00");
     expect_rel(l.pinv(0, 1), pinv[t][1], at + " S+_01");

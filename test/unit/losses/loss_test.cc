@@ -129,7 +129,9 @@ TEST(LossDerivatives, MatchFiniteDifferencesAndStayWithinTheBound) {
         const double d2 = c.loss->second_derivative(p, y, range);
         EXPECT_NEAR(d2, num2, 2e-3) << c.loss->name() << " p=" << p << " y=" << y;
         EXPECT_GE(d2, 0.0);  // convex
-        if (const auto bound = c.loss->curvature_bound()) EXPECT_LE(d2, *bound + 1e-12) << c.loss->name();
+        if (const auto bound = c.loss->curvature_bound()) {
+          EXPECT_LE(d2, *bound + 1e-12) << c.loss->name();
+        }
       }
     }
   }

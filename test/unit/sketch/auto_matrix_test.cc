@@ -86,7 +86,9 @@ TEST(AutoMatrix, SwitchKeepsWhatTheFullMatrixHeld) {
     if (t < 20) x.resize(20);
     m.rank_one_update(x, 1.0);
     ref.update(x, 1.0, pool);
-    if (t == 19) EXPECT_FALSE(m.sketched());
+    if (t == 19) {
+      EXPECT_FALSE(m.sketched());
+    }
   }
   EXPECT_TRUE(m.sketched());
   // The rows restricted to 20 slots span another 3 dimensions: rank <= 6 <= m, so the sketch is exact.

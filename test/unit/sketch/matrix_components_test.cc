@@ -248,6 +248,7 @@ TEST_P(MatrixComponents, ForeignShapeIsRefused) {
     case MatrixKind::kFull: other_shape = std::make_unique<FullMatrix>(0.6, 3); break;  // fewer than held
     case MatrixKind::kDiag: other_shape = std::make_unique<DiagMatrix>(0.6, 11); break;
     case MatrixKind::kSketch: other_shape = std::make_unique<SketchMatrix>(0.6, 9); break;
+    case MatrixKind::kAuto: FAIL() << "a matrix reports the kind it holds, never auto";
   }
   EXPECT_THROW(load_bytes(*other_shape, bytes), ModelFormatError);
   for (const MatrixKind k : {MatrixKind::kFull, MatrixKind::kDiag, MatrixKind::kSketch}) {
