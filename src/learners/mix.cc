@@ -1,6 +1,8 @@
 // mix: exponentially weighted mixtures of registry learners (see mix.h for the rules and their papers).
 #include "learners/mix.h"
 
+#include "core/splitmix.h"
+
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
@@ -8,6 +10,7 @@
 #include <sstream>
 
 #include <exception>
+#include <functional>
 
 #include "lepus/errors.h"
 
@@ -17,7 +20,8 @@ namespace {
 using common::number;
 constexpr uint32_t kStateTagV1 = 0x3158494Du;  // "MIX1": without the mixture's own loss
 constexpr uint32_t kStateTagV2 = 0x3258494Du;  // "MIX2": without retirements and the round count
-constexpr uint32_t kStateTag = 0x3358494Du;    // "MIX3"
+constexpr uint32_t kStateTagV3 = 0x3358494Du;  // "MIX3": without the validation sample
+constexpr uint32_t kStateTag = 0x3458494Du;    // "MIX4"
 constexpr double kScoreCap = 50.0;             // VW's logistic range: ln σ(±s) stays finite
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
@@ -38,6 +42,68 @@ double lse(const std::vector<double>& v) {
 MixLearner::LogSigmoids log_sigmoids(double z) {
   const double l = std::log1p(std::exp(-std::fabs(z)));
   return {z >= 0.0 ? -l : z - l, -z >= 0.0 ? -l : -z - l};
+}
+
+// A kept example as a model holds it: label, importance weight, initial score, the linear count, the groups and
+// the features (what the members' predictions read).
+void put_example(ModelWriter& out, const Example& x) {
+  out.put_f32(x.label);
+  out.put_f32(x.weight);
+  out.put_f32(x.initial);
+  out.put_u32(x.num_linear);
+  out.put_u32(static_cast<uint32_t>(x.groups.size()));
+  for (const FeatureGroup& g : x.groups) {
+    out.put_u8(g.ns);
+    out.put_u32(g.begin);
+    out.put_u32(g.end);
+  }
+  out.put_u64(x.features.size());
+  for (const Feature& f : x.features) {
+    out.put_u64(f.index);
+    out.put_f32(f.value);
+  }
+}
+
+Example get_example(ModelReader& in, const std::function<ModelFormatError(const std::string&)>& bad) {
+  Example x;
+  x.labeled = true;
+  x.label = in.get_f32("mix sample label");
+  x.weight = in.get_f32("mix sample weight");
+  x.initial = in.get_f32("mix sample initial score");
+  if (!std::isfinite(x.label) || !std::isfinite(x.initial) || !(x.weight > 0.0f && x.weight < FLT_MAX))
+    throw bad("bad sample label, weight or initial score");
+  x.num_linear = in.get_u32("mix sample linear count");
+  const uint32_t groups = in.get_u32("mix sample group count");
+  if (groups > in.remaining() / 9) throw bad("sample group count does not fit the file");
+  for (uint32_t i = 0; i < groups; ++i) {
+    FeatureGroup g{in.get_u8("mix sample group"), in.get_u32("mix sample group"), in.get_u32("mix sample group")};
+    if (g.begin > g.end || g.end > x.num_linear) throw bad("sample group out of range");
+    x.groups.push_back(g);
+  }
+  const uint64_t n = in.get_u64("mix sample feature count");
+  if (n > in.remaining() / 12 || x.num_linear > n) throw bad("sample feature count does not fit the file");
+  x.features.resize(n);
+  for (Feature& f : x.features) {
+    f.index = in.get_u64("mix sample feature");
+    f.value = in.get_f32("mix sample feature");
+    if (!std::isfinite(f.value)) throw bad("non-finite sample feature value");
+  }
+  return x;
+}
+
+// MIX4's sample (a count, then the examples) and its V_k (a flag, then one per member).
+void load_validation(ModelReader& in, uint64_t members, std::vector<Example>& sample,
+                     std::vector<double>& validation,
+                     const std::function<ModelFormatError(const std::string&)>& bad) {
+  const uint64_t kept = in.get_u64("mix sample size");
+  if (kept > in.remaining() / 25) throw bad("sample size does not fit the file");
+  for (uint64_t i = 0; i < kept; ++i) sample.push_back(get_example(in, bad));
+  const uint8_t has = in.get_u8("mix validation flag");
+  if (has > 1) throw bad("bad validation flag");
+  for (uint64_t k = 0; has == 1 && k < members; ++k) {
+    validation.push_back(in.get_f64("mix member validation loss"));
+    if (!std::isfinite(validation.back())) throw bad("non-finite member validation loss");
+  }
 }
 
 void normalise(std::vector<double>& lw) {
@@ -155,10 +221,10 @@ size_t MixLearner::active_count() const {
       std::count_if(retired_.begin(), retired_.end(), [](const auto& r) { return r.empty(); }));
 }
 
-double MixLearner::best_active_loss() const {
+double MixLearner::best_active(const std::vector<double>& losses) const {
   double best = kInf;
   for (size_t k = 0; k < size(); ++k)
-    if (active(k)) best = std::min(best, cum_loss_[k]);
+    if (active(k)) best = std::min(best, losses[k]);
   return best;
 }
 
@@ -193,18 +259,22 @@ std::vector<double> MixLearner::log_weights() const {
 }
 
 void MixLearner::log_weights_into(std::vector<double>& lw) const {
-  const size_t n = size();
   if (share_ > 0.0) {
     lw = lw_;
     return;
   }
+  log_weights_from(cum_loss_, lw);
+}
+
+void MixLearner::log_weights_from(const std::vector<double>& losses, std::vector<double>& lw) const {
+  const size_t n = size();
   lw.resize(n);
   const double e = eta();
-  const double best = best_active_loss();
+  const double best = best_active(losses);
   if (std::isinf(e)) {  // AdaHedge before any mixability gap: uniform over the leaders
-    for (size_t k = 0; k < n; ++k) lw[k] = active(k) && cum_loss_[k] == best ? 0.0 : -kInf;
+    for (size_t k = 0; k < n; ++k) lw[k] = active(k) && losses[k] == best ? 0.0 : -kInf;
   } else {
-    for (size_t k = 0; k < n; ++k) lw[k] = active(k) ? -e * (cum_loss_[k] - best) : -kInf;
+    for (size_t k = 0; k < n; ++k) lw[k] = active(k) ? -e * (losses[k] - best) : -kInf;
   }
   normalise(lw);
 }
@@ -229,9 +299,60 @@ void MixLearner::set_test_share(double alpha) {
   test_share_ = alpha;
 }
 
+void MixLearner::set_validation_size(uint64_t r) {
+  validation_size_ = r;
+  if (sample_.size() > r) sample_.resize(r);
+}
+
+// Algorithm R (Vitter 1985): the t-th example learned from (t = rounds_) is kept while the sample is not full,
+// then replaces a uniformly drawn one with probability R/t. The draw hashes (seed, t), so a resumed run keeps what
+// an uninterrupted one does. An example with a non-finite number is not kept (a model holds finite numbers).
+void MixLearner::keep_sample(const Example& x) {
+  if (validation_size_ == 0 || !std::isfinite(x.label) || !std::isfinite(x.initial)) return;
+  for (const Feature& f : x.features)
+    if (!std::isfinite(f.value)) return;
+  size_t at = sample_.size();
+  if (at < validation_size_) {
+    sample_.emplace_back();
+  } else {
+    const uint64_t j = splitmix64_mix(splitmix64_mix(seed_) ^ rounds_) % rounds_;
+    if (j >= validation_size_) return;
+    at = static_cast<size_t>(j);
+  }
+  Example& s = sample_[at];
+  s.label = x.label;
+  s.labeled = true;
+  s.weight = x.weight;
+  s.initial = x.initial;
+  s.num_linear = x.num_linear;
+  s.groups = x.groups;
+  s.features.assign(x.features.begin(), x.features.end());
+}
+
+std::vector<double> MixLearner::validation_losses() const {
+  if (sample_.empty()) return validation_;
+  std::vector<double> v(size(), 0.0);
+  for (const Example& x : sample_)
+    for (size_t k = 0; k < size(); ++k) {
+      if (!active(k)) continue;
+      const Prediction p = members_[k]->predict(x);
+      const double l = x.weight * member_loss_term(input(p.scored.value_or(p.value)), x);
+      v[k] = std::clamp(v[k] + (std::fabs(l) <= kLossCap ? l : kLossCap), -kCumCap, kCumCap);
+    }
+  return v;
+}
+
 std::vector<double> MixLearner::test_log_weights() const {
-  std::vector<double> lw = log_weights();
-  if (!test_only_ || test_share_ == 0.0) return lw;
+  return test_only_ ? batch_log_weights(validation_) : log_weights();
+}
+
+std::vector<double> MixLearner::batch_log_weights(const std::vector<double>& validation) const {
+  std::vector<double> lw;
+  if (validation.empty())
+    log_weights_into(lw);
+  else
+    log_weights_from(validation, lw);
+  if (test_share_ == 0.0) return lw;
   const double floor = std::log(test_share_ / static_cast<double>(active_count()));
   const double keep = test_share_ < 1.0 ? std::log1p(-test_share_) : -kInf;
   for (size_t k = 0; k < size(); ++k) {
@@ -354,7 +475,11 @@ Prediction MixLearner::learn(const Example& x) {
   clip_.see(x);  // the range widens with the label before predicting, as every member's does
   const size_t n = size();
   bool any_scored = false;
-  if (common::teaches(x) && !test_only_) ++rounds_;  // examples learned from (others change no state)
+  if (common::teaches(x) && !test_only_) {  // examples learned from (others change no state)
+    ++rounds_;
+    keep_sample(x);
+    validation_.clear();  // a loaded model's V_k: stale once the members learn on
+  }
   // Each member's round is independent of the others' (the members never see the mixture); what they throw is
   // handled afterwards in member order. Running the rounds of one example in parallel (tbb::parallel_for) was
   // measured and not kept: its per-example cost outweighed the members' work (rcv1_small x100, 2 cores: 2.8 s
@@ -501,7 +626,8 @@ std::vector<std::string> MixLearner::describe() const {
                      : rule_ == Rule::kSquare ? "aggregating algorithm (square loss)"
                                               : "adahedge";
   std::vector<std::string> out{"mix = " + list, std::string("mix rule = ") + rule,
-                               "mix_share = " + number(share_), "mix_test_share = " + number(test_share_)};
+                               "mix_share = " + number(share_), "mix_test_share = " + number(test_share_),
+                               "mix_validation = " + std::to_string(validation_size_)};
   for (size_t k = 0; k < size(); ++k)
     for (const auto& line : members_[k]->describe()) out.push_back(names_[k] + ": " + line);
   return out;
@@ -510,9 +636,13 @@ std::vector<std::string> MixLearner::describe() const {
 std::vector<std::string> MixLearner::summary_lines() const {
   std::vector<std::string> out;
   const std::vector<double> w = weights();
+  const std::vector<double> v = validation_losses();
+  const std::vector<double> bw = batch_log_weights(v);
   for (size_t k = 0; k < size(); ++k)
     out.push_back("mix member " + names_[k] + ": " + (active(k) ? "" : "retired " + retired_[k] + "; ") +
-                  "weight = " + number(w[k]) + ", loss = " + number(cum_loss_[k]));
+                  "weight = " + number(w[k]) + ", loss = " + number(cum_loss_[k]) +
+                  (v.empty() ? "" : ", validation loss = " + number(v[k])) +
+                  ", test weight = " + number(std::exp(bw[k])));
   if (std::isnan(own_loss_)) return out;  // resumed from a model that did not keep it
   const double best = best_active_loss();
   std::string line = "mix regret against its best member = " + number(own_loss_ - best);
@@ -529,9 +659,13 @@ void MixLearner::write_readable(std::ostream& out) const {
   out << "mix_gap " << gap_ << "\n";
   clip_.write_readable(out);
   const std::vector<double> w = weights();
-  for (size_t k = 0; k < size(); ++k)
-    out << "mix_member " << k << " " << names_[k] << " weight " << w[k] << " loss " << cum_loss_[k]
-        << (active(k) ? "" : " retired") << "\n";
+  const std::vector<double> v = validation_losses();
+  out << "mix_validation_sample " << sample_.size() << "\n";
+  for (size_t k = 0; k < size(); ++k) {
+    out << "mix_member " << k << " " << names_[k] << " weight " << w[k] << " loss " << cum_loss_[k];
+    if (!v.empty()) out << " validation_loss " << v[k];
+    out << (active(k) ? "" : " retired") << "\n";
+  }
   for (size_t k = 0; k < size(); ++k) {
     if (!active(k)) continue;
     out << "mix_member_model " << k << " " << names_[k] << "\n";
@@ -558,6 +692,12 @@ void MixLearner::save_state(ModelWriter& out, bool predict_only) const {
     out.put_f64(cum_loss_[k]);
     out.put_f64(std::isfinite(lw_[k]) ? lw_[k] : -1e300);  // -inf (AdaHedge non-leader) stored finite
   }
+  out.put_u64(predict_only ? 0 : sample_.size());
+  if (!predict_only)
+    for (const Example& x : sample_) put_example(out, x);
+  const std::vector<double> v = validation_losses();
+  out.put_u8(v.empty() ? 0 : 1);
+  for (double l : v) out.put_f64(l);
   for (size_t k = 0; k < size(); ++k) {
     out.put_string(names_[k]);
     if (!active(k)) continue;
@@ -571,7 +711,7 @@ void MixLearner::save_state(ModelWriter& out, bool predict_only) const {
 void MixLearner::load_state(ModelReader& in, bool predict_only) {
   auto bad = [&](const std::string& what) { return ModelFormatError(in.source() + ": mix state: " + what); };
   const uint32_t tag = in.get_u32("mix state version");
-  if (tag != kStateTag && tag != kStateTagV2 && tag != kStateTagV1)
+  if (tag != kStateTag && tag != kStateTagV3 && tag != kStateTagV2 && tag != kStateTagV1)
     throw bad("not a mix state, or an unknown version");
   const uint64_t n = in.get_u64("mix member count");
   if (n != size()) throw bad("has " + std::to_string(n) + " members, expected " + std::to_string(size()));
@@ -589,7 +729,7 @@ void MixLearner::load_state(ModelReader& in, bool predict_only) {
   }
   uint64_t rounds = 0;
   std::vector<std::string> retired(n);
-  if (tag == kStateTag) {
+  if (tag == kStateTag || tag == kStateTagV3) {
     rounds = in.get_u64("mix round count");
     std::vector<uint8_t> flag(n);
     for (size_t k = 0; k < n; ++k) {
@@ -614,6 +754,10 @@ void MixLearner::load_state(ModelReader& in, bool predict_only) {
     if (!std::isfinite(lw[k]) || lw[k] > 1e-9) throw bad("bad member log-weight");
     if (lw[k] <= -1e300 || !retired[k].empty()) lw[k] = -kInf;
   }
+  std::vector<Example> sample;
+  std::vector<double> validation;
+  if (tag == kStateTag) load_validation(in, n, sample, validation, bad);
+  if (sample.size() > validation_size_) sample.resize(validation_size_);
   // Fresh members, so that a refused state leaves this learner as it was.
   std::vector<std::unique_ptr<Learner>> fresh;
   for (size_t k = 0; k < n; ++k) {
@@ -636,6 +780,8 @@ void MixLearner::load_state(ModelReader& in, bool predict_only) {
   clip_ = clip;
   cum_loss_ = std::move(cum);
   lw_ = std::move(lw);
+  sample_ = std::move(sample);
+  validation_ = std::move(validation);
   members_ = std::move(fresh);
 }
 
@@ -675,11 +821,18 @@ LearnerRow mix_row() {
           {"mix_test_share",
            "",
            Kind::kNumber,
-           "0.5",
-           "online to batch: a -t run predicts with the weights (1 - a) w + a/K, hedging the final weights "
-           "toward "
-           "uniform against a test set unlike the end of the training stream (0: the final weights)",
+           "0.1",
+           "online to batch: a -t run predicts with the weights (1 - a) w + a/K, hedging the saved weights "
+           "toward uniform against a test set unlike the training stream (0: the saved weights)",
            {0.0, 1.0, false, false}},
+          {"mix_validation",
+           "",
+           Kind::kNumber,
+           "256",
+           "online to batch: the mixture keeps a uniform sample of this many training examples, and a saved "
+           "model weighs its members by how their final models predict it (0: by their online losses, which "
+           "favour the member best at the end of the stream)",
+           {0.0, 1e6, false, false}},
           {"mix_share",
            "",
            Kind::kNumber,
@@ -693,7 +846,10 @@ LearnerRow mix_row() {
             c.options.has("mix") ? c.options.text("mix") : MixLearner::kDefaultMembers;
         const double share = c.options.has("mix_share") ? c.options.number("mix_share") : 0.0;
         auto mix = std::make_unique<MixLearner>(members, share, c, !c.options.given("mix"));
-        mix->set_test_share(c.options.has("mix_test_share") ? c.options.number("mix_test_share") : 0.5);
+        mix->set_test_share(c.options.has("mix_test_share") ? c.options.number("mix_test_share") : 0.1);
+        const double r = c.options.has("mix_validation") ? c.options.number("mix_validation") : 256.0;
+        if (r != std::floor(r)) throw ConfigError("--mix_validation must be a whole number, got " + number(r));
+        mix->set_validation_size(static_cast<uint64_t>(r));
         return mix;
       },
       std::move(traits)};

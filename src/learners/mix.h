@@ -28,6 +28,13 @@
 // normalisation, lw_k ← ln((1 − α) e^{lw_k} + α/K), so every weight stays ≥ α/K and a member that becomes the
 // best later regains weight in a few rounds. α = 0 is exactly the plain mixture.
 //
+// Online to batch (--mix_validation R): the mixture keeps a uniform sample of R of the examples it learned from
+// (reservoir sampling: J. S. Vitter, "Random Sampling with a Reservoir", ACM TOMS 11(1), 1985, algorithm R).
+// Saving a model scores each member's final model on the sample, V_k = Σ c ℓ(y, s_k), and a -t run predicts with
+// the rule's weights from V_k in place of L_k: the weights of the members' final models on the whole stream,
+// where L_k weighs the online learners (on a sorted file the member best at its end can have the worst final
+// model). The sample was learned from, so V_k is an in-sample estimate.
+//
 // lepus's choices (the papers are silent):
 //   - The default members are the list below less those that do not accept the loss. The prior is uniform.
 //     Members get their own rows' defaults (the mix command line names no member option), the mix's table
@@ -90,6 +97,15 @@ class MixLearner final : public Learner {
   // uniform prior), the online-to-batch conversion of the saved mixture; 0 (the class's default) keeps w_k.
   void set_test_share(double alpha);
   double test_share() const { return test_share_; }
+  // --mix_validation R: the size of the sample of learned examples the saved model's weights are scored on (0:
+  // none, a -t run weighs the members by their online losses L_k).
+  void set_validation_size(uint64_t r);
+  uint64_t validation_size() const { return validation_size_; }
+  size_t sample_size() const { return sample_.size(); }
+  const std::vector<Example>& sample() const { return sample_; }
+  // V_k of each member on the sample (0 for a retired member): computed from the members' current states while
+  // the sample is held, else as loaded from a model (empty: none).
+  std::vector<double> validation_losses() const;
   size_t size() const { return members_.size(); }
   const std::string& member_name(size_t k) const { return names_[k]; }
   const Learner& member(size_t k) const { return *members_[k]; }
@@ -112,11 +128,18 @@ class MixLearner final : public Learner {
   };
   std::vector<double> log_weights() const;  // normalised
   void log_weights_into(std::vector<double>& lw) const;
-  std::vector<double> test_log_weights() const;  // -t: log_weights() with --mix_test_share's step
+  std::vector<double> test_log_weights() const;  // -t: batch_log_weights(V_k as loaded), else log_weights()
+  // The weights a -t run predicts with: the rule's from V_k (from L_k when `validation` is empty), then
+  // --mix_test_share's step toward uniform.
+  std::vector<double> batch_log_weights(const std::vector<double>& validation) const;
   double eta() const;                            // the current rate (may be +inf for AdaHedge before any gap)
   bool active(size_t k) const { return retired_[k].empty(); }
   size_t active_count() const;
-  double best_active_loss() const;  // min_k L_k over the members that take part
+  double best_active_loss() const { return best_active(cum_loss_); }  // min_k L_k over the active members
+  double best_active(const std::vector<double>& losses) const;
+  // The rule's normalised log-weights from cumulative losses (L_k, or V_k for a -t run).
+  void log_weights_from(const std::vector<double>& losses, std::vector<double>& lw) const;
+  void keep_sample(const Example& x);  // algorithm R's step for the rounds_-th example learned from
   void retire(size_t k, const std::string& why);
   // The mixture of member predictions `s` (already the rule's inputs) under log-weights `lw`; mix_log is the
   // log rule's from the members' ln σ pairs.
@@ -155,6 +178,9 @@ class MixLearner final : public Learner {
   std::vector<LogSigmoids> ls_v_, ls_r_;
   mutable std::vector<double> mix_a_, mix_b_;
   std::vector<std::exception_ptr> errors_;  // per member, what its last round threw
+  uint64_t validation_size_ = 0;
+  std::vector<Example> sample_;     // the learned examples kept for validation (full models save them)
+  std::vector<double> validation_;  // V_k as a loaded model holds them (empty: none)
 };
 
 LearnerRow mix_row();

@@ -304,11 +304,23 @@ TEST(Mix, DefaultListLeavesOutMembersThatRefuseTheLoss) {
 
 // A state of the first format (tag "MIX1", without the mixture's own loss) still loads and predicts alike; the
 // summary then leaves out the regret line it cannot compute.
-TEST(Mix, FirstFormatStateLoads) {
+TEST(Mix, EarlierFormatStatesLoad) {
   const auto loss = loss_named("logistic");
   std::vector<uint8_t> v1;
   auto a = trained(*loss, 15, 60, v1);
-  // tag (4) | K (8) | c_max (8) | gap (8) | own loss (8, MIX2 on) | rounds (8) and K retired flags (MIX3) | ...
+  // tag (4) | K (8) | c_max (8) | gap (8) | own loss (8, MIX2 on) | rounds (8) and K retired flags (MIX3) |
+  // clipping range (8) | K (L_k, log-weight) (16 K) | an empty sample (8) and no V_k (1) (MIX4) | members
+  const size_t sample_at = 46 + 8 + 32;
+  ASSERT_EQ(v1[sample_at + 8], 0u);  // no sample was kept (make_mix: --mix_validation 0), so no V_k
+  v1.erase(v1.begin() + sample_at, v1.begin() + sample_at + 9);
+  const uint32_t tag3 = 0x3358494Du;
+  std::memcpy(v1.data(), &tag3, 4);
+  {
+    auto c = make_mix("sgd,scinol2", 0.0, *loss, 10);
+    ModelReader r(v1.data(), v1.size(), "mem");
+    ASSERT_NO_THROW(c->load(r));
+    for (const auto& ex : random_stream(16, 20)) EXPECT_EQ(a->predict(ex).value, c->predict(ex).value);
+  }
   const uint32_t tag1 = 0x3158494Du;
   std::memcpy(v1.data(), &tag1, 4);
   v1.erase(v1.begin() + 28, v1.begin() + 28 + 8 + 8 + 2);
@@ -419,6 +431,83 @@ TEST(Mix, TestShareHedgesTheFinalWeightsTowardUniform) {
   learning->load(r);
   for (const Example& q : queries) EXPECT_EQ(learning->predict(q).value, trained_mix->predict(q).value);
   EXPECT_THROW(learning->set_test_share(1.5), ConfigError);
+}
+
+// --mix_validation R: the mixture keeps a uniform sample of the examples it learned from (all of them while
+// there are at most R), a saved model holds each member's loss on it at its final state, V_k, and a -t run
+// predicts with the Bayes weights from V_k, hedged by --mix_test_share: P(+1) = Σ_k ((1 − α) w_k + α/K) σ(s_k)
+// with w_k ∝ e^{−V_k}. Training runs keep the online weights.
+TEST(Mix, ValidationWeighsTheFinalModelsOnTheSample) {
+  const auto loss = loss_named("logistic");
+  const std::vector<Example> data = random_stream(31, 300);
+  auto m = make_mix("sgd,scinol2", 0.0, *loss, 10);
+  m->set_validation_size(1000);
+  for (const auto& ex : data) m->learn(ex);
+  ASSERT_EQ(m->sample_size(), data.size());
+  std::vector<double> v(2, 0.0);
+  for (const auto& ex : data)
+    for (size_t k = 0; k < 2; ++k) v[k] += log_loss(m->member(k).predict(ex).value, ex.label);
+  const std::vector<double> got = m->validation_losses();
+  ASSERT_EQ(got.size(), 2u);
+  for (size_t k = 0; k < 2; ++k) EXPECT_NEAR(got[k], v[k], 1e-4 * v[k]) << k;
+  ModelWriter w;
+  m->save(w);
+  const std::vector<Example> queries = random_stream(32, 20);
+  for (double alpha : {0.0, 0.3}) {
+    const OptionValues o = mix_options("sgd,scinol2", 0.0);
+    MixLearner t("sgd,scinol2", 0.0, LearnerContext{o, *loss, 10, true});
+    t.set_validation_size(1000);
+    t.set_test_share(alpha);
+    ModelReader r(w.bytes().data(), w.bytes().size(), "mem");
+    t.load(r);
+    const double w0 = 1.0 / (1.0 + std::exp(got[0] - got[1]));  // e^{−V_0} / (e^{−V_0} + e^{−V_1})
+    for (const Example& q : queries) {
+      double p = 0.0;
+      for (size_t k = 0; k < 2; ++k) {
+        const double wk = k == 0 ? w0 : 1.0 - w0;
+        p += ((1.0 - alpha) * wk + alpha / 2.0) / (1.0 + std::exp(-t.member(k).predict(q).value));
+      }
+      const double want = std::log(p) - std::log1p(-p);
+      EXPECT_NEAR(t.predict(q).value, want, 1e-5 * std::max(1.0, std::fabs(want))) << alpha;
+    }
+  }
+  auto plain = make_mix("sgd,scinol2", 0.0, *loss, 10);  // training: the online weights, whatever the sample
+  for (const auto& ex : data) plain->learn(ex);
+  for (const Example& q : queries) EXPECT_EQ(m->predict(q).value, plain->predict(q).value);
+}
+
+// Past R examples the sample is R of them, drawn uniformly over the stream (algorithm R): their positions
+// spread over the whole stream, the first and the last quarter alike. A predict-only model keeps V_k, not the
+// sample.
+TEST(Mix, SampleIsUniformOverTheStream) {
+  const auto loss = loss_named("logistic");
+  std::vector<std::string> lines;
+  for (int i = 0; i < 4000; ++i) lines.push_back(std::string(i % 2 ? "1" : "-1") + " |a p:" + std::to_string(i));
+  const std::vector<Example> data = parse(lines);
+  auto m = make_mix("sgd", 0.0, *loss, 12);
+  m->set_validation_size(200);
+  for (const auto& ex : data) m->learn(ex);
+  ASSERT_EQ(m->sample_size(), 200u);
+  std::vector<int> quarter(4, 0);
+  double mean = 0.0;
+  for (const Example& x : m->sample()) {
+    ASSERT_EQ(x.features.size(), 2u);  // p and the constant
+    const double at = x.features[0].value;
+    mean += at / 200.0;
+    ++quarter[std::min(3, static_cast<int>(at / 1000.0))];
+  }
+  EXPECT_NEAR(mean, 2000.0, 250.0);  // sd of the mean: 4000 / sqrt(12 * 200) = 82
+  for (int q : quarter) EXPECT_GT(q, 25);  // 50 expected each
+  ModelWriter full, lean;
+  m->save(full);
+  m->save_predict_only(lean);
+  EXPECT_GT(full.bytes().size(), lean.bytes().size() + 200 * 40);
+  const OptionValues o = mix_options("sgd", 0.0);
+  MixLearner t("sgd", 0.0, LearnerContext{o, *loss, 12, true});
+  ModelReader r(lean.bytes().data(), lean.bytes().size(), "mem");
+  t.load_predict_only(r);
+  EXPECT_EQ(t.sample_size(), 0u);
+  EXPECT_EQ(t.validation_losses(), m->validation_losses());
 }
 
 }  // namespace
