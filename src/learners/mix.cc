@@ -76,7 +76,8 @@ Example get_example(ModelReader& in, const std::function<ModelFormatError(const 
   const uint32_t groups = in.get_u32("mix sample group count");
   if (groups > in.remaining() / 9) throw bad("sample group count does not fit the file");
   for (uint32_t i = 0; i < groups; ++i) {
-    FeatureGroup g{in.get_u8("mix sample group"), in.get_u32("mix sample group"), in.get_u32("mix sample group")};
+    FeatureGroup g{in.get_u8("mix sample group"), in.get_u32("mix sample group"),
+                   in.get_u32("mix sample group")};
     if (g.begin > g.end || g.end > x.num_linear) throw bad("sample group out of range");
     x.groups.push_back(g);
   }
@@ -848,7 +849,8 @@ LearnerRow mix_row() {
         auto mix = std::make_unique<MixLearner>(members, share, c, !c.options.given("mix"));
         mix->set_test_share(c.options.has("mix_test_share") ? c.options.number("mix_test_share") : 0.1);
         const double r = c.options.has("mix_validation") ? c.options.number("mix_validation") : 256.0;
-        if (r != std::floor(r)) throw ConfigError("--mix_validation must be a whole number, got " + number(r));
+        if (r != std::floor(r))
+          throw ConfigError("--mix_validation must be a whole number, got " + number(r));
         mix->set_validation_size(static_cast<uint64_t>(r));
         return mix;
       },

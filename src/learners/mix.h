@@ -132,7 +132,7 @@ class MixLearner final : public Learner {
   // The weights a -t run predicts with: the rule's from V_k (from L_k when `validation` is empty), then
   // --mix_test_share's step toward uniform.
   std::vector<double> batch_log_weights(const std::vector<double>& validation) const;
-  double eta() const;                            // the current rate (may be +inf for AdaHedge before any gap)
+  double eta() const;  // the current rate (may be +inf for AdaHedge before any gap)
   bool active(size_t k) const { return retired_[k].empty(); }
   size_t active_count() const;
   double best_active_loss() const { return best_active(cum_loss_); }  // min_k L_k over the active members

@@ -142,7 +142,8 @@ TEST(MixCli, SavedModelWeighsFinalModelsOnTheWholeStream) {
   ASSERT_EQ(std::system(("sort -k1,1n '" + heart + "' > '" + d + "/sorted.vw'").c_str()), 0);
   auto test_loss = [&](const std::string& options, const std::string& name) {
     const std::string train = d + "/sorted.vw --loss_function logistic " + options + " -f " + d + "/" + name;
-    EXPECT_EQ(run_lepus(train + " 2> " + d + "/" + name + ".train"), 0) << read_file(d + "/" + name + ".train");
+    EXPECT_EQ(run_lepus(train + " 2> " + d + "/" + name + ".train"), 0)
+        << read_file(d + "/" + name + ".train");
     EXPECT_EQ(run_lepus("-t -i " + d + "/" + name + " " + heart + " 2> " + d + "/" + name + ".log"), 0);
     return loss_of(d + "/" + name + ".log");
   };

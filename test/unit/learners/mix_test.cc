@@ -482,7 +482,8 @@ TEST(Mix, ValidationWeighsTheFinalModelsOnTheSample) {
 TEST(Mix, SampleIsUniformOverTheStream) {
   const auto loss = loss_named("logistic");
   std::vector<std::string> lines;
-  for (int i = 0; i < 4000; ++i) lines.push_back(std::string(i % 2 ? "1" : "-1") + " |a p:" + std::to_string(i));
+  for (int i = 0; i < 4000; ++i)
+    lines.push_back(std::string(i % 2 ? "1" : "-1") + " |a p:" + std::to_string(i));
   const std::vector<Example> data = parse(lines);
   auto m = make_mix("sgd", 0.0, *loss, 12);
   m->set_validation_size(200);
@@ -496,7 +497,7 @@ TEST(Mix, SampleIsUniformOverTheStream) {
     mean += at / 200.0;
     ++quarter[std::min(3, static_cast<int>(at / 1000.0))];
   }
-  EXPECT_NEAR(mean, 2000.0, 250.0);  // sd of the mean: 4000 / sqrt(12 * 200) = 82
+  EXPECT_NEAR(mean, 2000.0, 250.0);        // sd of the mean: 4000 / sqrt(12 * 200) = 82
   for (int q : quarter) EXPECT_GT(q, 25);  // 50 expected each
   ModelWriter full, lean;
   m->save(full);
