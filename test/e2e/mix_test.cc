@@ -8,6 +8,7 @@
 #include <string>
 
 #include "e2e_util.h"
+#include "raw_pixels.h"
 
 namespace lepus::e2e {
 namespace {
@@ -154,6 +155,24 @@ TEST(MixCli, SavedModelWeighsFinalModelsOnTheWholeStream) {
   EXPECT_LT(mix, 0.7 * online);
   EXPECT_TRUE(has(read_file(d + "/mix.train"), "mix member aioli: weight = ")) << read_file(d + "/mix.train");
   EXPECT_TRUE(has(read_file(d + "/mix.log"), ", validation loss = ")) << read_file(d + "/mix.log");
+}
+
+// No default member breaks on raw data (issue 38): raw pixels (0-255) and the same pixels divided by 255 learn
+// alike (raw_pixels.h: test errors within 0.01, both well below the best constant's) for the default mixture and
+// its first-order members (aioli's test is in second_order_test.cc). vw-pistol is VW's --pistol, whose fixed
+// prior is scale-dependent by design: PistolIsTheScaleDependentMember.
+TEST(MixCli, RawPixelsLearnAsScaled) {
+  const PixelSets sets = write_pixel_sets("mix_raw_pixels");
+  for (const char* learner : {"--learner mix", "--learner sgd", "--learner scinol2", "--learner vw-coin"})
+    expect_raw_learns_as_scaled(sets, learner);
+}
+
+// ... and where the mixture covers for one: vw-pistol alone is more than 0.01 apart on raw and divided pixels,
+// the mixture (above) is not.
+TEST(MixCli, PistolIsTheScaleDependentMember) {
+  const PixelSets sets = write_pixel_sets("mix_raw_pixels_pistol");
+  const PixelErrors e = pixel_test_errors(sets, "--learner vw-pistol");
+  EXPECT_GT(std::fabs(e.raw - e.unit), 0.01) << "raw " << e.raw << ", divided by 255 " << e.unit;
 }
 
 // A cut model file is refused with an error, not a crash.
