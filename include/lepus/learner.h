@@ -149,6 +149,20 @@ class Learner {
   // read; a weight of 0 teaches nothing); out[i]: the prediction of steps[i]'s problem before its update.
   virtual void learn_problems(const Example& x, std::span<const ProblemStep> steps,
                               std::span<Prediction> out) {}
+
+  // Blocks of examples (a learner whose work per example splits into independent parts, a mixture's members):
+  // block_size() > 0 asks the driver to hand it up to that many consecutive examples at once, through
+  // learn_block, which answers each item as learn() (item.learn) or predict() would have, in order, with the
+  // same results and the same state afterwards. 0 (the default): one example at a time.
+  struct BlockItem {
+    const Example* x;
+    bool learn;  // learn() (else predict())
+    Prediction out;
+  };
+  virtual size_t block_size() const { return 0; }
+  virtual void learn_block(std::span<BlockItem> items) {
+    for (BlockItem& it : items) it.out = it.learn ? learn(*it.x) : predict(*it.x);
+  }
 };
 
 // Everything a learner factory may use. The loss outlives the learner.

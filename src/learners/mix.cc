@@ -12,6 +12,8 @@
 #include <exception>
 #include <functional>
 
+#include <tbb/parallel_for.h>
+
 #include "lepus/errors.h"
 
 namespace lepus {
@@ -455,12 +457,19 @@ double MixLearner::member_loss_term(double s, const Example& x) const {
 }
 
 Prediction MixLearner::predict(const Example& x) const {
+  std::vector<Prediction> p(size());
+  for (size_t k = 0; k < size(); ++k)
+    if (active(k)) p[k] = members_[k]->predict(x);
+  return predicted(p);
+}
+
+Prediction MixLearner::predicted(std::span<const Prediction> members) const {
   const size_t n = size();
   std::vector<double> v(n), r(n);
   bool scored = false;
   for (size_t k = 0; k < n; ++k) {
     if (!active(k)) continue;  // weight 0
-    const Prediction p = members_[k]->predict(x);
+    const Prediction& p = members[k];
     v[k] = input(p.value);
     r[k] = input(p.scored.value_or(p.value));
     scored = scored || p.scored.has_value();
@@ -472,19 +481,12 @@ Prediction MixLearner::predict(const Example& x) const {
   return out;
 }
 
+// Each member's round is independent of the others' (the members never see the mixture); what they throw is
+// handled afterwards in member order (mix_round). Running the rounds of one example in parallel was measured and
+// not kept: its per-example cost outweighed the members' work; blocks of examples run them in parallel
+// (learn_block).
 Prediction MixLearner::learn(const Example& x) {
-  clip_.see(x);  // the range widens with the label before predicting, as every member's does
   const size_t n = size();
-  bool any_scored = false;
-  if (common::teaches(x) && !test_only_) {  // examples learned from (others change no state)
-    ++rounds_;
-    keep_sample(x);
-    validation_.clear();  // a loaded model's V_k: stale once the members learn on
-  }
-  // Each member's round is independent of the others' (the members never see the mixture); what they throw is
-  // handled afterwards in member order. Running the rounds of one example in parallel (tbb::parallel_for) was
-  // measured and not kept: its per-example cost outweighed the members' work (rcv1_small x100, 2 cores: 2.8 s
-  // against 2.0 s serial; a9a x5: 1.6 s against 1.0 s). Members in parallel need blocks of examples.
   errors_.assign(n, nullptr);
   for (size_t k = 0; k < n; ++k) {
     scratch_[k] = Prediction{};
@@ -494,6 +496,57 @@ Prediction MixLearner::learn(const Example& x) {
     } catch (...) {
       errors_[k] = std::current_exception();
     }
+  }
+  return mix_round(x);
+}
+
+// Each member runs through the block on a thread of its own (a oneTBB task per member), keeping its answers and
+// the first error it throws; then the mixture's rounds follow in example order, each from the members' answers
+// to its example, exactly as learn() and predict() one example at a time. A member stops at its error: the
+// mixture's round of that example retires it (or ends the run), so it is not asked again either way.
+void MixLearner::learn_block(std::span<BlockItem> items) {
+  const size_t n = size(), m = items.size();
+  block_out_.assign(n * m, Prediction{});
+  block_errors_.assign(n, BlockError{m, nullptr});
+  tbb::parallel_for(size_t{0}, n, [&](size_t k) {
+    if (!active(k)) return;
+    Learner& member = *members_[k];
+    for (size_t i = 0; i < m; ++i) {
+      try {
+        block_out_[k * m + i] = items[i].learn ? member.learn(*items[i].x) : member.predict(*items[i].x);
+      } catch (...) {
+        block_errors_[k] = BlockError{i, std::current_exception()};
+        return;
+      }
+    }
+  });
+  std::vector<Prediction> answers(n);
+  for (size_t i = 0; i < m; ++i) {
+    errors_.assign(n, nullptr);
+    for (size_t k = 0; k < n; ++k) {
+      const bool answered = active(k) && i < block_errors_[k].at;
+      scratch_[k] = answered ? block_out_[k * m + i] : Prediction{};
+      if (active(k) && i == block_errors_[k].at) errors_[k] = block_errors_[k].error;
+    }
+    if (items[i].learn) {
+      items[i].out = mix_round(*items[i].x);
+      continue;
+    }
+    for (size_t k = 0; k < n; ++k)
+      if (errors_[k]) std::rethrow_exception(errors_[k]);  // predict() would have thrown it
+    items[i].out = predicted(scratch_);
+  }
+}
+
+// The mixture's round on x after its members' (scratch_: their answers; errors_: what they threw).
+Prediction MixLearner::mix_round(const Example& x) {
+  clip_.see(x);  // the range widens with the label before predicting, as every member's does
+  const size_t n = size();
+  bool any_scored = false;
+  if (common::teaches(x) && !test_only_) {  // examples learned from (others change no state)
+    ++rounds_;
+    keep_sample(x);
+    validation_.clear();  // a loaded model's V_k: stale once the members learn on
   }
   for (size_t k = 0; k < n; ++k) {
     if (errors_[k]) {

@@ -77,6 +77,9 @@ class MixLearner final : public Learner {
 
   Prediction predict(const Example& x) const override;
   Prediction learn(const Example& x) override;
+  // Blocks: the members in parallel over the block, then the mixture in example order (results as learn()).
+  size_t block_size() const override { return kBlock; }
+  void learn_block(std::span<BlockItem> items) override;
   // Warm-up: the most any member wants; each member is warmed up on its own share of the prefix, the first
   // examples, as if it ran alone.
   uint64_t warmup_wanted() const override;
@@ -126,6 +129,9 @@ class MixLearner final : public Learner {
     std::string name;
     OptionValues options;
   };
+  static constexpr size_t kBlock = 256;
+  Prediction predicted(std::span<const Prediction> members) const;  // predict()'s mixture of their answers
+  Prediction mix_round(const Example& x);
   std::vector<double> log_weights() const;  // normalised
   void log_weights_into(std::vector<double>& lw) const;
   std::vector<double> test_log_weights() const;  // -t: batch_log_weights(V_k as loaded), else log_weights()
@@ -178,6 +184,12 @@ class MixLearner final : public Learner {
   std::vector<LogSigmoids> ls_v_, ls_r_;
   mutable std::vector<double> mix_a_, mix_b_;
   std::vector<std::exception_ptr> errors_;  // per member, what its last round threw
+  struct BlockError {
+    size_t at;  // the item whose round threw (the block's size: none)
+    std::exception_ptr error;
+  };
+  std::vector<Prediction> block_out_;  // learn_block: member k's answer to item i at k * items + i
+  std::vector<BlockError> block_errors_;
   uint64_t validation_size_ = 0;
   std::vector<Example> sample_;     // the learned examples kept for validation (full models save them)
   std::vector<double> validation_;  // V_k as a loaded model holds them (empty: none)

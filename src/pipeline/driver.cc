@@ -175,6 +175,10 @@ Driver::Driver(const DriverOptions& options, Learner& learner, FeatureSpace& spa
   if (opt_.metrics || opt_.keep_metrics) metrics_ = std::make_unique<Metrics>();
   if (opt_.audit.audit || opt_.audit.invert_hash || !opt_.audit.audit_regressor.empty())
     audit_ = std::make_unique<Auditor>(opt_.audit, learner_, log_);
+  // Blocks of examples for a learner that asks (a mixture's members in parallel), when each example needs no
+  // more than its prediction: not under audit (its figures wrap each learning step) nor with several ranks.
+  block_ = audit_ || opt_.ranks ? 0 : learner_.block_size();
+  pending_work_.resize(block_);
   pred_out_ = std::make_unique<PredictionFile>(opt_.predictions);
   raw_out_ = std::make_unique<PredictionFile>(opt_.raw_predictions);
   if (!opt_.progress_log.empty()) progress_log_ = std::make_unique<ProgressLog>(opt_.progress_log);
@@ -312,6 +316,7 @@ void Driver::consume_batch(Batch& b, RunStats& st, PassState& ps) {
     }
     consume(ex, st, ps);
   }
+  flush_block(st, ps);  // before the batch's examples go back to the pool
   if (!stop_) emit_warnings_through(b.line_count);
   ps.line_base += b.line_count;
   if (interactive_) {
@@ -368,6 +373,11 @@ void Driver::consume(Example& ex, RunStats& st, PassState& ps) {
       if (warm_.size() >= want) flush_warmup(st, ps);
       return;
     }
+  }
+  if (block_ > 0) {  // held until the block is full or the batch ends (consume_batch)
+    hold(ex, work, holdout);
+    if (pending_.size() >= block_) flush_block(st, ps);
+    return;
   }
   finish(ex, work, holdout, st, ps);
   if (opt_.sync_every > 0 && opt_.ranks && ++since_sync_ >= opt_.sync_every) sync(st, ps, false);
@@ -486,9 +496,34 @@ void Driver::write_classes(const Example& ex, const ClassOutcome& o, std::string
   }
 }
 
+void Driver::hold(const Example& ex, const Example& work, bool holdout) {
+  const Example* w = &work;
+  if (w ==
+      &work_) {  // interactions expanded into work_, which the next example reuses: a copy (no reallocation:
+    pending_work_[pending_.size()] = work;  // pending_work_ holds block_ examples from the start)
+    w = &pending_work_[pending_.size()];
+  }
+  pending_.push_back(Pending{&ex, w, holdout});
+}
+
+void Driver::flush_block(RunStats& st, PassState& ps) {
+  if (pending_.empty()) return;
+  block_items_.clear();
+  for (const Pending& h : pending_) block_items_.push_back({h.work, !(opt_.test_only || h.holdout), {}});
+  learner_.learn_block(block_items_);
+  for (size_t i = 0; i < pending_.size(); ++i)
+    record(*pending_[i].ex, *pending_[i].work, pending_[i].holdout, block_items_[i].out, st, ps);
+  pending_.clear();
+}
+
 void Driver::finish(const Example& ex, const Example& work, bool holdout, RunStats& st, PassState& ps) {
   if (audit_) audit_->before(work, ps.pass == 1);
-  Prediction p = (opt_.test_only || holdout) ? learner_.predict(work) : learner_.learn(work);
+  const Prediction p = (opt_.test_only || holdout) ? learner_.predict(work) : learner_.learn(work);
+  record(ex, work, holdout, p, st, ps);
+}
+
+void Driver::record(const Example& ex, const Example& work, bool holdout, Prediction p, RunStats& st,
+                    PassState& ps) {
   // -p and -r never hold NaN or infinity: a learner's non-finite output and a link that overflows (poisson's
   // exp) are replaced (NaN by 0, infinity by +-FLT_MAX) and counted in the summary.
   auto finite = [this](float v) { return finite_or_replaced(v, replaced_outputs_); };

@@ -147,8 +147,13 @@ class Driver {
   void parse_batch(Batch& b, bool records) const;
   void consume_batch(Batch& b, RunStats& st, PassState& ps);
   void consume(Example& ex, RunStats& st, PassState& ps);
-  // Predicts or learns `work` (ex expanded), writes its outputs and counts it.
+  // Predicts or learns `work` (ex expanded), writes its outputs and counts it (record).
   void finish(const Example& ex, const Example& work, bool holdout, RunStats& st, PassState& ps);
+  void record(const Example& ex, const Example& work, bool holdout, Prediction p, RunStats& st,
+              PassState& ps);
+  // Blocks (Learner::block_size): an example held until its block is learned, then finished in order.
+  void hold(const Example& ex, const Example& work, bool holdout);
+  void flush_block(RunStats& st, PassState& ps);
   // Hands the buffered prefix to the learner's warm-up, then finishes its examples in order.
   void flush_warmup(RunStats& st, PassState& ps);
   std::unique_ptr<BlockSource> open_text() const;
@@ -195,6 +200,17 @@ class Driver {
     bool holdout;
   };
   std::vector<Held> warm_;
+  // The block being gathered: pointers into the batch being consumed (flushed before it ends), the expanded
+  // copies when interactions are expanded into work_.
+  struct Pending {
+    const Example* ex;
+    const Example* work;
+    bool holdout;
+  };
+  size_t block_ = 0;  // examples per block (0: one at a time)
+  std::vector<Pending> pending_;
+  std::vector<Example> pending_work_;
+  std::vector<Learner::BlockItem> block_items_;
   bool warm_done_ = false;
   ProgressRow last_row_;  // --distributed, more than one rank: this rank's last example, for a row at a sync
   uint64_t since_sync_ = 0;  // --sync_every: examples read since the last synchronisation

@@ -433,6 +433,44 @@ TEST(Mix, TestShareHedgesTheFinalWeightsTowardUniform) {
   EXPECT_THROW(learning->set_test_share(1.5), ConfigError);
 }
 
+// Blocks (the members in parallel over a block, then the mixture in order) answer every item as learn() and
+// predict() one at a time do, and leave the same state: with predict-only items (a holdout) and unlabelled
+// examples among them, and a member (ftprl-full, cap 256 distinct features) that retires in the middle of a block.
+TEST(Mix, BlocksAnswerAsOneExampleAtATime) {
+  const auto loss = loss_named("logistic");
+  std::vector<std::string> lines;
+  for (int i = 0; i < 60; ++i) {
+    std::string l = i % 7 == 3 ? "|a" : (i % 2 ? "1 |a" : "-1 |a");
+    for (int j = 0; j < 10; ++j)
+      l += " f" + std::to_string(i * 10 + j) + ":" + std::to_string(0.1 * (1 + j % 7));
+    lines.push_back(l);
+  }
+  const auto data = parse(lines);
+  for (double share : {0.0, 0.01}) {
+    auto one = make_mix("sgd,ftprl-full,scinol2", share, *loss);
+    auto block = make_mix("sgd,ftprl-full,scinol2", share, *loss);
+    std::vector<Prediction> want;
+    std::vector<Learner::BlockItem> items;
+    for (size_t i = 0; i < data.size(); ++i) {
+      const bool learn = i % 5 != 4;
+      want.push_back(learn ? one->learn(data[i]) : one->predict(data[i]));
+      items.push_back({&data[i], learn, {}});
+    }
+    for (size_t at = 0; at < items.size(); at += 17)  // blocks of 17: the retirement (26th) falls inside one
+      block->learn_block(std::span(items).subspan(at, std::min<size_t>(17, items.size() - at)));
+    for (size_t i = 0; i < items.size(); ++i) {
+      EXPECT_EQ(items[i].out.raw, want[i].raw) << i;
+      EXPECT_EQ(items[i].out.value, want[i].value) << i;
+    }
+    EXPECT_EQ(block->retired(1), one->retired(1));
+    EXPECT_FALSE(one->retired(1).empty());
+    ModelWriter a, b;
+    one->save(a);
+    block->save(b);
+    EXPECT_EQ(a.bytes(), b.bytes());
+  }
+}
+
 // --mix_validation R: the mixture keeps a uniform sample of the examples it learned from (all of them while
 // there are at most R), a saved model holds each member's loss on it at its final state, V_k, and a -t run
 // predicts with the Bayes weights from V_k, hedged by --mix_test_share: P(+1) = Σ_k ((1 − α) w_k + α/K) σ(s_k)
