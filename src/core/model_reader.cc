@@ -13,31 +13,20 @@ void ModelReader::get_raw(void* out, size_t n, const char* what) {
   std::memcpy(out, p_, n);
   p_ += n;
 }
-uint8_t ModelReader::get_u8(const char* what) {
-  uint8_t v;
-  get_raw(&v, sizeof v, what);
+namespace {
+template <typename T>
+T get(ModelReader& in, const char* what) {
+  T v;
+  in.get_raw(&v, sizeof v, what);
   return v;
 }
-uint32_t ModelReader::get_u32(const char* what) {
-  uint32_t v;
-  get_raw(&v, sizeof v, what);
-  return v;
-}
-uint64_t ModelReader::get_u64(const char* what) {
-  uint64_t v;
-  get_raw(&v, sizeof v, what);
-  return v;
-}
-float ModelReader::get_f32(const char* what) {
-  float v;
-  get_raw(&v, sizeof v, what);
-  return v;
-}
-double ModelReader::get_f64(const char* what) {
-  double v;
-  get_raw(&v, sizeof v, what);
-  return v;
-}
+}  // namespace
+
+uint8_t ModelReader::get_u8(const char* what) { return get<uint8_t>(*this, what); }
+uint32_t ModelReader::get_u32(const char* what) { return get<uint32_t>(*this, what); }
+uint64_t ModelReader::get_u64(const char* what) { return get<uint64_t>(*this, what); }
+float ModelReader::get_f32(const char* what) { return get<float>(*this, what); }
+double ModelReader::get_f64(const char* what) { return get<double>(*this, what); }
 std::string ModelReader::get_string(const char* what) {
   const uint64_t n = get_u64(what);
   if (n > remaining()) throw ModelFormatError(source_ + ": truncated model (while reading " + what + ")");

@@ -625,11 +625,15 @@ LossSum Driver::reported_losses(const RunStats& st, bool holdout_mode) const {
 // parsing it many times over (rcv1 -q ff: ~4,600 features from ~75), and the expansion is best written in the
 // learner's own caches (expanded by the parse stage instead, a 74 KB example crossed between cores and rcv1 -q ff
 // took 40% longer).
+int Driver::thread_count() const {  // --threads, else the machine's
+  return opt_.threads > 0 ? opt_.threads
+                          : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
+
 bool Driver::learns_apart() const { return opt_.learn_thread || space_.adds_features(); }
 
 void Driver::run_pass(BlockSource& source, bool records, RunStats& st, PassState& ps) {
-  const int threads =
-      opt_.threads > 0 ? opt_.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int threads = thread_count();
   // Batches in flight: one per parsing thread, one being learned and slack for in-order hand-over. With
   // interactions the learner thread is the bottleneck (rcv1 -q ff: learning a batch takes ~15 times parsing it),
   // so parsed batches would queue for it and only hold memory (~0.3 MB each there): one of slack is enough,
@@ -668,8 +672,7 @@ void Driver::run_pass(BlockSource& source, bool records, RunStats& st, PassState
 }
 
 RunStats Driver::run(const std::function<void()>& save_model, const std::function<void(int)>& after_pass) {
-  const int threads =
-      opt_.threads > 0 ? opt_.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int threads = thread_count();
   // A learner on a thread of its own is one of the threads: oneTBB gets the others. An idle oneTBB worker spins
   // and yields before it sleeps, and the learn stage wakes it for every batch: with one worker too many, rcv1
   // -q ff on 2 cores took 40% more time than with none.

@@ -143,6 +143,7 @@ class Driver {
                      std::string& prediction_text);
   std::string class_name(uint32_t klass) const;
   bool learns_apart() const;
+  int thread_count() const;
   void run_pass(BlockSource& source, bool records, RunStats& st, PassState& ps);
   void parse_batch(Batch& b, bool records) const;
   void consume_batch(Batch& b, RunStats& st, PassState& ps);
