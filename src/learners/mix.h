@@ -190,6 +190,7 @@ class MixLearner final : public Learner {
   };
   std::vector<Prediction> block_out_;  // learn_block: member k's answer to item i at k * items + i
   std::vector<BlockError> block_errors_;
+  size_t lead_ = 0;  // learn_block: the member run on the calling thread (the slowest over the last block)
   uint64_t validation_size_ = 0;
   std::vector<Example> sample_;     // the learned examples kept for validation (full models save them)
   std::vector<double> validation_;  // V_k as a loaded model holds them (empty: none)
