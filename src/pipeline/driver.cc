@@ -497,10 +497,11 @@ void Driver::write_classes(const Example& ex, const ClassOutcome& o, std::string
 }
 
 void Driver::hold(const Example& ex, const Example& work, bool holdout) {
+  // With interactions the example was expanded into work_, which the next example reuses: the block keeps a
+  // copy (pending_work_ was sized to a block at the start, so the pointers stay valid).
   const Example* w = &work;
-  if (w ==
-      &work_) {  // interactions expanded into work_, which the next example reuses: a copy (no reallocation:
-    pending_work_[pending_.size()] = work;  // pending_work_ holds block_ examples from the start)
+  if (w == &work_) {
+    pending_work_[pending_.size()] = work;
     w = &pending_work_[pending_.size()];
   }
   pending_.push_back(Pending{&ex, w, holdout});
@@ -621,15 +622,15 @@ LossSum Driver::reported_losses(const RunStats& st, bool holdout_mode) const {
   return {st.sum_loss, st.weighted_labeled};
 }
 
-// DriverOptions::learn_thread, and any run with interactions: expanding and learning an example then outweighs
-// parsing it many times over (rcv1 -q ff: ~4,600 features from ~75), and the expansion is best written in the
-// learner's own caches (expanded by the parse stage instead, a 74 KB example crossed between cores and rcv1 -q ff
-// took 40% longer).
 int Driver::thread_count() const {  // --threads, else the machine's
   return opt_.threads > 0 ? opt_.threads
                           : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 }
 
+// DriverOptions::learn_thread, and any run with interactions: expanding and learning an example then outweighs
+// parsing it many times over (rcv1 -q ff: ~4,600 features from ~75), and the expansion is best written in the
+// learner's own caches (expanded by the parse stage instead, a 74 KB example crossed between cores and rcv1 -q ff
+// took 40% longer).
 bool Driver::learns_apart() const { return opt_.learn_thread || space_.adds_features(); }
 
 void Driver::run_pass(BlockSource& source, bool records, RunStats& st, PassState& ps) {
