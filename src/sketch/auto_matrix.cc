@@ -44,33 +44,27 @@ void AutoMatrix::update(std::span<const Coord> x, double weight, double beta) {
 }
 
 void AutoMatrix::switch_to_sketch() {
-  const FullMatrix& f = *full_;
-  const uint32_t n = static_cast<uint32_t>(f.size());
-  const double prior = f.prior();
+  const uint32_t n = static_cast<uint32_t>(full_->size());
+  const double prior = full_->prior();
   auto s = make_sketch();
   if (prior < opt_.lambda) s->scale(prior / opt_.lambda);  // the forgetting so far
-  if (n == 0) {
-    if (opt_.tracked) s->adopt_tracked(f.tracked());
-    sketch_ = std::move(s);
-    full_.reset();
-    return;
-  }
-  Eigen::MatrixXd inv(n, n);
-  for (uint32_t i = 0; i < n; ++i)
-    for (uint32_t j = 0; j < n; ++j) inv(i, j) = f.inverse(i, j);
-  const SymEigen eig(inv);
+  std::vector<uint64_t> slots(n);
+  for (uint32_t i = 0; i < n; ++i) slots[i] = full_->index().slot(i);
+  TrackedVector b = full_->take_tracked();
+  SymEigen eig;
+  if (n > 0) eig.compute(full_->take_inverse());
+  full_.reset();  // its n x n inverse, before the sketch takes the rows
   // A's eigenvalues are 1/e; the largest μ come from the smallest e (Eigen sorts e increasing).
   std::vector<Coord> row(n);
   for (uint32_t k = 0; k < n; ++k) {
     const double e = eig.eigenvalues()(k);
     const double mu = e > 0.0 ? 1.0 / e - prior : 0.0;
     if (!(mu > 0.0) || !std::isfinite(mu)) continue;  // rounding around the prior: no mass
-    for (uint32_t i = 0; i < n; ++i) row[i] = Coord{f.index().slot(i), eig.eigenvectors()(i, k)};
+    for (uint32_t i = 0; i < n; ++i) row[i] = Coord{slots[i], eig.eigenvectors()(i, k)};
     s->rank_one_update(row, mu);
   }
-  if (opt_.tracked) s->adopt_tracked(f.tracked());
+  if (opt_.tracked) s->adopt_tracked(std::move(b));
   sketch_ = std::move(s);
-  full_.reset();
 }
 
 void AutoMatrix::reset() {

@@ -204,6 +204,18 @@ void FullMatrix::rank_one_update(std::span<const Coord> x, double weight) {
   }
 }
 
+Eigen::Ref<const Eigen::MatrixXd> FullMatrix::take_inverse() {
+  const Eigen::Index n = static_cast<Eigen::Index>(size());
+  for (Eigen::Index j = 0; j < n; ++j)
+    for (Eigen::Index i = 0; i <= j; ++i) {
+      const double c = inv_(i, j) / scale_;
+      inv_(i, j) = c;
+      inv_(j, i) = c;
+    }
+  ++version_;
+  return inv_.topLeftCorner(n, n);
+}
+
 void FullMatrix::scale(double r) {
   matrix_detail::check_scale(r, "full matrix");
   scale_ *= r;

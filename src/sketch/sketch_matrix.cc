@@ -96,9 +96,9 @@ void SketchMatrix::update(std::span<const Coord> x, double weight, double beta) 
   rank_one_update(x, weight);
 }
 
-void SketchMatrix::adopt_tracked(const TrackedVector& b) {
+void SketchMatrix::adopt_tracked(TrackedVector b) {
   if (b.bits() != b_.bits()) throw std::logic_error("sketch matrix: tracked vector of another size");
-  b_ = b;
+  b_ = std::move(b);
   q_.setZero();
   Eigen::VectorXd q;
   sketch_.multiply_all([&](uint64_t slot) { return b_[slot]; }, q);

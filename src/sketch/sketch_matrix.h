@@ -64,7 +64,7 @@ class SketchMatrix final : public Matrix {
   void update(std::span<const Coord> x, double weight, double beta) override;
   const TrackedVector& tracked() const override { return b_; }
   // Takes b (its bits must be this sketch's) and forms q = B b afresh: O(m · columns), once (auto's switch).
-  void adopt_tracked(const TrackedVector& b);
+  void adopt_tracked(TrackedVector b);
   void rank_one_update(std::span<const Coord> x, double weight = 1.0) override;
   void scale(double r) override;
   void reset() override;
