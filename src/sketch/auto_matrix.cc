@@ -51,18 +51,20 @@ void AutoMatrix::switch_to_sketch() {
   std::vector<uint64_t> slots(n);
   for (uint32_t i = 0; i < n; ++i) slots[i] = full_->index().slot(i);
   TrackedVector b = full_->take_tracked();
-  SymEigen eig;
-  if (n > 0) eig.compute(full_->take_inverse());
-  full_.reset();  // its n x n inverse, before the sketch takes the rows
+  // A⁻¹'s eigenvectors, where the full matrix kept A⁻¹ (it is dropped after): one n x n matrix at the peak.
+  Eigen::Map<Eigen::MatrixXd> vectors = full_->take_inverse();
+  Eigen::VectorXd values;
+  SymEigen::in_place(vectors, values);
   // A's eigenvalues are 1/e; the largest μ come from the smallest e (Eigen sorts e increasing).
   std::vector<Coord> row(n);
   for (uint32_t k = 0; k < n; ++k) {
-    const double e = eig.eigenvalues()(k);
+    const double e = values(k);
     const double mu = e > 0.0 ? 1.0 / e - prior : 0.0;
     if (!(mu > 0.0) || !std::isfinite(mu)) continue;  // rounding around the prior: no mass
-    for (uint32_t i = 0; i < n; ++i) row[i] = Coord{slots[i], eig.eigenvectors()(i, k)};
+    for (uint32_t i = 0; i < n; ++i) row[i] = Coord{slots[i], vectors(i, k)};
     s->rank_one_update(row, mu);
   }
+  full_.reset();
   if (opt_.tracked) s->adopt_tracked(std::move(b));
   sketch_ = std::move(s);
 }

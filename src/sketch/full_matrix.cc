@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <string>
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
@@ -204,7 +205,7 @@ void FullMatrix::rank_one_update(std::span<const Coord> x, double weight) {
   }
 }
 
-Eigen::Ref<const Eigen::MatrixXd> FullMatrix::take_inverse() {
+Eigen::Map<Eigen::MatrixXd> FullMatrix::take_inverse() {
   const Eigen::Index n = static_cast<Eigen::Index>(size());
   for (Eigen::Index j = 0; j < n; ++j)
     for (Eigen::Index i = 0; i <= j; ++i) {
@@ -212,8 +213,13 @@ Eigen::Ref<const Eigen::MatrixXd> FullMatrix::take_inverse() {
       inv_(i, j) = c;
       inv_(j, i) = c;
     }
+  // Column j moves from j * ld to j * n (<= it): in increasing j nothing is overwritten before it is moved.
+  double* data = inv_.data();
+  const Eigen::Index ld = inv_.outerStride();
+  for (Eigen::Index j = 1; j < n; ++j)
+    std::memmove(data + j * n, data + j * ld, static_cast<size_t>(n) * sizeof(double));
   ++version_;
-  return inv_.topLeftCorner(n, n);
+  return Eigen::Map<Eigen::MatrixXd>(data, n, n);
 }
 
 void FullMatrix::scale(double r) {

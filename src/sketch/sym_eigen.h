@@ -16,8 +16,13 @@ class SymEigen {
   void compute(const Eigen::Ref<const Eigen::MatrixXd>& a, bool vectors = true);
   const Eigen::VectorXd& eigenvalues() const { return solver_.eigenvalues(); }
   const Eigen::MatrixXd& eigenvectors() const { return solver_.eigenvectors(); }
+  // The same decomposition of a (its lower triangle read) in place: a becomes V, bit for bit the eigenvectors
+  // compute() gives, without the solver's own n x n copy (Eigen's steps of SelfAdjointEigenSolver::compute:
+  // scaling, Householder tridiagonalisation, Q formed in place, implicit symmetric QR).
+  static void in_place(Eigen::Map<Eigen::MatrixXd> a, Eigen::VectorXd& values);
 
  private:
+  static constexpr int kMaxIterations = 30;  // SelfAdjointEigenSolver's m_maxIterations
   Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> solver_;
 };
 

@@ -8,6 +8,7 @@
 #include "sketch/auto_matrix.h"
 #include "sketch/full_matrix.h"
 #include "sketch/sketch_matrix.h"
+#include "sketch/sym_eigen.h"
 
 namespace lepus {
 namespace {
@@ -120,6 +121,36 @@ TEST(AutoMatrix, OptionsAreChecked) {
 }
 
 // shrink_back = 0: A = λ I + BᵀB exactly (no shrinkage mass in the ridge), so A ⪯ the true matrix.
+// The switch decomposes A⁻¹ in place (SymEigen::in_place, within the full matrix's own storage): the eigenvalues
+// and eigenvectors are those of SymEigen::compute (Eigen's SelfAdjointEigenSolver) bit for bit, whatever the size,
+// for a zero matrix, and when the n x n matrix sits at the start of a larger buffer (as a full matrix's capacity).
+TEST(SymEigen, InPlaceIsTheSolverBitForBit) {
+  std::mt19937_64 rng(7);
+  std::normal_distribution<double> g;
+  Eigen::VectorXd none;
+  SymEigen::in_place(Eigen::Map<Eigen::MatrixXd>(nullptr, 0, 0),
+                     none);  // n = 0: nothing (the solver refuses it)
+  EXPECT_EQ(none.size(), 0);
+  for (const Eigen::Index n : {1, 2, 3, 17, 120}) {
+    for (const bool zero : {false, true}) {
+      Eigen::MatrixXd a(n, n);
+      for (Eigen::Index j = 0; j < n; ++j)
+        for (Eigen::Index i = j; i < n; ++i) a(i, j) = a(j, i) = zero ? 0.0 : g(rng) * (1 + i);
+      SymEigen solver(a);
+      std::vector<double> buffer(static_cast<size_t>((n + 5) * (n + 5)), -1.0);
+      Eigen::Map<Eigen::MatrixXd> m(buffer.data(), n, n);
+      m = a;
+      Eigen::VectorXd values;
+      SymEigen::in_place(m, values);
+      ASSERT_EQ(values.size(), n);
+      for (Eigen::Index k = 0; k < n; ++k) {
+        EXPECT_EQ(values(k), solver.eigenvalues()(k)) << n << " " << k;
+        for (Eigen::Index i = 0; i < n; ++i) EXPECT_EQ(m(i, k), solver.eigenvectors()(i, k)) << n;
+      }
+    }
+  }
+}
+
 TEST(SketchMatrix, PlainSketchIsLambdaPlusBTB) {
   const Pool pool(60, 10);
   std::mt19937_64 rng(9);
