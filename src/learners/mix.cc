@@ -312,17 +312,17 @@ void MixLearner::set_validation_size(uint64_t r) {
 // then replaces a uniformly drawn one with probability R/t. The draw hashes (seed, t), so a resumed run keeps what
 // an uninterrupted one does. An example with a non-finite number is not kept (a model holds finite numbers).
 void MixLearner::keep_sample(const Example& x) {
-  if (validation_size_ == 0 || !std::isfinite(x.label) || !std::isfinite(x.initial)) return;
-  for (const Feature& f : x.features)
-    if (!std::isfinite(f.value)) return;
+  if (validation_size_ == 0) return;
   size_t at = sample_.size();
-  if (at < validation_size_) {
-    sample_.emplace_back();
-  } else {
+  if (at >= validation_size_) {  // the draw is a hash, not a generator's state: it can come before the checks
     const uint64_t j = splitmix64_mix(splitmix64_mix(seed_) ^ rounds_) % rounds_;
     if (j >= validation_size_) return;
     at = static_cast<size_t>(j);
   }
+  if (!std::isfinite(x.label) || !std::isfinite(x.initial)) return;
+  for (const Feature& f : x.features)  // read only for the few examples kept (about R ln(T / R) of T)
+    if (!std::isfinite(f.value)) return;
+  if (at == sample_.size()) sample_.emplace_back();
   Example& s = sample_[at];
   s.label = x.label;
   s.labeled = true;
@@ -356,16 +356,20 @@ std::vector<double> MixLearner::batch_log_weights(const std::vector<double>& val
     log_weights_into(lw);
   else
     log_weights_from(validation, lw);
-  if (test_share_ == 0.0) return lw;
-  const double floor = std::log(test_share_ / static_cast<double>(active_count()));
-  const double keep = test_share_ < 1.0 ? std::log1p(-test_share_) : -kInf;
+  if (test_share_ > 0.0) share_toward_uniform(lw, test_share_);
+  return lw;
+}
+
+// One Fixed Share step (Herbster & Warmuth 1998): w_k <- (1 − α) w_k + α / K over the active members, in logs.
+void MixLearner::share_toward_uniform(std::vector<double>& lw, double alpha) const {
+  const double floor = std::log(alpha / static_cast<double>(active_count()));
+  const double keep = alpha < 1.0 ? std::log1p(-alpha) : -kInf;
   for (size_t k = 0; k < size(); ++k) {
     if (!active(k)) continue;  // stays at weight 0
     const double a = keep + lw[k];
     const double hi = std::max(a, floor);
     lw[k] = hi + std::log1p(std::exp(std::min(a, floor) - hi));
   }
-  return lw;
 }
 
 std::vector<double> MixLearner::weights() const {
@@ -650,14 +654,7 @@ Prediction MixLearner::mix_round(const Example& x) {
       for (size_t k = 0; k < n; ++k) lw_[k] -= e * l[k];
     }
     normalise(lw_);
-    const double keep = std::log1p(-share_);
-    const double floor = std::log(share_ / static_cast<double>(active_count()));
-    for (size_t k = 0; k < n; ++k) {
-      if (!active(k)) continue;  // stays at weight 0
-      const double a = keep + lw_[k];
-      const double hi = std::max(a, floor);
-      lw_[k] = hi + std::log1p(std::exp(std::min(a, floor) - hi));
-    }
+    share_toward_uniform(lw_, share_);
     normalise(lw_);
   }
   return out;

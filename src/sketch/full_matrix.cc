@@ -207,12 +207,8 @@ void FullMatrix::rank_one_update(std::span<const Coord> x, double weight) {
 
 Eigen::Map<Eigen::MatrixXd> FullMatrix::take_inverse() {
   const Eigen::Index n = static_cast<Eigen::Index>(size());
-  for (Eigen::Index j = 0; j < n; ++j)
-    for (Eigen::Index i = 0; i <= j; ++i) {
-      const double c = inv_(i, j) / scale_;
-      inv_(i, j) = c;
-      inv_(j, i) = c;
-    }
+  for (Eigen::Index j = 0; j < n; ++j)  // the lower triangle, which is what an eigensolver reads
+    for (Eigen::Index i = 0; i <= j; ++i) inv_(j, i) = inv_(i, j) / scale_;
   // Column j moves from j * ld to j * n (<= it): in increasing j nothing is overwritten before it is moved.
   double* data = inv_.data();
   const Eigen::Index ld = inv_.outerStride();

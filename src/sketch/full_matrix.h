@@ -57,8 +57,9 @@ class FullMatrix final : public Matrix {
   // (A⁻¹)_ij for held positions i, j.
   double inverse(uint32_t i, uint32_t j) const { return upper(i, j) / scale_; }
   // For auto's switch to a sketch, after which this matrix is dropped, so that the switch decomposes A⁻¹ where it
-  // lies instead of in copies: A⁻¹ over the held positions, each entry as inverse() gives it, written whole and
-  // packed into an n x n matrix at the start of the storage; and b handed over. The matrix is of no further use.
+  // lies instead of in copies: the lower triangle of A⁻¹ over the held positions, each entry as inverse() gives
+  // it, packed into an n x n matrix at the start of the storage (its upper triangle undefined); and b handed over.
+  // The matrix is of no further use.
   Eigen::Map<Eigen::MatrixXd> take_inverse();
   TrackedVector take_tracked() { return std::move(b_); }
 
