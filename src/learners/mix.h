@@ -145,9 +145,9 @@ class MixLearner final : public Learner {
   double best_active(const std::vector<double>& losses) const;
   // The rule's normalised log-weights from cumulative losses (L_k, or V_k for a -t run).
   void log_weights_from(const std::vector<double>& losses, std::vector<double>& lw) const;
-  void keep_sample(const Example& x);
-  void share_toward_uniform(std::vector<double>& lw, double alpha)
-      const;  // (1 − α) w + α / K, α > 0  // algorithm R's step for the rounds_-th example learned from
+  void keep_sample(const Example& x);  // algorithm R's step for the rounds_-th example learned from
+  // One Fixed Share step over the active members, in logs: w <- (1 − α) w + α / K (α > 0).
+  void share_toward_uniform(std::vector<double>& lw, double alpha) const;
   void retire(size_t k, const std::string& why);
   // The mixture of member predictions `s` (already the rule's inputs) under log-weights `lw`; mix_log is the
   // log rule's from the members' ln σ pairs.
