@@ -73,7 +73,9 @@ std::string vw_readable_header(const std::vector<SavedOption>& saved, const Lear
     if (const auto k = kVwKept.find(o.name);
         k != kVwKept.end() && (!k->second.learning || (sgd && !predict_only))) {
       if (k->second.learning && !learner_options.count(o.name)) continue;
-      kept.emplace(o.name, k->second.value == Value::kFlag ? "" : " " + vw_value(o.value, k->second.value));
+      std::string text;  // " value" (built by append: GCC 12 warns, wrongly, of an overlap in " " + string)
+      if (k->second.value != Value::kFlag) text.append(" ").append(vw_value(o.value, k->second.value));
+      kept.emplace(o.name, std::move(text));
     } else if (std::find(std::begin(kVwMerged), std::end(kVwMerged), o.name) != std::end(kVwMerged)) {
       merged[o.name].insert(o.value.begin(), o.value.end());
     } else if (o.name == "random_seed" && o.value != "0") {

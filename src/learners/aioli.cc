@@ -27,6 +27,7 @@ AioliOptions AioliOptions::from(const OptionValues& v) {
   o.matrix = common::matrix_kind_of(v);
   o.rank = common::rank_of(v);
   o.max_dense = common::max_dense_of(v);
+  o.beyond = common::beyond_dense_of(v);
   o.o2b = v.has("aioli_o2b") && v.text("aioli_o2b") == "1";
   o.scale = !v.has("aioli_scale") || v.text("aioli_scale") == "feature";
   return o;
@@ -75,6 +76,7 @@ namespace {
 MatrixOptions aioli_matrix(const AioliOptions& o, int bits) {
   MatrixOptions m = common::matrix_options(o.matrix, o.ridge(), bits, o.rank, o.max_dense);
   m.sketch_shrink_back = 0.0;
+  m.beyond = o.beyond;
   m.tracked = true;  // b, so that c = x'A^-1 b costs what s = x'A^-1 x costs
   if (o.full_cap > 0) m.full_cap = o.full_cap;
   return m;
@@ -213,8 +215,10 @@ std::vector<std::string> AioliLearner::describe() const {
           (opt_.matrix == MatrixKind::kSketch || opt_.matrix == MatrixKind::kAuto
                ? ", rank " + std::to_string(opt_.rank)
                : std::string()) +
-          (opt_.matrix == MatrixKind::kAuto ? ", full up to " + std::to_string(opt_.max_dense) + " features"
-                                            : std::string())};
+          (opt_.matrix == MatrixKind::kAuto
+               ? ", full up to " + std::to_string(opt_.max_dense) + " features, then " +
+                     std::string(matrix_kind_name(opt_.beyond))
+               : std::string())};
 }
 
 void AioliLearner::write_readable(std::ostream& out) const {
@@ -337,6 +341,7 @@ LearnerRow aioli_row() {
           common::matrix_option({"auto", "full", "diag", "sketch"}),
           common::rank_option(),
           common::max_dense_option(),
+          common::beyond_dense_option(),
           {"aioli_scale",
            "",
            Kind::kText,

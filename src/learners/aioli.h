@@ -56,11 +56,12 @@ struct AioliOptions {
   std::optional<double> lambda;  // --aioli_lambda; default 1/B^2 (Theorem 1's choice)
   std::optional<double> r;       // --aioli_R; default: the largest ||x|| learned from so far
   MatrixKind matrix = MatrixKind::kAuto;
-  uint32_t rank = 10;         // --rank, sketch mode
-  uint64_t max_dense = 1000;  // --max_dense_features, auto mode
-  bool o2b = false;           // --aioli_o2b
-  bool scale = true;          // --aioli_scale feature (true) or none
-  uint64_t full_cap = 0;      // full mode: the most slots held (0: the component's default); not an option
+  uint32_t rank = 10;                       // --rank, sketch mode
+  uint64_t max_dense = 1000;                // --max_dense_features, auto mode
+  MatrixKind beyond = MatrixKind::kSketch;  // --beyond_dense, auto mode
+  bool o2b = false;                         // --aioli_o2b
+  bool scale = true;                        // --aioli_scale feature (true) or none
+  uint64_t full_cap = 0;  // full mode: the most slots held (0: the component's default); not an option
   double ridge() const { return lambda ? *lambda : 1.0 / (radius * radius); }
   static AioliOptions from(const OptionValues& values);  // throws ConfigError
 };

@@ -66,7 +66,8 @@ class MixLearner final : public Learner {
     double pos, neg;
   };
   // The default members, chosen by measurement against VW's optimizers (docs/vs_vw.md, utl/vs_vw).
-  static constexpr const char* kDefaultMembers = "sgd,scinol2,vw-pistol,vw-coin,aioli";
+  static constexpr const char* kDefaultMembers =
+      "sgd,scinol2,vw-pistol,vw-coin,aioli:max_dense_features=64:beyond_dense=diag";
 
   // Builds the members named in `members` (comma-separated registry rows) through the registry; throws
   // ConfigError for an unknown or nested member, one that does not accept the loss, or an empty list. With

@@ -1,4 +1,5 @@
-// auto: the full matrix while it is small, a sketch once it is not. While at most max_dense slots are held, A
+// auto: the full matrix while it is small, a sketch (or, with beyond = diag, the diagonal) once it is not.
+// While at most max_dense slots are held, A
 // is kept exactly (full_matrix.h). The update that would pass max_dense first turns the full matrix into a
 // sketch of rank m (sketch_matrix.h) and goes there: A − λ'I = V diag(μ) Vᵀ (λ' the prior, λ times the
 // forgetting; the eigenvectors of the held block of A⁻¹, μ_i = 1/e_i − λ'), and the rows √μ_i v_iᵀ, largest
@@ -6,9 +7,14 @@
 // matrix took, so the sketch carries Frequent Directions' guarantees for the whole stream (BᵀB ⪯ A − λ'I ⪯
 // BᵀB + ΔI). Cost of the switch: one eigendecomposition of the held block, O(max_dense³) once (about 0.5 s
 // at 1000), and max_dense rank-one sketch updates. The tracked b moves over as it is (the sketch forms B b).
+// beyond = diag goes on with A's diagonal (diag_matrix.h): A_ii of the held slots from A = (A⁻¹)⁻¹, the prior on
+// the others, so the diagonal is the one a diag matrix would hold after the same updates; cost O(max_dense³)
+// once (an LDLᵀ of the held block of A⁻¹), then O(nnz) per example.
 #pragma once
 #include <memory>
+#include <utility>
 
+#include "sketch/diag_matrix.h"
 #include "sketch/full_matrix.h"
 #include "sketch/matrix.h"
 #include "sketch/sketch_matrix.h"
@@ -35,18 +41,22 @@ class AutoMatrix final : public Matrix {
   void visit(MatrixVisitor& v) const override;
 
   bool sketched() const { return sketch_ != nullptr; }
-  const Matrix& current() const { return sketch_ ? static_cast<const Matrix&>(*sketch_) : *full_; }
-  Matrix& current() { return sketch_ ? static_cast<Matrix&>(*sketch_) : *full_; }
+  bool switched() const { return !full_; }  // to the sketch or the diagonal
+  const Matrix& current() const;
+  Matrix& current() { return const_cast<Matrix&>(std::as_const(*this).current()); }
 
  private:
   void switch_if_full(std::span<const Coord> x, double weight);  // before an update that would pass max_dense
   void switch_to_sketch();
+  void switch_to_diag();
+  uint8_t state_code() const;
   std::unique_ptr<FullMatrix> make_full() const;
   std::unique_ptr<SketchMatrix> make_sketch() const;
 
   MatrixOptions opt_;
   std::unique_ptr<FullMatrix> full_;      // until the switch
-  std::unique_ptr<SketchMatrix> sketch_;  // after it
+  std::unique_ptr<SketchMatrix> sketch_;  // after it (beyond = sketch)
+  std::unique_ptr<DiagMatrix> diag_;      // after it (beyond = diag)
 };
 
 }  // namespace lepus

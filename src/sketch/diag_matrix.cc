@@ -1,6 +1,7 @@
 #include "sketch/diag_matrix.h"
 
 #include <cmath>
+#include <stdexcept>
 #include <string>
 
 #include "lepus/errors.h"
@@ -43,6 +44,11 @@ void DiagMatrix::rank_one_update(std::span<const Coord> x, double weight) {
     double& a = diag_[c.slot & mask_];
     a = (a == 0.0 ? prior_ : a) + gamma * c.x * c.x;
   }
+}
+
+void DiagMatrix::adopt_tracked(TrackedVector b) {
+  if (b.bits() != b_.bits()) throw std::logic_error("diag matrix: tracked vector of another size");
+  b_ = std::move(b);
 }
 
 void DiagMatrix::scale(double r) {

@@ -58,6 +58,10 @@ class DiagMatrix final : public Matrix {
   double lambda() const { return lambda_; }
   int bits() const { return bits_; }
   double diagonal(uint64_t slot) const { return stored(slot) * scale_; }  // A_ii
+  // For auto's switch to the diagonal: A_ii = a for one slot (a > 0), and b handed over (its bits must be this
+  // matrix's; std::logic_error otherwise).
+  void set_diagonal(uint64_t slot, double a) { diag_[slot & mask_] = a / scale_; }
+  void adopt_tracked(TrackedVector b);
 
  private:
   double stored(uint64_t slot) const {  // Â_ii

@@ -44,6 +44,25 @@ OptionSpec max_dense_option(uint64_t default_value) {
       {1.0, 4096.0, false, false}};
 }
 
+OptionSpec beyond_dense_option() {
+  OptionSpec s{
+      "beyond_dense",
+      "",
+      OptionSpec::Kind::kText,
+      "sketch",
+      "what --matrix auto goes on with once more than --max_dense_features features are seen: sketch "
+      "(the strongest directions, --rank of them; O(rank nnz + rank^2) per example) or diag (the "
+      "diagonal of the full matrix so far, one number per feature; O(nnz) per example)",
+      {},
+      {}};
+  s.choices = {"sketch", "diag"};
+  return s;
+}
+
+MatrixKind beyond_dense_of(const OptionValues& v) {
+  return v.has("beyond_dense") && v.text("beyond_dense") == "diag" ? MatrixKind::kDiag : MatrixKind::kSketch;
+}
+
 uint64_t max_dense_of(const OptionValues& v) {
   if (!v.has("max_dense_features")) return kDefaultMaxDense;
   const double n = v.number("max_dense_features");

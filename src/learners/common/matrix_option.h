@@ -17,6 +17,10 @@ OptionSpec rank_option();
 // --max_dense_features: the most features a full matrix holds, with this row's default.
 OptionSpec max_dense_option(uint64_t default_value = 1000);
 
+// --beyond_dense: what --matrix auto goes on with past --max_dense_features (sketch or diag).
+OptionSpec beyond_dense_option();
+MatrixKind beyond_dense_of(const OptionValues& v);  // kSketch or kDiag
+
 // --matrix, or `absent` (auto by default) when not given.
 MatrixKind matrix_kind_of(const OptionValues& v, MatrixKind absent = MatrixKind::kAuto);
 uint32_t rank_of(const OptionValues& v);       // --rank (its default when absent)

@@ -1,5 +1,6 @@
 // auto: exactly the full matrix up to max_dense slots; past it a sketch whose rows have the full matrix's Gram
-// matrix, so on data of rank <= m it still equals the exact matrix; save/load on either side of the switch.
+// matrix, so on data of rank <= m it still equals the exact matrix, or the full matrix's diagonal; save/load on
+// either side of the switch.
 // And the plain sketch (shrink_back = 0): exactly λ I + BᵀB.
 #include <gtest/gtest.h>
 
@@ -113,11 +114,54 @@ TEST(AutoMatrix, SaveLoadOnEitherSideOfTheSwitch) {
   }
 }
 
+// beyond = diag: past max_dense the diagonal of everything so far (the full matrix's A_ii, the forgetting
+// carried over), then diagonal updates; b moves over as it is.
+TEST(AutoMatrix, GoesOnWithTheDiagonal) {
+  const Pool pool(30, 21, (uint64_t{1} << 18) - 1);
+  std::mt19937_64 rng(22);
+  MatrixOptions o = auto_options(0.8, 12, 4);
+  o.beyond = MatrixKind::kDiag;
+  o.tracked = true;
+  AutoMatrix m(o);
+  Reference diag(pool.size(), 0.8);  // A_ii = λ s + Σ w x_i² whatever came before the switch
+  m.scale(0.9);
+  diag.a *= 0.9;
+  for (int t = 0; t < 40; ++t) {
+    Vec x = random_vector(rng, pool, 0, t < 10 ? 10 : pool.size(), 4);
+    const double w = 0.5 + t % 3, beta = 0.1 * (t % 5) - 0.2;
+    m.update(x, w, beta);
+    diag.update_diag(x, w, pool);
+    diag.add_b(x, beta, pool);
+    if (t == 9) {
+      EXPECT_FALSE(m.switched());
+    }
+  }
+  EXPECT_TRUE(m.switched());
+  EXPECT_FALSE(m.sketched());
+  EXPECT_LT(max_error(m, diag, pool, queries(pool, 23)), 1e-9);
+  // Saved and loaded on either side of the switch; another beyond refuses the state.
+  const AutoMatrix fresh(o);
+  for (bool switched : {false, true}) {
+    const AutoMatrix& a = switched ? m : fresh;
+    AutoMatrix back(o);
+    load_bytes(back, saved(a));
+    EXPECT_EQ(saved(back), saved(a));
+    EXPECT_EQ(back.switched(), switched);
+    MatrixOptions sketch_next = o;
+    sketch_next.beyond = MatrixKind::kSketch;
+    AutoMatrix other(sketch_next);
+    EXPECT_THROW(load_bytes(other, saved(a)), ModelFormatError);
+  }
+}
+
 TEST(AutoMatrix, OptionsAreChecked) {
   EXPECT_THROW(AutoMatrix(auto_options(1.0, 0, 4)), ConfigError);
   EXPECT_THROW(AutoMatrix(auto_options(1.0, 100000, 4)), ConfigError);
   EXPECT_THROW(AutoMatrix(auto_options(1.0, 10, 0)), ConfigError);
   EXPECT_THROW(AutoMatrix(auto_options(1.0, 10, 4, 1.5)), ConfigError);
+  MatrixOptions full_next = auto_options(1.0, 10, 4);
+  full_next.beyond = MatrixKind::kFull;
+  EXPECT_THROW(AutoMatrix{full_next}, ConfigError);
 }
 
 // shrink_back = 0: A = λ I + BᵀB exactly (no shrinkage mass in the ridge), so A ⪯ the true matrix.
