@@ -308,6 +308,30 @@ void MixLearner::set_validation_size(uint64_t r) {
   if (sample_.size() > r) sample_.resize(r);
 }
 
+void MixLearner::set_prune(double tau) {
+  if (!(tau >= 0.0) || std::isinf(tau))
+    throw ConfigError("--mix_prune must be a number >= 0, got " + number(tau));
+  prune_ = tau;
+}
+
+// The check after round rounds_'s loss update (every member's state is the one after learning that round): the
+// members whose log-weight is below −τ are pruned, but for the one whose current model predicts the sample best.
+void MixLearner::prune_behind() {
+  if (active_count() < 2 || sample_.empty()) return;
+  std::vector<double> lw;
+  log_weights_into(lw);
+  bool any = false;
+  for (size_t k = 0; k < size(); ++k) any = any || (active(k) && lw[k] < -prune_);
+  if (!any) return;
+  const std::vector<double> v = validation_losses();
+  const double best = best_active(v);
+  for (size_t k = 0; k < size(); ++k) {
+    if (!active(k) || !(lw[k] < -prune_) || !(v[k] > best) || active_count() < 2) continue;
+    retire(k, "pruned: weight " + number(std::exp(lw[k])) + " below e^-" + number(prune_) +
+                  ", loss on the sample " + number(v[k]) + " against the best member's " + number(best));
+  }
+}
+
 // Algorithm R (Vitter 1985): the t-th example learned from (t = rounds_) is kept while the sample is not full,
 // then replaces a uniformly drawn one with probability R/t. The draw hashes (seed, t), so a resumed run keeps what
 // an uninterrupted one does. An example with a non-finite number is not kept (a model holds finite numbers).
@@ -510,6 +534,21 @@ Prediction MixLearner::learn(const Example& x) {
 // to its example, exactly as learn() and predict() one example at a time. A member stops at its error: the
 // mixture's round of that example retires it (or ends the run), so it is not asked again either way.
 void MixLearner::learn_block(std::span<BlockItem> items) {
+  // A pruning check reads every member's state after its round: the block runs in segments ending at the check
+  // rounds, so that the states are those of one example at a time (learn()).
+  uint64_t r = rounds_;
+  size_t start = 0;
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (!items[i].learn || !common::teaches(*items[i].x) || test_only_) continue;
+    if (prunes() && check_round(++r)) {
+      run_segment(items.subspan(start, i + 1 - start));
+      start = i + 1;
+    }
+  }
+  if (start < items.size()) run_segment(items.subspan(start));
+}
+
+void MixLearner::run_segment(std::span<BlockItem> items) {
   const size_t n = size(), m = items.size();
   block_out_.assign(n * m, Prediction{});
   block_errors_.assign(n, BlockError{m, nullptr});
@@ -657,6 +696,7 @@ Prediction MixLearner::mix_round(const Example& x) {
     share_toward_uniform(lw_, share_);
     normalise(lw_);
   }
+  if (prunes() && check_round(rounds_)) prune_behind();
   return out;
 }
 
@@ -691,9 +731,12 @@ std::vector<std::string> MixLearner::describe() const {
   const char* rule = rule_ == Rule::kLog      ? "bayes (log loss, eta 1)"
                      : rule_ == Rule::kSquare ? "aggregating algorithm (square loss)"
                                               : "adahedge";
-  std::vector<std::string> out{"mix = " + list, std::string("mix rule = ") + rule,
-                               "mix_share = " + number(share_), "mix_test_share = " + number(test_share_),
-                               "mix_validation = " + std::to_string(validation_size_)};
+  std::vector<std::string> out{"mix = " + list,
+                               std::string("mix rule = ") + rule,
+                               "mix_share = " + number(share_),
+                               "mix_test_share = " + number(test_share_),
+                               "mix_validation = " + std::to_string(validation_size_),
+                               "mix_prune = " + number(prune_)};
   for (size_t k = 0; k < size(); ++k)
     for (const auto& line : members_[k]->describe()) out.push_back(names_[k] + ": " + line);
   return out;
@@ -899,6 +942,14 @@ LearnerRow mix_row() {
            "model weighs its members by how their final models predict it (0: by their online losses, which "
            "favour the member best at the end of the stream)",
            {0.0, 1e6, false, false}},
+          {"mix_prune",
+           "",
+           Kind::kNumber,
+           "40",
+           "a member whose weight in the mixture falls below e^-N, and whose model also predicts the sample "
+           "(--mix_validation) worse than the best member's, stops learning: the mixture then costs what the "
+           "members kept cost (checked after 1024, 2048, 4096, ... examples; 0: never)",
+           {0.0, 1e6, false, false}},
           {"mix_share",
            "",
            Kind::kNumber,
@@ -917,6 +968,7 @@ LearnerRow mix_row() {
         if (r != std::floor(r))
           throw ConfigError("--mix_validation must be a whole number, got " + number(r));
         mix->set_validation_size(static_cast<uint64_t>(r));
+        mix->set_prune(c.options.has("mix_prune") ? c.options.number("mix_prune") : 40.0);
         return mix;
       },
       std::move(traits)};

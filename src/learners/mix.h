@@ -35,6 +35,17 @@
 // where L_k weighs the online learners (on a sorted file the member best at its end can have the worst final
 // model). The sample was learned from, so V_k is an in-sample estimate.
 //
+// Pruning (--mix_prune τ > 0, without Fixed Share): at the learning rounds 1024, 2048, 4096, … (a doubling
+// schedule, so checks cost O(R K log T) predictions in all) a member whose weight is below e^{−τ} retires, unless
+// its current model predicts the sample best of all (its loss there is the lowest): it learns no more, and the
+// mixture then costs what its remaining members cost. This is successive elimination among
+// candidate models (O. Maron, A. W. Moore, "Hoeffding Races: Accelerating Model Selection Search for
+// Classification and Function Approximation", NIPS 1993), with the mixture's own weights as the evidence: at
+// e^{−40} a member's share of a prediction is below double precision's resolution, so the online predictions do
+// not change. The sample's part keeps the member whose final model may be the best one (a sorted stream, where
+// the member best online is not the one best at the end: online to batch above). The ln K bound holds
+// against the members kept; against a pruned one it held up to its pruning, when it was τ/η behind.
+//
 // lepus's choices (the papers are silent):
 //   - The default members are the list below less those that do not accept the loss. The prior is uniform.
 //     Members get their own rows' defaults (the mix command line names no member option), the mix's table
@@ -105,6 +116,10 @@ class MixLearner final : public Learner {
   // none, a -t run weighs the members by their online losses L_k).
   void set_validation_size(uint64_t r);
   uint64_t validation_size() const { return validation_size_; }
+  // --mix_prune τ: the log-weight below which a member may be pruned (0: never).
+  void set_prune(double tau);
+  double prune() const { return prune_; }
+  static constexpr uint64_t kFirstCheck = 1024;  // the first check round; then every doubling
   size_t sample_size() const { return sample_.size(); }
   const std::vector<Example>& sample() const { return sample_; }
   // V_k of each member on the sample (0 for a retired member): computed from the members' current states while
@@ -147,6 +162,11 @@ class MixLearner final : public Learner {
   // The rule's normalised log-weights from cumulative losses (L_k, or V_k for a -t run).
   void log_weights_from(const std::vector<double>& losses, std::vector<double>& lw) const;
   void keep_sample(const Example& x);  // algorithm R's step for the rounds_-th example learned from
+  static bool check_round(uint64_t r) { return r >= kFirstCheck && (r & (r - 1)) == 0; }
+  bool prunes() const { return prune_ > 0.0 && share_ == 0.0 && !test_only_; }
+  void prune_behind();  // the check of a check round (after its loss update)
+  void run_segment(
+      std::span<BlockItem> items);  // learn_block's work on items ending at most at a check round
   // One Fixed Share step over the active members, in logs: w <- (1 − α) w + α / K (α > 0).
   void share_toward_uniform(std::vector<double>& lw, double alpha) const;
   void retire(size_t k, const std::string& why);
@@ -195,6 +215,7 @@ class MixLearner final : public Learner {
   std::vector<BlockError> block_errors_;
   size_t lead_ = 0;  // learn_block: the member run on the calling thread (the slowest over the last block)
   uint64_t validation_size_ = 0;
+  double prune_ = 0.0;
   std::vector<Example> sample_;     // the learned examples kept for validation (full models save them)
   std::vector<double> validation_;  // V_k as a loaded model holds them (empty: none)
 };

@@ -87,6 +87,33 @@ TEST(MixCli, SameResultsForAnyThreadCount) {
   }
 }
 
+// Pruning (--mix_prune, default 40) on rcv1_small three times over (3,000 examples: checks at 1,024 and 2,048):
+// the members far behind scinol2 stop learning, and the run predicts exactly as without pruning, for any thread
+// count, one example at a time (--audit) as in blocks, and resumed from a model saved between the checks.
+TEST(MixCli, PrunedMembersChangeNoPrediction) {
+  const std::string d = scratch_dir("mix_prune");
+  const std::string data = d + "/r3.vw.gz";
+  ASSERT_EQ(std::system(("zcat " + kRcv1 + " " + kRcv1 + " " + kRcv1 + " | gzip > " + data).c_str()), 0);
+  const std::string common = data + " --loss_function logistic --learner mix";
+  ASSERT_EQ(run_lepus(common + " --mix_prune 0 -p " + d + "/all.p 2> " + d + "/all.log"), 0);
+  for (const std::string t : {"1", "2"}) {
+    ASSERT_EQ(run_lepus(common + " --threads " + t + " -p " + d + "/p" + t + " -f " + d + "/m" + t + " 2> " +
+                        d + "/log" + t),
+              0)
+        << read_file(d + "/log" + t);
+    EXPECT_EQ(read_file(d + "/p" + t), read_file(d + "/all.p")) << t;
+  }
+  ASSERT_EQ(run_lepus(common + " --audit -p " + d + "/audit.p -f " + d + "/audit.m > /dev/null 2>&1"), 0);
+  EXPECT_EQ(read_file(d + "/audit.p"), read_file(d + "/all.p"));
+  EXPECT_EQ(read_file(d + "/audit.m"), read_file(d + "/m1"));
+  EXPECT_EQ(read_file(d + "/m2"), read_file(d + "/m1"));
+  const std::string log = read_file(d + "/log1");
+  EXPECT_TRUE(has(log, "mix member sgd: retired at learning example 1024: pruned: weight ")) << log;
+  EXPECT_TRUE(has(log, "mix member scinol2: weight = 1")) << log;
+  EXPECT_FALSE(has(read_file(d + "/all.log"), "pruned")) << read_file(d + "/all.log");
+  expect_resumed_equals_one_run(d, data, 1500, {"--loss_function logistic --learner mix"});
+}
+
 // Members take options after their name; an option the member does not have, or a bad value, is refused.
 TEST(MixCli, MembersTakeOptions) {
   const std::string d = scratch_dir("mix_member_options");

@@ -471,6 +471,69 @@ TEST(Mix, BlocksAnswerAsOneExampleAtATime) {
   }
 }
 
+// --mix_prune τ: at the check rounds (1024, 2048, ...) a member whose log-weight is below −τ retires unless its
+// model predicts the sample best. The set pruned at round 1024 is the one a twin without pruning shows at that
+// round (its weights and sample losses), every prediction up to it is the twin's, and blocks (split at the check
+// rounds) answer as one example at a time. With Fixed Share, or τ = 0, nothing is pruned.
+TEST(Mix, PrunesMembersFarBehindButNotTheSampleBest) {
+  const auto loss = loss_named("logistic");
+  const std::vector<Example> data = random_stream(41, 2100);
+  const std::string members = "sgd,scinol2,vw-pistol,vw-coin,vw-ftrl";
+  auto pruned = make_mix(members, 0.0, *loss, 12);
+  auto twin = make_mix(members, 0.0, *loss, 12);
+  pruned->set_validation_size(64);
+  twin->set_validation_size(64);
+  pruned->set_prune(3.0);
+  for (size_t i = 0; i < MixLearner::kFirstCheck; ++i) {
+    const Prediction a = pruned->learn(data[i]), b = twin->learn(data[i]);
+    ASSERT_EQ(a.value, b.value) << i;
+  }
+  const std::vector<double> w = twin->weights(), v = twin->validation_losses();
+  const double best_v = *std::min_element(v.begin(), v.end());
+  size_t retired = 0;
+  for (size_t k = 0; k < twin->size(); ++k) {
+    const bool want = w[k] < std::exp(-3.0) && v[k] > best_v;
+    EXPECT_EQ(!pruned->retired(k).empty(), want)
+        << twin->member_name(k) << " weight " << w[k] << " V " << v[k];
+    if (want) {
+      EXPECT_NE(pruned->retired(k).find("at learning example 1024: pruned"), std::string::npos);
+    }
+    retired += want;
+  }
+  EXPECT_GE(retired, 1u);
+  EXPECT_LT(retired, twin->size());
+
+  // The same stream in blocks of 300, holdout items included: the check rounds fall inside blocks.
+  auto block = make_mix(members, 0.0, *loss, 12);
+  auto one = make_mix(members, 0.0, *loss, 12);
+  for (MixLearner* m : {block.get(), one.get()}) {
+    m->set_validation_size(64);
+    m->set_prune(3.0);
+  }
+  std::vector<Learner::BlockItem> items;
+  std::vector<Prediction> want;
+  for (size_t i = 0; i < data.size(); ++i) {
+    const bool learn = i % 9 != 5;
+    want.push_back(learn ? one->learn(data[i]) : one->predict(data[i]));
+    items.push_back({&data[i], learn, {}});
+  }
+  for (size_t at = 0; at < items.size(); at += 300)
+    block->learn_block(std::span(items).subspan(at, std::min<size_t>(300, items.size() - at)));
+  for (size_t i = 0; i < items.size(); ++i) ASSERT_EQ(items[i].out.value, want[i].value) << i;
+  ModelWriter a, b;
+  one->save(a);
+  block->save(b);
+  EXPECT_EQ(a.bytes(), b.bytes());
+
+  for (double share : {0.0, 0.01}) {
+    auto kept = make_mix(members, share, *loss, 12);
+    kept->set_validation_size(64);
+    kept->set_prune(share > 0.0 ? 3.0 : 0.0);
+    for (const Example& x : data) kept->learn(x);
+    for (size_t k = 0; k < kept->size(); ++k) EXPECT_TRUE(kept->retired(k).empty()) << share;
+  }
+}
+
 // --mix_validation R: the mixture keeps a uniform sample of the examples it learned from (all of them while
 // there are at most R), a saved model holds each member's loss on it at its final state, V_k, and a -t run
 // predicts with the Bayes weights from V_k, hedged by --mix_test_share: P(+1) = Σ_k ((1 − α) w_k + α/K) σ(s_k)
