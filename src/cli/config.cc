@@ -175,8 +175,9 @@ const CoreOption kCoreOptions[] = {
      "printed prediction: identity | logistic | glf1 | poisson"},
     {G::kLoss, "binary", K::kFlag, nullptr, R::kOverridable,
      "print predictions as -1/1 and report 0/1 loss"},
-    {G::kLearner, "learner", K::kValue, "sgd", R::kYes,
-     "learning algorithm (`--learner help` says when to choose each)"},
+    {G::kLearner, "learner", K::kValue, "mix", R::kYes,
+     "learning algorithm (`--learner help` says when to choose each); without it, an option of VW's "
+     "learner (-l, --power_t, --sgd, --adaptive, --l1, ...) or --distributed selects sgd, VW's learner"},
     {G::kLearner, "random_seed", K::kValue, "0", R::kOverridable,
      "seed of every random choice a learner makes (saved in the model)"},
     {G::kLearner, "sketch_rank", K::kValue, nullptr, R::kNo,
@@ -509,7 +510,9 @@ void merge_model(OptionMap& m, const ModelFile& model, const std::string& path,
     e.given = e.given || o.given;
     e.flag = o.value.empty();
   }
-  const std::string learner = saved.count("learner") ? saved.at("learner").values.back() : "sgd";
+  // A model that names no learner was trained before --learner existed: sgd's, whatever today's default.
+  if (!saved.count("learner")) saved["learner"] = Entry{{"sgd"}, false, false, false};
+  const std::string learner = saved.at("learner").values.back();
   const LearnerRow* row = find_learner(learner);
   if (!row)
     throw ModelFormatError(path + ": the model's learner '" + learner + "' is not one this lepus has");
@@ -795,6 +798,39 @@ void select_vw_learner(Args& a) {
     e.given = true;
     e.defaulted = false;
   }
+}
+
+// The default learner is the mixture (docs/algorithms/mix.md). A command line that tunes VW's default learner
+// (its rate and schedule, its update's flags, its regularizers: what a VW user passes to VW's learner) or runs
+// --distributed (the mixture has no merge) runs sgd, VW's learner, and says so in one line. An -i model keeps its
+// own learner.
+void choose_default_learner(Config& c, Args& a) {
+  if (a.given("learner") || c.model) return;
+  static const char* const kSgdTuning[] = {"learning_rate",
+                                           "power_t",
+                                           "initial_t",
+                                           "decay_learning_rate",
+                                           "sgd",
+                                           "adaptive",
+                                           "normalized",
+                                           "invariant",
+                                           "l1",
+                                           "l2",
+                                           "min_prediction",
+                                           "max_prediction",
+                                           "vw_exact"};
+  std::string why;
+  for (const char* n : kSgdTuning)
+    if (a.given(n) && why.empty()) why = "--" + std::string(n) + " tunes VW's default learner";
+  if (why.empty() && a.flag("distributed"))
+    why = "--distributed merges sgd's weights (the mixture has no merge)";
+  if (why.empty()) return;
+  Entry& e = a.m["learner"];  // as if given: the model records it as --learner sgd's would
+  e.values = {"sgd"};
+  e.given = true;
+  e.defaulted = false;
+  c.warnings.push_back("[note] " + why +
+                       ": lepus runs --learner sgd (VW's; lepus's default is --learner mix)");
 }
 
 // Model files; an -i model's options are merged before anything else is read from the map.
@@ -1398,6 +1434,7 @@ Config parse_command_line(int argc, const char* const argv[]) {
   Args a{m};
   select_vw_learner(a);
   read_model_paths(c, a);
+  choose_default_learner(c, a);
   const LearnerRow* row = read_learner(c, a);
   read_input(c, a);
   read_features(c, a);

@@ -823,7 +823,10 @@ void MixLearner::load_state(ModelReader& in, bool predict_only) {
   if (tag != kStateTag && tag != kStateTagV3 && tag != kStateTagV2 && tag != kStateTagV1)
     throw bad("not a mix state, or an unknown version");
   const uint64_t n = in.get_u64("mix member count");
-  if (n != size()) throw bad("has " + std::to_string(n) + " members, expected " + std::to_string(size()));
+  if (n != size())
+    throw bad("has " + std::to_string(n) + " members, this run's mixture " + std::to_string(size()) +
+              " (the default members depend on the loss, aioli being logistic only: keep the model's "
+              "--loss_function)");
   const double c_max = in.get_f64("mix c_max");
   const double gap = in.get_f64("mix gap");
   if (!std::isfinite(c_max) || c_max < 0.0) throw bad("bad largest importance weight");
@@ -911,10 +914,9 @@ LearnerRow mix_row() {
   };
   return LearnerRow{
       "mix",
-      "several learners side by side, predicting with their exponentially weighted mixture: close to the "
-      "best "
-      "of them on every stream (within ln K in log loss), for when you do not know which learner suits the "
-      "data",
+      "the default: several learners side by side, predicting with their exponentially weighted mixture, "
+      "close to the best of them on every stream (within ln K in log loss), for when you do not know which "
+      "learner suits the data",
       {
           {"mix",
            "",

@@ -30,8 +30,8 @@ std::vector<LearnerRow> build_registry() {
   rows.push_back(LearnerRow{
       "sgd",
       "VW's default learner, with VW's results to the last digit (on examples of 1,024 or more features, "
-      "with "
-      "--vw_exact): the safe first choice, and the one to use when you tune -l or need VW's exact numbers",
+      "with --vw_exact): the one to use when you tune -l or need VW's exact numbers (any of its options "
+      "selects it when --learner is not given)",
       {
           {"sgd", "", Kind::kFlag, "", "plain SGD: adaptive, normalized and invariant all off"},
           {"adaptive", "", Kind::kFlag, "", "per-coordinate AdaGrad rates (alone: only this mode is on)"},

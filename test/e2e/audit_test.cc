@@ -72,20 +72,21 @@ TEST(Audit, SmsLinesAreVws) {
 TEST(Audit, CraftedNamesAndInteractionsAreVws) {
   const std::string d = scratch_dir("audit_crafted");
   const std::string in = kData + "/hashes/crafted.vw";
-  EXPECT_EQ(stdout_of(d, "-d " + in + " -b 18 -q ff -q xy --cubic xyz -t --audit --quiet"),
+  EXPECT_EQ(stdout_of(d, "-d " + in + " --learner sgd -b 18 -q ff -q xy --cubic xyz -t --audit --quiet"),
             read_file(kData + "/hashes/audit.stdout"));
-  EXPECT_EQ(stdout_of(d, "-d " + in + " -b 18 --hash_seed 7 -q ff -t --audit --quiet"),
+  EXPECT_EQ(stdout_of(d, "-d " + in + " --learner sgd -b 18 --hash_seed 7 -q ff -t --audit --quiet"),
             read_file(kData + "/hashes/audit_hash_seed7.stdout"));
-  EXPECT_EQ(stdout_of(d, "-d " + in + " -b 18 -q :: -t --audit --quiet"),
+  EXPECT_EQ(stdout_of(d, "-d " + in + " --learner sgd -b 18 -q :: -t --audit --quiet"),
             read_file(kData + "/hashes/audit_wildcard.stdout"));
 }
 
 TEST(Audit, InvertHashIsVwsReadableModelWithNames) {
   const std::string d = scratch_dir("invert_crafted");
-  ASSERT_EQ(run_in(d, "-d " + kData +
-                          "/hashes/crafted.vw -b 18 -q ff -q xy --cubic xyz --invert_hash ih.txt "
-                          "--quiet"),
-            0);
+  ASSERT_EQ(
+      run_in(d, "-d " + kData +
+                    "/hashes/crafted.vw --learner sgd -b 18 -q ff -q xy --cubic xyz --invert_hash ih.txt "
+                    "--quiet"),
+      0);
   EXPECT_EQ(read_file(d + "/ih.txt"),
             read_file(kData + "/hashes/invert_hash.txt"));  // VW's file, byte for byte
   EXPECT_EQ(slot_lines(read_file(d + "/ih.txt")).size(), 96u);
@@ -95,10 +96,11 @@ TEST(Audit, InvertHashIsVwsReadableModelWithNames) {
 // weights shown are the ones the prediction used: sum weight * value = the raw score (-r), before the update.
 TEST(Audit, WeightsShownAreTheOnesThePredictionUsed) {
   const std::string d = scratch_dir("audit_sum");
-  ASSERT_EQ(run_in(d, "-d " + kData +
-                          "/vw/text/sms20.vw --loss_function logistic -q ww --audit -r raw > out "
-                          "2> err"),
-            0);
+  ASSERT_EQ(
+      run_in(d, "-d " + kData +
+                    "/vw/text/sms20.vw --learner sgd --loss_function logistic -q ww --audit -r raw > out "
+                    "2> err"),
+      0);
   const auto lines = lines_of(read_file(d + "/out"));
   const auto raw = read_predictions(d + "/raw");
   ASSERT_EQ(lines.size(), 2 * raw.size());
@@ -146,7 +148,8 @@ TEST(Audit, AuditRegressorNamesEveryNonzeroWeightOnce) {
   const std::string d = scratch_dir("audit_regressor");
   const std::string in = kData + "/vw/text/sms20.vw";
   ASSERT_EQ(run_in(d, "-d " + in +
-                          " --loss_function logistic -q ww -f m --invert_hash ih.txt --readable_model rm.txt "
+                          " --learner sgd --loss_function logistic -q ww -f m --invert_hash ih.txt "
+                          "--readable_model rm.txt "
                           "--quiet"),
             0);
   ASSERT_EQ(run_in(d, "-d " + in + " -t -i m --audit_regressor ar.txt 2> err"), 0) << read_file(d + "/err");
@@ -217,8 +220,9 @@ TEST(AuditShared, InvertHashAndAuditRegressorOnSms) {
   EXPECT_EQ(read_file(d + "/ih07.txt"), read_file(kShared + "/text/07_invert_hash_q.txt"));
   for (const std::string f : {"audit_b10", "audit_hash_all"}) {
     const std::string args = f == "audit_b10" ? "-b 10 -q ff -q xy --cubic xyz" : "-b 18 --hash all -q ff";
-    EXPECT_EQ(stdout_of(d, "-d " + kShared + "/hashes/crafted.vw " + args + " -t --audit --quiet"),
-              read_file(kShared + "/hashes/" + f + ".stdout"))
+    EXPECT_EQ(
+        stdout_of(d, "-d " + kShared + "/hashes/crafted.vw --learner sgd " + args + " -t --audit --quiet"),
+        read_file(kShared + "/hashes/" + f + ".stdout"))
         << f;
   }
 }

@@ -27,7 +27,8 @@ TEST(Cli, A9aLibsvmMatchesVwOracle) {
   const std::string oracle = LEPUS_SHARED_DIR "/oracles/vw/a9a/01_default.pred";
   if (!exists(data) || !exists(oracle)) GTEST_SKIP() << "no ../shared";
   const std::string d = scratch_dir("a9a_libsvm");
-  ASSERT_EQ(run_lepus("--format libsvm -d " + data + " --loss_function logistic -p " + d + "/p.txt --quiet"),
+  ASSERT_EQ(run_lepus("--format libsvm -d " + data + " --learner sgd --loss_function logistic -p " + d +
+                      "/p.txt --quiet"),
             0);
   const auto m = compare_predictions(read_predictions(d + "/p.txt"), read_predictions(oracle), 1e-3);
   EXPECT_EQ(m.n, 32561u);
@@ -223,12 +224,18 @@ TEST(Cli, OptionsThatCannotWrapOrMislead) {
 TEST(Cli, ExtremeLabelsAreCountedNotInfinite) {
   const std::string d = scratch_dir("cli_extreme");
   std::ofstream(d + "/x.vw") << "1e30 |a x:1\n-1e30 |a y:1\n1e30 |a x:1 y:2\n5 |a x:1\n";
-  ASSERT_EQ(run_in(d, "-d x.vw 2> e"), 0);
+  ASSERT_EQ(run_in(d, "-d x.vw --learner sgd 2> e"), 0);
   const std::string e = read_file(d + "/e");
   EXPECT_FALSE(has(e, "inf")) << e;
   EXPECT_FALSE(has(e, "nan")) << e;
   EXPECT_TRUE(std::isfinite(summary_value(e, "average loss"))) << e;
   EXPECT_EQ(summary_value(e, "example losses past the float range, each counted as 3.4e38"), 3.0) << e;
+  // The default mixture too (its fourth prediction is also past the range).
+  ASSERT_EQ(run_in(d, "-d x.vw 2> m"), 0);
+  const std::string m = read_file(d + "/m");
+  EXPECT_FALSE(has(m, "inf")) << m;
+  EXPECT_FALSE(has(m, "nan")) << m;
+  EXPECT_EQ(summary_value(m, "example losses past the float range, each counted as 3.4e38"), 4.0) << m;
 }
 
 }  // namespace

@@ -48,8 +48,13 @@ class Distributed : public ::testing::Test {
 TEST_F(Distributed, OneRankIsTheSingleProcessToTheBit) {
   // Two passes with holdout: the merge, the holdout sums and early stopping all go through the ranks' path.
   ASSERT_EQ(mpi(1, "-d train.vw --loss_function logistic --passes 3 -f np1.model 2> np1.err"), 0);
-  ASSERT_EQ(run_in(dir_, "-d train.vw --loss_function logistic --passes 3 -f single.model 2> single.err"), 0);
-  EXPECT_EQ(read_file(dir_ + "/np1.model"), read_file(dir_ + "/single.model"));
+  ASSERT_EQ(
+      run_in(dir_,
+             "-d train.vw --learner sgd --loss_function logistic --passes 3 -f single.model 2> single.err"),
+      0);
+  EXPECT_EQ(read_file(dir_ + "/np1.model"), read_file(dir_ + "/single.model"));  // --distributed runs sgd
+  EXPECT_TRUE(has(read_file(dir_ + "/np1.err"), "[note] --distributed merges sgd's weights"))
+      << read_file(dir_ + "/np1.err");
   EXPECT_EQ(summary_value(read_file(dir_ + "/np1.err"), "average loss"),
             summary_value(read_file(dir_ + "/single.err"), "average loss"));
   // Synchronising inside the pass changes nothing for one rank: its table too is the single process's.
@@ -91,7 +96,7 @@ TEST_F(Distributed, SyncEveryMixesThePassAndTheTableCountsEveryRank) {
   if (rows.back().first == 800.0) {
     EXPECT_NEAR(rows.back().second, summary_value(err, "average loss"), 1e-6);
   }
-  ASSERT_EQ(run_in(dir_, "-d train.vw --loss_function logistic -f single.model --quiet"), 0);
+  ASSERT_EQ(run_in(dir_, "-d train.vw --learner sgd --loss_function logistic -f single.model --quiet"), 0);
   const double single = test_loss("single.model"), merged = test_loss("np2.model");
   EXPECT_LT(merged, single * 1.15) << "single " << single << ", two ranks " << merged;
 }
@@ -111,7 +116,7 @@ TEST_F(Distributed, ScaleFreeLearnersMergeAsWell) {
 }
 
 TEST_F(Distributed, TwoRanksTrainAModelAsGood) {
-  ASSERT_EQ(run_in(dir_, "-d train.vw --loss_function logistic -f single.model --quiet"), 0);
+  ASSERT_EQ(run_in(dir_, "-d train.vw --learner sgd --loss_function logistic -f single.model --quiet"), 0);
   ASSERT_EQ(mpi(2, "-d train.vw --loss_function logistic -f np2.model 2> np2.err"), 0)
       << read_file(dir_ + "/np2.err");
   const std::string err = read_file(dir_ + "/np2.err");
@@ -137,7 +142,7 @@ TEST_F(Distributed, TwoRanksTrainAModelAsGood) {
 }
 
 TEST_F(Distributed, ARankThatCannotReadItsShardEndsTheJob) {
-  ASSERT_EQ(run_in(dir_, "-d train.vw -f m --quiet"), 0);
+  ASSERT_EQ(run_in(dir_, "-d train.vw --learner sgd -f m --quiet"), 0);
   const std::string before = read_file(dir_ + "/m");
   ASSERT_EQ(std::system(("cd '" + dir_ + "' && cp train.vw part-0.vw").c_str()), 0);
   EXPECT_NE(mpi(2, "-d 'part-{rank}.vw' -f m 2> fail.err"), 0);
@@ -218,7 +223,7 @@ TEST_F(Distributed, ARankKilledMidPassEndsTheJob) {
   // Rank 1 reads a pipe that never delivers and is killed (SIGKILL) while rank 0, its shard learned, waits
   // for it in the pass-end synchronisation: the job must end, naming the rank, well before the time bound,
   // and the model file saved before stays as it was.
-  ASSERT_EQ(run_in(dir_, "-d train.vw -f m --quiet"), 0);
+  ASSERT_EQ(run_in(dir_, "-d train.vw --learner sgd -f m --quiet"), 0);
   const std::string before = read_file(dir_ + "/m");
   const std::string script =
       "cd '" + dir_ +
@@ -250,7 +255,7 @@ TEST_F(Distributed, ARankStuckPastSyncTimeoutEndsTheJob) {
   // Rank 1 reads a pipe that never delivers (a stalled read): alive, so mpirun would wait for ever; rank 0
   // waits in the end-of-pass combination, sees rank 1 silent past --sync_timeout and ends the job naming rank
   // 1, the previous model file intact.
-  ASSERT_EQ(run_in(dir_, "-d train.vw -f m --quiet"), 0);
+  ASSERT_EQ(run_in(dir_, "-d train.vw --learner sgd -f m --quiet"), 0);
   const std::string before = read_file(dir_ + "/m");
   const std::string script = "cd '" + dir_ +
                              "' && cp train.vw part-0.vw && mkfifo part-1.vw && "

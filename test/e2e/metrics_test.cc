@@ -29,9 +29,10 @@ double json_value(const std::string& json, const std::string& key) {
 }
 
 void expect_figures_of(const std::string& dir, const std::string& args) {
-  ASSERT_EQ(run_lepus(kHeart + " --loss_function logistic " + args + " --metrics --metrics_json " + dir +
-                      "/m.json -r " + dir + "/r.txt 2> " + dir + "/err.txt"),
-            0);
+  ASSERT_EQ(
+      run_lepus(kHeart + " --learner sgd --loss_function logistic " + args + " --metrics --metrics_json " +
+                dir + "/m.json -r " + dir + "/r.txt 2> " + dir + "/err.txt"),
+      0);
   const std::vector<double> s = read_predictions(dir + "/r.txt");
   const std::vector<float> y = labels_of(kHeart);
   ASSERT_EQ(s.size(), y.size());

@@ -114,6 +114,45 @@ TEST(MixCli, PrunedMembersChangeNoPrediction) {
   expect_resumed_equals_one_run(d, data, 1500, {"--loss_function logistic --learner mix"});
 }
 
+// The default learner is the mixture (issue 38): the preamble names it and the summary shows its members; a
+// model it saves is a mixture's. A command line tuning VW's default learner runs sgd, VW's learner, and says so in
+// one line; an -i model keeps its own learner; the mixture itself refuses sgd's options.
+TEST(DefaultLearner, IsTheMixtureUnlessVwsLearnerIsTuned) {
+  const std::string d = scratch_dir("default_learner");
+  const std::string data = kRcv1 + " --loss_function logistic";
+  ASSERT_EQ(run_lepus(data + " -f " + d + "/m 2> " + d + "/log"), 0);
+  const std::string log = read_file(d + "/log");
+  EXPECT_TRUE(has(log, "\nlearner = mix\n")) << log;
+  EXPECT_TRUE(has(log, "mix member scinol2: ")) << log;
+  EXPECT_FALSE(has(log, "[note]")) << log;
+  ASSERT_EQ(run_lepus("-t -i " + d + "/m " + kRcv1 + " 2> " + d + "/t"), 0);
+  EXPECT_TRUE(has(read_file(d + "/t"), "\nlearner = mix\n")) << read_file(d + "/t");
+  for (const std::string o :
+       {"-l 0.5", "--learning_rate 0.5", "--power_t 0.5", "--initial_t 1", "--decay_learning_rate 1", "--sgd",
+        "--adaptive", "--normalized", "--invariant", "--l1 1e-9", "--l2 1e-9", "--min_prediction -50",
+        "--max_prediction 50", "--vw_exact"}) {
+    SCOPED_TRACE(o);
+    ASSERT_EQ(run_lepus(data + " " + o + " -f " + d + "/s 2> " + d + "/log"), 0) << read_file(d + "/log");
+    const std::string tuned = read_file(d + "/log");
+    EXPECT_TRUE(has(tuned, "\nlearner = sgd\n")) << tuned;
+    const std::string name = o == "-l 0.5" ? "learning_rate" : o.substr(2, o.find(' ') - 2);
+    EXPECT_TRUE(
+        has(tuned, "[note] --" + name +
+                       " tunes VW's default learner: lepus runs --learner sgd (VW's; lepus's default is "
+                       "--learner mix)"))
+        << tuned;
+    // The model is sgd's, as --learner sgd would save it; resuming it keeps sgd without a note.
+    ASSERT_EQ(run_lepus(data + " --learner sgd " + o + " -f " + d + "/e 2> /dev/null"), 0);
+    EXPECT_EQ(read_file(d + "/s"), read_file(d + "/e"));
+  }
+  ASSERT_EQ(run_lepus("-i " + d + "/s " + kRcv1 + " 2> " + d + "/r"), 0);
+  EXPECT_TRUE(has(read_file(d + "/r"), "\nlearner = sgd\n")) << read_file(d + "/r");
+  EXPECT_FALSE(has(read_file(d + "/r"), "[note]")) << read_file(d + "/r");
+  EXPECT_EQ(run_lepus(data + " --learner mix -l 0.5 2> " + d + "/err"), 1);
+  EXPECT_TRUE(has(read_file(d + "/err"), "--learning_rate is an option of --learner sgd"))
+      << read_file(d + "/err");
+}
+
 // Members take options after their name; an option the member does not have, or a bad value, is refused.
 TEST(MixCli, MembersTakeOptions) {
   const std::string d = scratch_dir("mix_member_options");

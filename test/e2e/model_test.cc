@@ -44,16 +44,16 @@ TEST(Model, FormatVersionOneStillLoads) {
 TEST(Model, TrainThenTestMatchesVwOracle) {
   const std::string d = scratch_dir("tiny");
   const std::string e2e = kData + "/vw/e2e";
-  ASSERT_EQ(run_lepus("-d " + e2e + "/tiny_train.vw -f " + d + "/tiny.model --quiet"), 0);
+  ASSERT_EQ(run_lepus("-d " + e2e + "/tiny_train.vw --learner sgd -f " + d + "/tiny.model --quiet"), 0);
   ASSERT_EQ(run_lepus("-d " + e2e + "/tiny_test.vw -t -i " + d + "/tiny.model -p " + d + "/p.txt -r " + d +
                       "/r.txt --quiet"),
             0);
   EXPECT_EQ(read_file(d + "/p.txt"), read_file(e2e + "/tiny_test.pred"));
   EXPECT_EQ(read_file(d + "/r.txt"), read_file(e2e + "/tiny_test.raw"));
   // -q restored from the model; the loss given again (as VW users do) is the model's, so no warning.
-  ASSERT_EQ(
-      run_lepus("-d " + e2e + "/tiny_train.vw --loss_function logistic -q uv -f " + d + "/q.model --quiet"),
-      0);
+  ASSERT_EQ(run_lepus("-d " + e2e + "/tiny_train.vw --learner sgd --loss_function logistic -q uv -f " + d +
+                      "/q.model --quiet"),
+            0);
   ASSERT_EQ(run_lepus("-d " + e2e + "/tiny_test.vw -t -i " + d + "/q.model --loss_function logistic -p " + d +
                       "/qp.txt -r " + d + "/qr.txt 2> " + d + "/err.txt"),
             0);
@@ -66,9 +66,9 @@ TEST(Model, Rcv1TrainThenTestMatchesVwOracle) {
   const std::string root = LEPUS_SHARED_DIR "/oracles/vw";
   if (!exists(root + "/e2e/rcv1_test.pred")) GTEST_SKIP() << "no ../shared";
   const std::string d = scratch_dir("rcv1_oracle");
-  ASSERT_EQ(
-      run_lepus("-d " + root + "/inputs/rcv1_small.vw.gz --loss_function logistic -f " + d + "/m --quiet"),
-      0);
+  ASSERT_EQ(run_lepus("-d " + root + "/inputs/rcv1_small.vw.gz --learner sgd --loss_function logistic -f " +
+                      d + "/m --quiet"),
+            0);
   ASSERT_EQ(run_lepus("-d " + root + "/inputs/rcv1_small_test.vw.gz -t -i " + d +
                       "/m --loss_function logistic -p " + d + "/p.txt 2> " + d + "/err.txt"),
             0);
@@ -132,11 +132,12 @@ TEST(Model, ContinuedTrainingEqualsOneRun) {
 TEST(ReadableModel, IsVwsByteForByte) {
   const std::string d = scratch_dir("readable_vw");
   const std::string abalone = kData + "/vw/inputs/abalone.vw.gz";
-  ASSERT_EQ(run_in(d, "-d " + kData + "/vw/e2e/tiny_train.vw -f m --readable_model tiny.r 2> e"), 0);
+  ASSERT_EQ(
+      run_in(d, "-d " + kData + "/vw/e2e/tiny_train.vw --learner sgd -f m --readable_model tiny.r 2> e"), 0);
   EXPECT_EQ(read_file(d + "/tiny.r"), read_file(kData + "/vw/e2e/tiny.readable"));
   ASSERT_EQ(run_in(d, "-d " + abalone + " --sgd -l 0.5 --readable_model sgd.r 2> e"), 0);
   EXPECT_EQ(read_file(d + "/sgd.r"), read_file(kData + "/vw/abalone/02_sgd_model.readable"));
-  ASSERT_EQ(run_in(d, "-d " + abalone + " -q ff --readable_model q.r 2> e"), 0);
+  ASSERT_EQ(run_in(d, "-d " + abalone + " --learner sgd -q ff --readable_model q.r 2> e"), 0);
   EXPECT_EQ(read_file(d + "/q.r"), read_file(kData + "/vw/abalone/05_q_ff_model.readable"));
   // Under -t VW writes index:weight alone (its adaptive and normalizer sums are for training), as lepus does.
   ASSERT_EQ(run_in(d, "-d " + kData + "/vw/e2e/tiny_test.vw -t -i m --readable_model t.r 2> e"), 0);

@@ -12,7 +12,7 @@ const std::string kAbalone = std::string(LEPUS_TEST_DATA) + "/vw/inputs/abalone.
 TEST(Nlms, LearnsAbaloneBetterThanSgd) {
   const std::string d = scratch_dir("nlms_abalone");
   ASSERT_EQ(run_lepus("-d " + kAbalone + " --learner nlms 2> " + d + "/n.txt"), 0);
-  ASSERT_EQ(run_lepus("-d " + kAbalone + " 2> " + d + "/s.txt"), 0);
+  ASSERT_EQ(run_lepus("-d " + kAbalone + " --learner sgd 2> " + d + "/s.txt"), 0);
   const double nlms = summary_value(read_file(d + "/n.txt"), "average loss");
   const double sgd = summary_value(read_file(d + "/s.txt"), "average loss");
   EXPECT_LT(nlms, sgd);  // measured 6.402913 against 6.925290

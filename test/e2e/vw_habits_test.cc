@@ -24,7 +24,7 @@ std::string copy_tutorial_data(const std::string& name) {
 // VW docs, "Command Line Basics": vw -d train.txt -f model.vw; vw -d test.txt -i model.vw -p predictions.txt.
 TEST(VwTutorial, CommandLineBasics) {
   const std::string d = copy_tutorial_data("basics");
-  ASSERT_EQ(run_in(d, "-d first_steps_train.txt -f model.vw 2> train.err"), 0);
+  ASSERT_EQ(run_in(d, "-d first_steps_train.txt --learner sgd -f model.vw 2> train.err"), 0);
   const std::string err = read_file(d + "/train.err");
   EXPECT_EQ(summary_value(err, "number of examples"), 3.0);
   EXPECT_EQ(summary_value(err, "average loss"), 0.666667);  // the tutorial's figures
@@ -38,7 +38,7 @@ TEST(VwTutorial, CommandLineBasics) {
 // file as a bare word.
 TEST(VwTutorial, LinearRegressionAsWritten) {
   const std::string d = copy_tutorial_data("house");
-  ASSERT_EQ(run_in(d, "house_dataset 2> b1.err"), 0);  // vw house_dataset
+  ASSERT_EQ(run_in(d, "house_dataset --learner sgd 2> b1.err"), 0);  // vw house_dataset
   const std::string b1 = read_file(d + "/b1.err");
   EXPECT_TRUE(has(b1, "Reading datafile = house_dataset")) << b1;
   EXPECT_EQ(summary_value(b1, "number of examples"), 3.0);
@@ -48,7 +48,7 @@ TEST(VwTutorial, LinearRegressionAsWritten) {
   EXPECT_EQ(summary_value(b1, "best constant"), 0.5);
   EXPECT_EQ(summary_value(b1, "total feature number"), 15.0);
 
-  ASSERT_EQ(run_in(d, "-b 10 house_dataset 2> b2.err"), 0);
+  ASSERT_EQ(run_in(d, "-b 10 house_dataset --learner sgd 2> b2.err"), 0);
   EXPECT_TRUE(has(read_file(d + "/b2.err"), "Num weight bits = 10"));
 
   // vw -l 0.4 and vw --initial_t 4 read stdin.
@@ -58,9 +58,10 @@ TEST(VwTutorial, LinearRegressionAsWritten) {
   ASSERT_EQ(run_in(d, "--initial_t 4 < house_dataset 2> b4.err"), 0);
   EXPECT_TRUE(has(read_file(d + "/b4.err"), "initial_t = 4"));
 
-  ASSERT_EQ(run_in(d, "-c --passes 50 -d house_dataset 2> b5.err"), 0);
+  ASSERT_EQ(run_in(d, "-c --passes 50 -d house_dataset --learner sgd 2> b5.err"), 0);
   EXPECT_TRUE(exists(d + "/house_dataset.cache"));
-  ASSERT_EQ(run_in(d, "-c --passes 50 --cache_file housing.cache -d house_dataset 2> b6.err"), 0);
+  ASSERT_EQ(run_in(d, "-c --passes 50 --cache_file housing.cache -d house_dataset --learner sgd 2> b6.err"),
+            0);
   EXPECT_TRUE(exists(d + "/housing.cache"));
 
   // The overfitting run: the tutorial's progress table, digit for digit.
@@ -78,13 +79,13 @@ TEST(VwTutorial, LinearRegressionAsWritten) {
   EXPECT_TRUE(exists(d + "/house.model"));
 
   // Predictions while learning, then with the overfitted model (VW 9 prints whole numbers without decimals).
-  ASSERT_EQ(run_in(d, "house_dataset -p /dev/stdout --quiet > b9.out"), 0);
+  ASSERT_EQ(run_in(d, "house_dataset --learner sgd -p /dev/stdout --quiet > b9.out"), 0);
   EXPECT_EQ(read_file(d + "/b9.out"), "0\n0 second_house\n1 third_house\n");
   ASSERT_EQ(run_in(d, "-i house.model -t house_dataset -p /dev/stdout --quiet > b10.out"), 0);
   EXPECT_EQ(read_file(d + "/b10.out"), "0\n1 second_house\n0 third_house\n");
 
   // --audit: the tutorial's output, figure for figure (its page shows VW's TABs as two spaces).
-  ASSERT_EQ(run_in(d, "house_dataset --audit --quiet > b11.out"), 0);
+  ASSERT_EQ(run_in(d, "house_dataset --learner sgd --audit --quiet > b11.out"), 0);
   EXPECT_EQ(
       read_file(d + "/b11.out"),
       "0\n"
@@ -360,8 +361,9 @@ TEST(VwHabits, SaveResumeSavePerPassCompressedOnethread) {
 
 TEST(VwHabits, PredictOnlyModel) {
   const std::string d = scratch_dir("predict_only");
-  ASSERT_EQ(run_in(d, kRcv1 + " --loss_function logistic -f full --quiet"), 0);
-  ASSERT_EQ(run_in(d, kRcv1 + " --loss_function logistic -f small --predict_only_model --quiet"), 0);
+  ASSERT_EQ(run_in(d, kRcv1 + " --learner sgd --loss_function logistic -f full --quiet"), 0);
+  ASSERT_EQ(
+      run_in(d, kRcv1 + " --learner sgd --loss_function logistic -f small --predict_only_model --quiet"), 0);
   EXPECT_LT(read_file(d + "/small").size(),
             read_file(d + "/full").size() * 0.55);  // weights only: 12 of 24 bytes
   ASSERT_EQ(run_in(d, "-t -i full " + kRcv1 + " -p a.txt --quiet"), 0);
