@@ -329,6 +329,10 @@ void MixLearner::prune_behind() {
     if (!active(k) || !(lw[k] < -prune_) || !(v[k] > best) || active_count() < 2) continue;
     retire(k, "pruned: weight " + number(std::exp(lw[k])) + " below e^-" + number(prune_) +
                   ", loss on the sample " + number(v[k]) + " against the best member's " + number(best));
+    // Its state is of no further use (weight 0 for good): a fresh member in its place gives the memory back,
+    // and a saved model holds the fresh state.
+    members_[k] = find_learner(row_name(names_[k]))
+                      ->make(LearnerContext{member_options_[k], loss_, bits_, test_only_, seed_});
   }
 }
 

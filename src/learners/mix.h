@@ -44,7 +44,8 @@
 // e^{−40} a member's share of a prediction is below double precision's resolution, so the online predictions do
 // not change. The sample's part keeps the member whose final model may be the best one (a sorted stream, where
 // the member best online is not the one best at the end: online to batch above). The ln K bound holds
-// against the members kept; against a pruned one it held up to its pruning, when it was τ/η behind.
+// against the members kept; against a pruned one it held up to its pruning, when it was τ/η behind. A pruned
+// member's state is dropped (a fresh one takes its place, so its memory is given back).
 //
 // lepus's choices (the papers are silent):
 //   - The default members are the list below less those that do not accept the loss. The prior is uniform.

@@ -376,7 +376,10 @@ void Driver::consume(Example& ex, RunStats& st, PassState& ps) {
   }
   if (block_ > 0) {  // held until the block is full or the batch ends (consume_batch)
     hold(ex, work, holdout);
-    if (pending_.size() >= block_) flush_block(st, ps);
+    // A block of wide examples (interactions) ends sooner: each held copy keeps its capacity, so 256 rcv1 -q ff
+    // examples (4,600 features) would pin 19 MB where 2^16 features pin 1 MB. Results do not depend on where
+    // blocks end.
+    if (pending_.size() >= block_ || pending_features_ >= kBlockFeatures) flush_block(st, ps);
     return;
   }
   finish(ex, work, holdout, st, ps);
@@ -505,6 +508,7 @@ void Driver::hold(const Example& ex, const Example& work, bool holdout) {
     w = &pending_work_[pending_.size()];
   }
   pending_.push_back(Pending{&ex, w, holdout});
+  pending_features_ += w->features.size();
 }
 
 void Driver::flush_block(RunStats& st, PassState& ps) {
@@ -515,6 +519,7 @@ void Driver::flush_block(RunStats& st, PassState& ps) {
   for (size_t i = 0; i < pending_.size(); ++i)
     record(*pending_[i].ex, *pending_[i].work, pending_[i].holdout, block_items_[i].out, st, ps);
   pending_.clear();
+  pending_features_ = 0;
 }
 
 void Driver::finish(const Example& ex, const Example& work, bool holdout, RunStats& st, PassState& ps) {

@@ -208,7 +208,9 @@ class Driver {
     const Example* work;
     bool holdout;
   };
-  size_t block_ = 0;  // examples per block (0: one at a time)
+  size_t block_ = 0;                                         // examples per block (0: one at a time)
+  static constexpr size_t kBlockFeatures = size_t{1} << 16;  // a block ends once it holds this many features
+  size_t pending_features_ = 0;
   std::vector<Pending> pending_;
   std::vector<Example> pending_work_;
   std::vector<Learner::BlockItem> block_items_;
