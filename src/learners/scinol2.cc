@@ -18,6 +18,10 @@ namespace {
 
 using common::number;
 
+// The slots are scattered over a table larger than the caches: the score loop asks for the slot this many
+// features ahead, so that the loads overlap.
+constexpr size_t kPrefetch = 16;
+
 // Not scinol-coord's version 1, and one per variant: each refuses the other's state.
 constexpr uint32_t kStateTag1 = 0x5C1A0001;
 constexpr uint32_t kStateTag2 = 0x5C2A0001;
@@ -67,6 +71,7 @@ double Scinol2Learner::score(const SparseVector& v, double t) const {
   uint64_t capped = 0;
   if constexpr (kLearn) terms_.resize(v.size());
   for (size_t k = 0; k < v.size(); ++k) {
+    if (k + kPrefetch < v.size()) __builtin_prefetch(&slots_[v[k + kPrefetch].slot], kLearn ? 1 : 0);
     Slot& s = slots_[v[k].slot];
     const double x = v[k].x;
     const bool fresh = s.m == 0.0;  // first occurrence: G = S2 = 0, so θ = 0 and w = 0
