@@ -806,22 +806,9 @@ void select_vw_learner(Args& a) {
 // own learner.
 void choose_default_learner(Config& c, Args& a) {
   if (a.given("learner") || c.model) return;
-  static const char* const kSgdTuning[] = {"learning_rate",
-                                           "power_t",
-                                           "initial_t",
-                                           "decay_learning_rate",
-                                           "sgd",
-                                           "adaptive",
-                                           "normalized",
-                                           "invariant",
-                                           "l1",
-                                           "l2",
-                                           "min_prediction",
-                                           "max_prediction",
-                                           "vw_exact"};
-  std::string why;
-  for (const char* n : kSgdTuning)
-    if (a.given(n) && why.empty()) why = "--" + std::string(n) + " tunes VW's default learner";
+  std::string why;  // the first of sgd's own options given (its registry row declares them)
+  for (const OptionSpec& spec : find_learner("sgd")->options)
+    if (a.given(spec.name) && why.empty()) why = "--" + spec.name + " tunes VW's default learner";
   if (why.empty() && a.flag("distributed"))
     why = "--distributed merges sgd's weights (the mixture has no merge)";
   if (why.empty()) return;

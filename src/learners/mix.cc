@@ -208,11 +208,7 @@ MixLearner::MixLearner(const std::string& members, double share, const LearnerCo
     if (!row->traits.passes) throw ConfigError("--mix: learner '" + n + "' cannot be a member");
     member_options_.push_back(options_of(*row, n));
   }
-  for (size_t k = 0; k < names_.size(); ++k) {
-    const LearnerRow* row = find_learner(row_name(names_[k]));
-    members_.push_back(
-        row->make(LearnerContext{member_options_[k], c.loss, c.bits, c.test_only, c.random_seed}));
-  }
+  for (size_t k = 0; k < names_.size(); ++k) members_.push_back(make_member(k));
   const size_t n = names_.size();
   cum_loss_.assign(n, 0.0);
   lw_.assign(n, -std::log(static_cast<double>(n)));
@@ -308,6 +304,11 @@ void MixLearner::set_validation_size(uint64_t r) {
   if (sample_.size() > r) sample_.resize(r);
 }
 
+std::unique_ptr<Learner> MixLearner::make_member(size_t k) const {
+  return find_learner(row_name(names_[k]))
+      ->make(LearnerContext{member_options_[k], loss_, bits_, test_only_, seed_});
+}
+
 void MixLearner::set_prune(double tau) {
   if (!(tau >= 0.0) || std::isinf(tau))
     throw ConfigError("--mix_prune must be a number >= 0, got " + number(tau));
@@ -331,8 +332,7 @@ void MixLearner::prune_behind() {
                   ", loss on the sample " + number(v[k]) + " against the best member's " + number(best));
     // Its state is of no further use (weight 0 for good): a fresh member in its place gives the memory back,
     // and a saved model holds the fresh state.
-    members_[k] = find_learner(row_name(names_[k]))
-                      ->make(LearnerContext{member_options_[k], loss_, bits_, test_only_, seed_});
+    members_[k] = make_member(k);
   }
 }
 
@@ -540,11 +540,12 @@ Prediction MixLearner::learn(const Example& x) {
 void MixLearner::learn_block(std::span<BlockItem> items) {
   // A pruning check reads every member's state after its round: the block runs in segments ending at the check
   // rounds, so that the states are those of one example at a time (learn()).
+  if (!prunes()) return run_segment(items);
   uint64_t r = rounds_;
   size_t start = 0;
   for (size_t i = 0; i < items.size(); ++i) {
     if (!items[i].learn || !common::teaches(*items[i].x) || test_only_) continue;
-    if (prunes() && check_round(++r)) {
+    if (check_round(++r)) {
       run_segment(items.subspan(start, i + 1 - start));
       start = i + 1;
     }
@@ -880,8 +881,7 @@ void MixLearner::load_state(ModelReader& in, bool predict_only) {
     const std::string got = in.get_string("mix member name");
     if (got != names_[k])
       throw bad("member " + std::to_string(k) + " is '" + got + "', expected '" + names_[k] + "'");
-    const LearnerRow* row = find_learner(row_name(names_[k]));
-    fresh.push_back(row->make(LearnerContext{member_options_[k], loss_, bits_, test_only_, seed_}));
+    fresh.push_back(make_member(k));
     if (!retired[k].empty()) continue;  // a fresh member stands in; it is never asked again
     if (predict_only)
       fresh.back()->load_predict_only(in);

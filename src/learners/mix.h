@@ -166,8 +166,9 @@ class MixLearner final : public Learner {
   static bool check_round(uint64_t r) { return r >= kFirstCheck && (r & (r - 1)) == 0; }
   bool prunes() const { return prune_ > 0.0 && share_ == 0.0 && !test_only_; }
   void prune_behind();  // the check of a check round (after its loss update)
-  void run_segment(
-      std::span<BlockItem> items);  // learn_block's work on items ending at most at a check round
+  // learn_block's work on items that end at a check round at the latest.
+  void run_segment(std::span<BlockItem> items);
+  std::unique_ptr<Learner> make_member(size_t k) const;  // member k fresh, from its row and options
   // One Fixed Share step over the active members, in logs: w <- (1 − α) w + α / K (α > 0).
   void share_toward_uniform(std::vector<double>& lw, double alpha) const;
   void retire(size_t k, const std::string& why);

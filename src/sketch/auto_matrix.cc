@@ -60,16 +60,23 @@ void AutoMatrix::update(std::span<const Coord> x, double weight, double beta) {
   current().update(x, weight, beta);
 }
 
-void AutoMatrix::switch_to_sketch() {
+AutoMatrix::Held AutoMatrix::take_held(Matrix& next) {
   const uint32_t n = static_cast<uint32_t>(full_->size());
   const double prior = full_->prior();
-  auto s = make_sketch();
-  if (prior < opt_.lambda) s->scale(prior / opt_.lambda);  // the forgetting so far
+  if (prior < opt_.lambda) next.scale(prior / opt_.lambda);  // the forgetting so far
   std::vector<uint64_t> slots(n);
   for (uint32_t i = 0; i < n; ++i) slots[i] = full_->index().slot(i);
   TrackedVector b = full_->take_tracked();
+  return Held{std::move(slots), prior, std::move(b), full_->take_inverse()};
+}
+
+void AutoMatrix::switch_to_sketch() {
+  auto s = make_sketch();
+  Held h = take_held(*s);
+  const uint32_t n = static_cast<uint32_t>(h.slots.size());
+  const double prior = h.prior;
   // A⁻¹'s eigenvectors, where the full matrix kept A⁻¹ (it is dropped after): one n x n matrix at the peak.
-  Eigen::Map<Eigen::MatrixXd> vectors = full_->take_inverse();
+  Eigen::Map<Eigen::MatrixXd>& vectors = h.inverse;
   Eigen::VectorXd values;
   SymEigen::in_place(vectors, values);
   // A's eigenvalues are 1/e; the largest μ come from the smallest e (Eigen sorts e increasing).
@@ -78,34 +85,28 @@ void AutoMatrix::switch_to_sketch() {
     const double e = values(k);
     const double mu = e > 0.0 ? 1.0 / e - prior : 0.0;
     if (!(mu > 0.0) || !std::isfinite(mu)) continue;  // rounding around the prior: no mass
-    for (uint32_t i = 0; i < n; ++i) row[i] = Coord{slots[i], vectors(i, k)};
+    for (uint32_t i = 0; i < n; ++i) row[i] = Coord{h.slots[i], vectors(i, k)};
     s->rank_one_update(row, mu);
   }
   full_.reset();
-  if (opt_.tracked) s->adopt_tracked(std::move(b));
+  if (opt_.tracked) s->adopt_tracked(std::move(h.b));
   sketch_ = std::move(s);
 }
 
 void AutoMatrix::switch_to_diag() {
-  const Eigen::Index n = static_cast<Eigen::Index>(full_->size());
-  const double prior = full_->prior();
   auto d = std::make_unique<DiagMatrix>(opt_.lambda, opt_.bits, opt_.tracked);
-  if (prior < opt_.lambda) d->scale(prior / opt_.lambda);  // the forgetting so far
-  std::vector<uint64_t> slots(static_cast<size_t>(n));
-  for (Eigen::Index i = 0; i < n; ++i)
-    slots[static_cast<size_t>(i)] = full_->index().slot(static_cast<uint32_t>(i));
-  TrackedVector b = full_->take_tracked();
+  Held h = take_held(*d);
+  const Eigen::Index n = h.inverse.rows();
   // A = (A⁻¹)⁻¹ over the held block; its diagonal is all the diagonal matrix keeps.
-  Eigen::Map<Eigen::MatrixXd> inverse = full_->take_inverse();
-  const Eigen::LDLT<Eigen::MatrixXd, Eigen::Lower> ldlt(inverse);
+  const Eigen::LDLT<Eigen::MatrixXd, Eigen::Lower> ldlt(h.inverse);
   const Eigen::MatrixXd a = ldlt.solve(Eigen::MatrixXd::Identity(n, n));
   for (Eigen::Index i = 0; i < n; ++i) {
     const double aii = a(i, i);
     // Rounding can leave an entry at or below the prior it started from: keep the prior's floor.
-    d->set_diagonal(slots[static_cast<size_t>(i)], std::isfinite(aii) ? std::max(aii, prior) : prior);
+    d->set_diagonal(h.slots[static_cast<size_t>(i)], std::isfinite(aii) ? std::max(aii, h.prior) : h.prior);
   }
   full_.reset();
-  if (opt_.tracked) d->adopt_tracked(std::move(b));
+  if (opt_.tracked) d->adopt_tracked(std::move(h.b));
   diag_ = std::move(d);
 }
 

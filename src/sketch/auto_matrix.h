@@ -47,6 +47,15 @@ class AutoMatrix final : public Matrix {
 
  private:
   void switch_if_full(std::span<const Coord> x, double weight);  // before an update that would pass max_dense
+  // What a switch takes from the full matrix: the held slots, its prior (λ times the forgetting, which `next`
+  // is scaled by), b, and the held block of A⁻¹ in place in its storage (valid until full_ is dropped).
+  struct Held {
+    std::vector<uint64_t> slots;
+    double prior;
+    TrackedVector b;
+    Eigen::Map<Eigen::MatrixXd> inverse;
+  };
+  Held take_held(Matrix& next);
   void switch_to_sketch();
   void switch_to_diag();
   uint8_t state_code() const;
