@@ -158,6 +158,8 @@ class Learner {
     const Example* x;
     bool learn;  // learn() (else predict())
     Prediction out;
+    const ClassOutcome* outcome =
+        nullptr;  // a reduction's outcome of this item (class_outcome() one at a time)
   };
   virtual size_t block_size() const { return 0; }
   virtual void learn_block(std::span<BlockItem> items) {

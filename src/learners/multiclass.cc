@@ -6,6 +6,8 @@
 #include <cmath>
 #include <ostream>
 
+#include <tbb/parallel_for.h>
+
 #include "kernels/row_cache.h"
 #include "lepus/errors.h"
 
@@ -167,10 +169,15 @@ void MulticlassLearner::learn_table(uint32_t truth, float weight) {
   base.count_example(weight);
 }
 
+bool MulticlassLearner::teaches(const Example& x) const {
+  const LabelKind want =
+      opt_.kind == MulticlassOptions::Kind::kOaa ? LabelKind::kMulticlass : LabelKind::kCostSensitive;
+  return x.labeled && x.label_kind == want && !x.classes.empty() && x.weight > 0.0f;
+}
+
 Prediction MulticlassLearner::learn(const Example& x) {
   const bool oaa = opt_.kind == MulticlassOptions::Kind::kOaa;
-  const LabelKind want = oaa ? LabelKind::kMulticlass : LabelKind::kCostSensitive;
-  if (!x.labeled || x.label_kind != want || x.classes.empty() || !(x.weight > 0.0f)) return predict(x);
+  if (!teaches(x)) return predict(x);
   const uint32_t k = opt_.classes;
   if (oaa) {
     // VW's oaa: every class is predicted with the weights before this example, then each learns.
@@ -232,6 +239,51 @@ Prediction MulticlassLearner::csoaa_outcome() const {
   if (best == k) best = 0;
   finish_outcome(best);
   return Prediction{outcome_.scores[best], static_cast<float>(outcome_.klass)};
+}
+
+size_t MulticlassLearner::block_size() const {
+  const bool apart = bases_.size() > 1 && !rows_ && opt_.kind == MulticlassOptions::Kind::kOaa;
+  return apart ? std::max<size_t>(256, bases_.front()->block_size()) : 0;
+}
+
+void MulticlassLearner::learn_block(std::span<BlockItem> items) {
+  if (block_size() == 0) return Learner::learn_block(items);
+  const size_t m = items.size(), k = opt_.classes;
+  block_rows_.resize(m);  // 1. in example order: each item's labels read, as learn() reads them
+  for (size_t i = 0; i < m; ++i) {
+    const Example& x = *items[i].x;
+    BlockRow& row = block_rows_[i];
+    row.teach = items[i].learn && teaches(x);
+    row.truth = row.teach ? index_of(x.classes.front().klass) : static_cast<uint32_t>(k);
+    row.indexing = indexing_;
+    prepare(x);
+    row.pos = scratch_;
+    if (!row.teach) continue;
+    row.pos.label = 1.0f;
+    row.pos.labeled = true;
+    row.neg = row.pos;
+    row.neg.label = -1.0f;
+  }
+  block_out_.resize(k * m);  // 2. the K problems in parallel, each instance through the block in order
+  tbb::parallel_for(size_t{0}, k, [&](size_t c) {
+    std::vector<BlockItem> own(m);
+    for (size_t i = 0; i < m; ++i) {
+      const BlockRow& row = block_rows_[i];
+      own[i] = BlockItem{row.teach && row.truth != c ? &row.neg : &row.pos, row.teach, {}};
+    }
+    bases_[c]->learn_block(own);
+    for (size_t i = 0; i < m; ++i) block_out_[c * m + i] = own[i].out;
+  });
+  block_outcomes_.resize(m);  // 3. the outcomes in example order
+  const int indexing = indexing_;
+  for (size_t i = 0; i < m; ++i) {
+    for (size_t c = 0; c < k; ++c) before_[c] = block_out_[c * m + i];
+    indexing_ = block_rows_[i].indexing;
+    items[i].out = oaa_outcome();
+    block_outcomes_[i] = outcome_;
+    items[i].outcome = &block_outcomes_[i];
+  }
+  indexing_ = indexing;
 }
 
 void MulticlassLearner::end_pass() {

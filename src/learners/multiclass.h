@@ -39,6 +39,11 @@ class MulticlassLearner final : public Learner {
 
   Prediction predict(const Example& x) const override;
   Prediction learn(const Example& x) override;
+  // Blocks, for --oaa over one instance per class (and no shared kernel rows): the K instances run through the
+  // block in parallel, each on its own problem's items, then the outcomes follow in example order, exactly as
+  // learn() and predict() one example at a time (each item's outcome in its BlockItem).
+  size_t block_size() const override;
+  void learn_block(std::span<BlockItem> items) override;
   void end_pass() override;
   uint64_t warmup_wanted() const override { return bases_.front()->warmup_wanted(); }
   void warmup(std::span<const Example> prefix) override;
@@ -77,6 +82,7 @@ class MulticlassLearner final : public Learner {
   Prediction oaa_outcome() const;    // the class of the largest before_[i].value
   Prediction csoaa_outcome() const;  // from steps_ and step_out_
   void learn_table(uint32_t truth, float weight);
+  bool teaches(const Example& x) const;  // learn() learns from x (else it predicts)
   void save_state(ModelWriter& out, bool predict_only) const;
   void load_state(ModelReader& in, bool predict_only);
 
@@ -93,6 +99,15 @@ class MulticlassLearner final : public Learner {
   std::vector<ProblemStep> steps_;
   std::vector<Prediction> step_out_;
   mutable ClassOutcome outcome_;
+  struct BlockRow {    // learn_block: one item as the K problems see it
+    Example pos, neg;  // the scalar example labelled +1 and -1 (pos alone when the item only predicts)
+    bool teach;        // learned from (else predicted)
+    uint32_t truth;    // its class index (K: none, every problem learns -1)
+    int indexing;      // indexing_ after the item's labels were read
+  };
+  std::vector<BlockRow> block_rows_;
+  std::vector<Prediction> block_out_;  // instance c's answer to item i at c * items + i
+  std::vector<ClassOutcome> block_outcomes_;
 };
 
 }  // namespace lepus

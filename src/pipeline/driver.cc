@@ -517,7 +517,8 @@ void Driver::flush_block(RunStats& st, PassState& ps) {
   for (const Pending& h : pending_) block_items_.push_back({h.work, !(opt_.test_only || h.holdout), {}});
   learner_.learn_block(block_items_);
   for (size_t i = 0; i < pending_.size(); ++i)
-    record(*pending_[i].ex, *pending_[i].work, pending_[i].holdout, block_items_[i].out, st, ps);
+    record(*pending_[i].ex, *pending_[i].work, pending_[i].holdout, block_items_[i].out, st, ps,
+           block_items_[i].outcome);
   pending_.clear();
   pending_features_ = 0;
 }
@@ -529,7 +530,7 @@ void Driver::finish(const Example& ex, const Example& work, bool holdout, RunSta
 }
 
 void Driver::record(const Example& ex, const Example& work, bool holdout, Prediction p, RunStats& st,
-                    PassState& ps) {
+                    PassState& ps, const ClassOutcome* outcome) {
   // -p and -r never hold NaN or infinity: a learner's non-finite output and a link that overflows (poisson's
   // exp) are replaced (NaN by 0, infinity by +-FLT_MAX) and counted in the summary.
   auto finite = [this](float v) { return finite_or_replaced(v, replaced_outputs_); };
@@ -558,7 +559,7 @@ void Driver::record(const Example& ex, const Example& work, bool holdout, Predic
   std::string label_text, prediction_text;  // a reduction's table entries (classes, names, probabilities)
   // --metrics count the examples the summary's loss does: the holdout ones when passes hold some out.
   const bool measured = metrics_ && ex.labeled && holdout == st.holdout_on;
-  if (const ClassOutcome* o = learner_.class_outcome()) {
+  if (const ClassOutcome* o = outcome ? outcome : learner_.class_outcome()) {
     l = class_loss(ex, *o, holdout);
     write_classes(ex, *o, label_text, prediction_text);
     if (measured && !ex.classes.empty() && ex.label_kind != LabelKind::kCostSensitive)

@@ -150,8 +150,9 @@ class Driver {
   void consume(Example& ex, RunStats& st, PassState& ps);
   // Predicts or learns `work` (ex expanded), writes its outputs and counts it (record).
   void finish(const Example& ex, const Example& work, bool holdout, RunStats& st, PassState& ps);
-  void record(const Example& ex, const Example& work, bool holdout, Prediction p, RunStats& st,
-              PassState& ps);
+  // `outcome`: a reduction's outcome of this example (from a block), else the learner's class_outcome().
+  void record(const Example& ex, const Example& work, bool holdout, Prediction p, RunStats& st, PassState& ps,
+              const ClassOutcome* outcome = nullptr);
   // Blocks (Learner::block_size): an example held until its block is learned, then finished in order.
   void hold(const Example& ex, const Example& work, bool holdout);
   void flush_block(RunStats& st, PassState& ps);

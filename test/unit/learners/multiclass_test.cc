@@ -89,6 +89,7 @@ class Reduction : public ::testing::TestWithParam<std::tuple<std::string, bool>>
   void other_class_count_or_reduction_is_refused();
   void weight_zero_and_unlabeled_teach_nothing();
   void instances_are_independent_problems();
+  void blocks_equal_one_at_a_time();
   const LearnerRow* row_ = nullptr;
   bool csoaa_ = false;
   std::unique_ptr<Loss> loss_;
@@ -184,6 +185,41 @@ void Reduction::instances_are_independent_problems() {
   }
 }
 
+// learn_block (--oaa over one instance per class: the classes in parallel) gives each item the prediction and
+// the outcome that learn() or predict() one at a time gives, and the same final state; the items include ones
+// that only predict, unlabeled ones, weight 0, and labels read before the class numbering is settled.
+void Reduction::blocks_equal_one_at_a_time() {
+  auto one = make_own();
+  auto blocks = make_own();
+  if (blocks->block_size() == 0) {
+    EXPECT_TRUE(csoaa_ || one->shared() || one->points_shared() || one->kernel_rows_shared());
+    return;
+  }
+  auto xs = data(150);
+  for (size_t i = 0; i < 20; ++i)  // no label K before item 20, whose label 0 then numbers the classes from 0
+    if (xs[i].classes.front().klass == kClasses) xs[i].classes.front().klass = 1;
+  xs[20].classes.front().klass = 0;
+  xs[3].labeled = false;
+  xs[4].weight = 0.0f;
+  std::vector<Learner::BlockItem> items;
+  for (size_t i = 0; i < xs.size(); ++i) items.push_back({&xs[i], i % 11 != 5, {}});
+  for (size_t at = 0; at < items.size(); at += 13) {
+    const auto block = std::span(items).subspan(at, std::min<size_t>(13, items.size() - at));
+    blocks->learn_block(block);
+    for (size_t i = at; i < at + block.size(); ++i) {
+      const Prediction p = items[i].learn ? one->learn(xs[i]) : one->predict(xs[i]);
+      const ClassOutcome& o = *one->class_outcome();
+      ASSERT_NE(items[i].outcome, nullptr) << i;
+      EXPECT_EQ(items[i].out.value, p.value) << i;
+      EXPECT_EQ(items[i].out.raw, p.raw) << i;
+      EXPECT_EQ(items[i].outcome->klass, o.klass) << i;
+      EXPECT_EQ(items[i].outcome->first_class, o.first_class) << i;
+      EXPECT_EQ(items[i].outcome->scores, o.scores) << i;
+    }
+  }
+  EXPECT_EQ(state(*blocks), state(*one));
+}
+
 TEST_P(Reduction, KeepsTheContract) {
   {
     SCOPED_TRACE("predicting never changes state");
@@ -204,6 +240,10 @@ TEST_P(Reduction, KeepsTheContract) {
   {
     SCOPED_TRACE("instances are independent problems");
     instances_are_independent_problems();
+  }
+  {
+    SCOPED_TRACE("blocks equal one example at a time");
+    blocks_equal_one_at_a_time();
   }
 }
 
