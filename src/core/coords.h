@@ -46,6 +46,7 @@ class VectorBuilder {
   // else kSlot: the FTPRL learners' order, whose sums of squares depend on it in the last bit.
   enum class Order { kFirstSeen, kSlot, kSlotWhenMerged };
   explicit VectorBuilder(int bits) : bits_(bits), mask_((uint64_t{1} << bits) - 1) {}
+  int bits() const { return bits_; }
   // The example's vector; valid until the next call. A coordinate whose values sum to 0 is dropped too.
   // Both ways below give the same coordinates, sums and order.
   const SparseVector& build(const Example& ex, Order order = Order::kFirstSeen) {

@@ -91,14 +91,16 @@ AioliLearner::AioliLearner(const AioliOptions& options, const Loss& loss, int bi
       a_(make_matrix(aioli_matrix(options, bits))),
       test_only_(test_only),
       seed_(random_seed),
-      builder_(bits),
-      scale_(options.scale ? bits : 0) {}
+      scale_(options.scale ? bits : 0),
+      builder_(bits) {}
 
 const SparseVector& AioliLearner::input(const Example& x, bool learn) const {
-  const SparseVector& v = builder_.build(x);
+  thread_local Scaled mine;
+  const SparseVector& v = learn ? builder_.build(x) : common::thread_builder(bits_).build(x);
   if (!opt_.scale) return v;
-  scaled_.assign(v.begin(), v.end());
-  for (Coord& c : scaled_) {
+  Scaled& out = learn ? scaled_ : mine;
+  out.coords.assign(v.begin(), v.end());
+  for (Coord& c : out.coords) {
     const double a = std::fabs(c.x), s = scale_[c.slot];
     if (a > s) {
       if (learn) const_cast<TrackedVector&>(scale_).set(c.slot, a);
@@ -107,8 +109,8 @@ const SparseVector& AioliLearner::input(const Example& x, bool learn) const {
       c.x /= s;
     }
   }
-  scaled_view_ = SparseVector{scaled_.data(), scaled_.size(), v.dropped};
-  return scaled_view_;
+  out.view = SparseVector{out.coords.data(), out.coords.size(), v.dropped};
+  return out.view;
 }
 
 namespace {

@@ -81,6 +81,9 @@ class AioliLearner final : public Learner {
   AioliLearner(const AioliOptions& options, const Loss& loss, int bits, bool test_only = false,
                uint64_t random_seed = 0);
   Prediction predict(const Example& x) const override;
+  bool concurrent_predict() const override {  // its vector in per-thread buffers; the matrix's products
+    return a_->concurrent_products() && (!snap_a_ || snap_a_->concurrent_products());
+  }
   Prediction learn(const Example& x) override;
   void save(ModelWriter& out) const override;
   void load(ModelReader& in) override;
@@ -134,11 +137,16 @@ class AioliLearner final : public Learner {
   uint64_t rounds_ = 0;             // rounds learned (the reservoir's t)
   uint64_t snap_round_ = 0;         // the snapshot holds the state before this round (0: none)
   std::unique_ptr<Matrix> snap_a_;  // --aioli_o2b: A and b of the snapshot
+  TrackedVector scale_;             // s_i, the largest |x_i| learned from (--aioli_scale feature)
+  // input()'s buffers when learning; a prediction uses the calling thread's (common::thread_builder and one
+  // Scaled per thread), as predict() may run on several threads at once.
   mutable VectorBuilder builder_;
-  TrackedVector scale_;                // s_i, the largest |x_i| learned from (--aioli_scale feature)
-  mutable std::vector<Coord> scaled_;  // input()'s buffer
-  mutable SparseVector scaled_view_;
-  mutable uint64_t safeguards_ = 0;
+  struct Scaled {
+    std::vector<Coord> coords;
+    SparseVector view;
+  };
+  mutable Scaled scaled_;
+  mutable common::Tally safeguards_;
 };
 
 LearnerRow aioli_row();

@@ -417,10 +417,11 @@ double MixLearner::input(float s) const {
   return std::clamp(v, -static_cast<double>(FLT_MAX), static_cast<double>(FLT_MAX));
 }
 
-double MixLearner::mix_log(const std::vector<LogSigmoids>& ls, const std::vector<double>& lw) const {
+double MixLearner::mix_log(const std::vector<LogSigmoids>& ls, const std::vector<double>& lw,
+                           Buffers& buf) const {
   const size_t n = size();
-  std::vector<double>& a = mix_a_;
-  std::vector<double>& b = mix_b_;
+  std::vector<double>& a = buf.a;
+  std::vector<double>& b = buf.b;
   a.resize(n);
   b.resize(n);
   for (size_t k = 0; k < n; ++k) {  // ŝ = ln Σ w σ(s) − ln Σ w σ(−s)
@@ -430,17 +431,17 @@ double MixLearner::mix_log(const std::vector<LogSigmoids>& ls, const std::vector
   return std::clamp(lse(a) - lse(b), -kScoreCap, kScoreCap);
 }
 
-double MixLearner::mix(const std::vector<double>& s, const std::vector<double>& lw) const {
+double MixLearner::mix(const std::vector<double>& s, const std::vector<double>& lw, Buffers& buf) const {
   const size_t n = size();
-  std::vector<double>& a = mix_a_;
-  std::vector<double>& b = mix_b_;
+  std::vector<double>& a = buf.a;
+  std::vector<double>& b = buf.b;
   a.resize(n);
   b.resize(n);
   switch (rule_) {
     case Rule::kLog: {
       std::vector<LogSigmoids> ls(n);
       for (size_t k = 0; k < n; ++k) ls[k] = log_sigmoids(s[k]);
-      return mix_log(ls, lw);
+      return mix_log(ls, lw, buf);
     }
     case Rule::kSquare: {  // Vovk's substitution function at the ends of [lo, hi]
       const LabelRange r = clip_.range();
@@ -496,6 +497,12 @@ Prediction MixLearner::predict(const Example& x) const {
   return predicted(p);
 }
 
+bool MixLearner::concurrent_predict() const {
+  for (size_t k = 0; k < size(); ++k)
+    if (active(k) && !members_[k]->concurrent_predict()) return false;
+  return true;
+}
+
 Prediction MixLearner::predicted(std::span<const Prediction> members) const {
   const size_t n = size();
   std::vector<double> v(n), r(n);
@@ -508,9 +515,10 @@ Prediction MixLearner::predicted(std::span<const Prediction> members) const {
     scored = scored || p.scored.has_value();
   }
   const std::vector<double> lw = test_log_weights();
-  const double s = mix(v, lw);
+  Buffers buf;
+  const double s = mix(v, lw, buf);
   Prediction out = clip_.of(common::to_float(s, safeguards_));
-  if (scored) out.scored = clip_.clip(common::to_float(mix(r, lw), safeguards_));
+  if (scored) out.scored = clip_.clip(common::to_float(mix(r, lw, buf), safeguards_));
   return out;
 }
 
@@ -646,8 +654,8 @@ Prediction MixLearner::mix_round(const Example& x) {
     }
   }
   const std::vector<LogSigmoids>& ls_r = any_scored ? ls_r_ : ls_v_;
-  const double mixed_v = log_rule ? mix_log(ls_v_, lw) : mix(v, lw);
-  const double mixed_r = !any_scored ? mixed_v : log_rule ? mix_log(ls_r, lw) : mix(r, lw);
+  const double mixed_v = log_rule ? mix_log(ls_v_, lw, buf_) : mix(v, lw, buf_);
+  const double mixed_r = !any_scored ? mixed_v : log_rule ? mix_log(ls_r, lw, buf_) : mix(r, lw, buf_);
   Prediction out = clip_.of(common::to_float(mixed_v, safeguards_));
   if (any_scored) out.scored = clip_.clip(common::to_float(mixed_r, safeguards_));
   if (!common::teaches(x) || test_only_) return out;
@@ -667,7 +675,7 @@ Prediction MixLearner::mix_round(const Example& x) {
   if (rule_ == Rule::kHedge) {  // AdaHedge: the mixability gap of this round, at the weights just used
     const double e = eta();
     double h = 0.0, m = kInf;
-    std::vector<double>& t = mix_a_;
+    std::vector<double>& t = buf_.a;
     t.assign(n, 0.0);
     for (size_t k = 0; k < n; ++k) {
       const double w = std::exp(lw[k]);

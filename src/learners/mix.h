@@ -89,6 +89,7 @@ class MixLearner final : public Learner {
              bool default_list = false);
 
   Prediction predict(const Example& x) const override;
+  bool concurrent_predict() const override;  // when every member's predict() may run concurrently
   Prediction learn(const Example& x) override;
   // Blocks: the members in parallel over the block, then the mixture in example order (results as learn()).
   size_t block_size() const override { return kBlock; }
@@ -173,9 +174,13 @@ class MixLearner final : public Learner {
   void share_toward_uniform(std::vector<double>& lw, double alpha) const;
   void retire(size_t k, const std::string& why);
   // The mixture of member predictions `s` (already the rule's inputs) under log-weights `lw`; mix_log is the
-  // log rule's from the members' ln σ pairs.
-  double mix(const std::vector<double>& s, const std::vector<double>& lw) const;
-  double mix_log(const std::vector<LogSigmoids>& ls, const std::vector<double>& lw) const;
+  // log rule's from the members' ln σ pairs. `buf`: scratch (a learning round's, or a prediction's own, as
+  // predict() may run on several threads at once).
+  struct Buffers {
+    std::vector<double> a, b;
+  };
+  double mix(const std::vector<double>& s, const std::vector<double>& lw, Buffers& buf) const;
+  double mix_log(const std::vector<LogSigmoids>& ls, const std::vector<double>& lw, Buffers& buf) const;
   double member_loss_term(double s, const Example& x) const;  // unweighted ℓ(y, s) in double
   double label_share(const Example& x) const;  // the log rule's share q of class 1 in x's label
   // The log rule's ℓ(y, s) = −q ln σ(s) − (1 − q) ln σ(−s), from s's ln σ pair.
@@ -202,12 +207,12 @@ class MixLearner final : public Learner {
   std::vector<std::string> retired_;  // per member: empty, or why it left (it predicts nothing from then on)
   uint64_t rounds_ = 0;               // examples learned from, for the retirement message
   double own_loss_ = 0.0;  // the mixture's own cumulative weighted loss (NaN: resumed from a MIX1 state)
-  mutable uint64_t safeguards_ = 0;
-  mutable std::vector<Prediction> scratch_;
-  // learn()'s per-round buffers (kept to spare an allocation each per example; mix() uses mix_a_ and mix_b_).
+  mutable common::Tally safeguards_;
+  std::vector<Prediction> scratch_;
+  // learn()'s per-round buffers (kept to spare an allocation each per example).
   std::vector<double> in_v_, in_r_, lw_now_, loss_now_;
   std::vector<LogSigmoids> ls_v_, ls_r_;
-  mutable std::vector<double> mix_a_, mix_b_;
+  Buffers buf_;
   std::vector<std::exception_ptr> errors_;  // per member, what its last round threw
   struct BlockError {
     size_t at;  // the item whose round threw (the block's size: none)

@@ -100,7 +100,8 @@ double Scinol2Learner::score(const SparseVector& v, double t) const {
     }
     sum += term;
   }
-  caps_ += capped;
+  if (capped > 0) [[unlikely]]
+    caps_ += capped;
   return sum;
 }
 
@@ -119,7 +120,7 @@ Prediction Scinol2Learner::finish(double score) const {
 }
 
 double Scinol2Learner::predict_score(const Example& x) const {
-  return x.initial + score<false>(builder_.build(x), t_ + 1.0);
+  return x.initial + score<false>(common::thread_builder(builder_.bits()).build(x), t_ + 1.0);
 }
 
 Prediction Scinol2Learner::predict(const Example& x) const { return finish(predict_score(x)); }

@@ -74,6 +74,7 @@ class Scinol2Learner final : public Learner {
   Scinol2Learner(const Scinol2Options& options, const Loss& loss, int bits, bool test_only);
 
   Prediction predict(const Example& x) const override;
+  bool concurrent_predict() const override { return true; }  // its vector in common::thread_builder
   // --audit: the weight each feature meets (common::probe_slot); no stored weights for --audit_regressor.
   std::optional<SlotAudit> audit_slot(const Feature& f, int group) const override {
     return common::probe_slot(*this, f, group);
@@ -129,7 +130,7 @@ class Scinol2Learner final : public Learner {
   // non-const learning round.
   ZeroedTable<Slot> block_;
   Slot* slots_ = nullptr;
-  mutable uint64_t caps_ = 0;          // a metric of this run, not model state (not saved)
+  mutable common::Tally caps_;         // a metric of this run, not model state (not saved)
   mutable VectorBuilder builder_;      // scratch (not state)
   mutable std::vector<double> terms_;  // this round's w x per coordinate (ScInOL2's η update)
 };

@@ -31,6 +31,7 @@ class AutoMatrix final : public Matrix {
     return current().solve(x, out);
   }
   Products products(std::span<const Coord> x) const override { return current().products(x); }
+  bool concurrent_products() const override { return current().concurrent_products(); }
   void update(std::span<const Coord> x, double weight, double beta) override;
   const TrackedVector& tracked() const override { return current().tracked(); }
   void rank_one_update(std::span<const Coord> x, double weight = 1.0) override;

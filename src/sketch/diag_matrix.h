@@ -46,6 +46,7 @@ class DiagMatrix final : public Matrix {
     p.cross /= scale_;
     return p;
   }
+  bool concurrent_products() const override { return true; }
   void update(std::span<const Coord> x, double weight, double beta) override;
   const TrackedVector& tracked() const override { return b_; }
   void rank_one_update(std::span<const Coord> x, double weight = 1.0) override;

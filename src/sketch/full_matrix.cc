@@ -1,6 +1,7 @@
 #include "sketch/full_matrix.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -52,26 +53,36 @@ void sub_outer_avx2(double*, Eigen::Index, const double*, Eigen::Index) {}
 #endif
 }  // namespace
 
-// u = C x over the held slots of x (seen_): n entries. Column p of C is column p of the stored upper triangle
+FullMatrix::Scratch& FullMatrix::scratch() {
+  thread_local Scratch s;
+  return s;
+}
+
+uint64_t FullMatrix::fresh_version() {
+  static std::atomic<uint64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
+
+// u = C x over the held slots of x (scratch().seen): n entries. Column p of C is column p of the stored upper triangle
 // down to the diagonal, then row p of it; each u_i sums its terms in seen_'s order.
 // A product already formed for the same x and C (the prediction's, then the update's) is kept.
-void FullMatrix::times_inverse(std::span<const Coord> x, Eigen::Index n) const {
-  if (u_version_ == version_ && u_.size() == n &&
-      std::ranges::equal(x, u_x_,
+void FullMatrix::times_inverse(std::span<const Coord> x, Eigen::Index n, Scratch& s) const {
+  if (s.u_version == version_ && s.u.size() == n &&
+      std::ranges::equal(x, s.u_x,
                          [](const Coord& a, const Coord& b) { return a.slot == b.slot && a.x == b.x; }))
     return;
-  u_x_.assign(x.begin(), x.end());
-  u_version_ = version_;
-  u_.setZero(n);
+  s.u_x.assign(x.begin(), x.end());
+  s.u_version = version_;
+  s.u.setZero(n);
   const double* c = inv_.data();
   const Eigen::Index ld = inv_.outerStride();
-  for (const Seen& a : seen_) {
+  for (const Seen& a : s.seen) {
     const Eigen::Index p = a.position;
     if (kAvx2)
-      axpy_avx2(u_.data(), c + p * ld, a.x, p + 1);
+      axpy_avx2(s.u.data(), c + p * ld, a.x, p + 1);
     else
-      u_.head(p + 1).noalias() += a.x * inv_.col(p).head(p + 1);
-    for (Eigen::Index i = p + 1; i < n; ++i) u_(i) += a.x * c[i * ld + p];
+      s.u.head(p + 1).noalias() += a.x * inv_.col(p).head(p + 1);
+    for (Eigen::Index i = p + 1; i < n; ++i) s.u(i) += a.x * c[i * ld + p];
   }
 }
 
@@ -83,8 +94,8 @@ FullMatrix::FullMatrix(double lambda, uint64_t cap, int tracked_bits)
                       std::to_string(kMaxCap) + ", got " + std::to_string(cap));
 }
 
-void FullMatrix::gather(std::span<const Coord> x, double& outside) const {
-  seen_.clear();
+void FullMatrix::gather(std::span<const Coord> x, double& outside, Scratch& s) const {
+  s.seen.clear();
   outside = 0.0;
   for (const Coord& c : x) {
     if (c.x == 0.0) continue;
@@ -92,32 +103,35 @@ void FullMatrix::gather(std::span<const Coord> x, double& outside) const {
     if (p == CompactIndex::kNone)
       outside += c.x * c.x;
     else
-      seen_.push_back({p, c.x});
+      s.seen.push_back({p, c.x});
   }
 }
 
 double FullMatrix::quad(std::span<const Coord> x) const {
+  Scratch& s = scratch();
   double outside;
-  gather(x, outside);
+  gather(x, outside, s);
   double q = 0.0;  // x_Sᵀ C_SS x_S over the held slots S of x: O(nnz²)
-  for (const Seen& b : seen_) {
+  for (const Seen& b : s.seen) {
     double column = 0.0;
-    for (const Seen& a : seen_) column += upper(a.position, b.position) * a.x;
+    for (const Seen& a : s.seen) column += upper(a.position, b.position) * a.x;
     q += column * b.x;
   }
   return (q + outside / prior_) / scale_;
 }
 
 double FullMatrix::solve(std::span<const Coord> x, std::vector<Coord>& out) const {
+  Scratch& s = scratch();
   double outside;
-  gather(x, outside);
+  gather(x, outside, s);
   const Eigen::Index n = static_cast<Eigen::Index>(size());
-  times_inverse(x, n);  // u = C x: nnz columns of C
+  times_inverse(x, n, s);  // u = C x: nnz columns of C
   double q = 0.0;
-  for (const Seen& a : seen_) q += a.x * u_(a.position);
+  for (const Seen& a : s.seen) q += a.x * s.u(a.position);
   out.clear();
-  out.reserve(static_cast<size_t>(n) + x.size() - seen_.size());
-  for (Eigen::Index i = 0; i < n; ++i) out.push_back({index_.slot(static_cast<uint32_t>(i)), u_(i) / scale_});
+  out.reserve(static_cast<size_t>(n) + x.size() - s.seen.size());
+  for (Eigen::Index i = 0; i < n; ++i)
+    out.push_back({index_.slot(static_cast<uint32_t>(i)), s.u(i) / scale_});
   if (outside > 0.0) {  // slots not held: A is prior · s there
     const double d = prior_ * scale_;
     for (const Coord& c : x)
@@ -127,14 +141,15 @@ double FullMatrix::solve(std::span<const Coord> x, std::vector<Coord>& out) cons
 }
 
 Matrix::Products FullMatrix::products(std::span<const Coord> x) const {
+  Scratch& s = scratch();
   if (!b_.enabled()) return {quad(x), 0.0};
   double outside;
-  gather(x, outside);
+  gather(x, outside, s);
   const Eigen::Index n = static_cast<Eigen::Index>(size());
-  times_inverse(x, n);  // u = C x
+  times_inverse(x, n, s);  // u = C x
   Products p;
-  for (const Seen& a : seen_) p.quad += a.x * u_(a.position);
-  for (Eigen::Index i = 0; i < n; ++i) p.cross += u_(i) * b_[index_.slot(static_cast<uint32_t>(i))];
+  for (const Seen& a : s.seen) p.quad += a.x * s.u(a.position);
+  for (Eigen::Index i = 0; i < n; ++i) p.cross += s.u(i) * b_[index_.slot(static_cast<uint32_t>(i))];
   if (outside > 0.0) {  // slots not held: A is the prior there
     double cross = 0.0;
     for (const Coord& c : x)
@@ -179,7 +194,7 @@ void FullMatrix::rank_one_update(std::span<const Coord> x, double weight) {
         ", past the cap of " + std::to_string(cap_) +
         " (memory 8 cap^2 bytes); raise the cap, use fewer bits (-b) or use --matrix diag or sketch");
   if (fresh > 0) {
-    ++version_;
+    version_ = fresh_version();
     reserve(size() + fresh);
     for (const Coord& c : x) {
       if (c.x == 0.0 || index_.find(c.slot) != CompactIndex::kNone) continue;
@@ -189,19 +204,20 @@ void FullMatrix::rank_one_update(std::span<const Coord> x, double weight) {
       inv_(p, p) = 1.0 / prior_;
     }
   }
+  Scratch& s = scratch();
   double outside;
-  gather(x, outside);
+  gather(x, outside, s);
   const Eigen::Index n = static_cast<Eigen::Index>(size());
-  times_inverse(x, n);
+  times_inverse(x, n, s);
   double q = 0.0;
-  for (const Seen& a : seen_) q += a.x * u_(a.position);
+  for (const Seen& a : s.seen) q += a.x * s.u(a.position);
   const double gamma = weight / scale_;  // Â += γ x xᵀ
-  ++version_;                            // u_ is scaled below
-  u_ *= std::sqrt(gamma / (1.0 + gamma * q));
+  version_ = fresh_version();            // s.u is scaled below
+  s.u *= std::sqrt(gamma / (1.0 + gamma * q));
   if (kAvx2) {  // the upper triangle only: v_i v_j == v_j v_i, so it is all of C
-    sub_outer_avx2(inv_.data(), inv_.outerStride(), u_.data(), n);
+    sub_outer_avx2(inv_.data(), inv_.outerStride(), s.u.data(), n);
   } else {
-    for (Eigen::Index j = 0; j < n; ++j) inv_.col(j).head(j + 1) -= u_(j) * u_.head(j + 1);
+    for (Eigen::Index j = 0; j < n; ++j) inv_.col(j).head(j + 1) -= s.u(j) * s.u.head(j + 1);
   }
 }
 
@@ -214,7 +230,7 @@ Eigen::Map<Eigen::MatrixXd> FullMatrix::take_inverse() {
   const Eigen::Index ld = inv_.outerStride();
   for (Eigen::Index j = 1; j < n; ++j)
     std::memmove(data + j * n, data + j * ld, static_cast<size_t>(n) * sizeof(double));
-  ++version_;
+  version_ = fresh_version();
   return Eigen::Map<Eigen::MatrixXd>(data, n, n);
 }
 
@@ -225,7 +241,7 @@ void FullMatrix::scale(double r) {
 }
 
 void FullMatrix::renormalize() {  // Â <- s Â (so C <- C / s), s <- 1
-  ++version_;
+  version_ = fresh_version();
   const Eigen::Index n = static_cast<Eigen::Index>(size());
   for (Eigen::Index j = 0; j < n; ++j) inv_.col(j).head(j + 1) /= scale_;
   prior_ *= scale_;
@@ -233,7 +249,7 @@ void FullMatrix::renormalize() {  // Â <- s Â (so C <- C / s), s <- 1
 }
 
 void FullMatrix::reset() {
-  ++version_;
+  version_ = fresh_version();
   index_.clear();
   b_.clear();
   scale_ = 1.0;
@@ -279,7 +295,7 @@ void FullMatrix::load(ModelReader& in) {
     if (!(inv(c, c) > 0.0)) throw bad("a diagonal entry of the inverse <= 0");
   }
   const TrackedVector::Entries b = b_.read(in);
-  ++version_;
+  version_ = fresh_version();
   scale_ = scale;
   prior_ = prior;
   index_ = std::move(index);

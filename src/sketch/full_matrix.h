@@ -40,6 +40,7 @@ class FullMatrix final : public Matrix {
   // xᵀA⁻¹b = Σ (A⁻¹x)_i b_i over the held slots (the column product solve forms) plus x_i b_i / A_ii on the
   // others: O(n·nnz), no more than quad's O(nnz²) plus the update's O(n²).
   Products products(std::span<const Coord> x) const override;
+  bool concurrent_products() const override { return true; }  // scratch per thread
   void update(std::span<const Coord> x, double weight, double beta) override;
   const TrackedVector& tracked() const override { return b_; }
   void rank_one_update(std::span<const Coord> x, double weight = 1.0) override;
@@ -64,9 +65,26 @@ class FullMatrix final : public Matrix {
   TrackedVector take_tracked() { return std::move(b_); }
 
  private:
-  void gather(std::span<const Coord> x, double& outside) const;  // seen_ <- (position, value); outside: Σ x²
-  void times_inverse(std::span<const Coord> x, Eigen::Index n) const;  // u_ <- C x over seen_ (n: slots held)
-  void reserve(size_t n);                                              // capacity for n positions
+  struct Seen {
+    uint32_t position;
+    double x;
+  };
+  // The calling thread's scratch, so that products() may run on several threads at once (a daemon's
+  // concurrent predictions). One per thread for all its full matrices: a matrix's version_ is a stamp no other
+  // matrix state has had, so the product kept is found only for the x and the state it was formed with.
+  struct Scratch {
+    std::vector<Seen> seen;
+    Eigen::VectorXd u;  // C x for u_x while u_version == version_
+    std::vector<Coord> u_x;
+    uint64_t u_version = 0;
+  };
+  static Scratch& scratch();
+  static uint64_t fresh_version();  // a stamp never given before (process-wide)
+  // s.seen <- (position, value); outside: Σ x² over the slots not held.
+  void gather(std::span<const Coord> x, double& outside, Scratch& s) const;
+  void times_inverse(std::span<const Coord> x, Eigen::Index n,
+                     Scratch& s) const;  // s.u <- C x (n: slots held)
+  void reserve(size_t n);                // capacity for n positions
   void renormalize();
   double upper(Eigen::Index i, Eigen::Index j) const { return i <= j ? inv_(i, j) : inv_(j, i); }  // C_ij
 
@@ -79,15 +97,7 @@ class FullMatrix final : public Matrix {
   // C = Â⁻¹: the upper triangle of the top-left size() x size() block (C is symmetric; the lower triangle is
   // neither written nor read, so an update costs n²/2); inv_.cols() is the capacity.
   Eigen::MatrixXd inv_;
-  struct Seen {
-    uint32_t position;
-    double x;
-  };
-  mutable std::vector<Seen> seen_;  // scratch
-  mutable Eigen::VectorXd u_;       // C x for u_x_ while u_version_ == version_
-  mutable std::vector<Coord> u_x_;
-  uint64_t version_ = 0;  // changes whenever C or the slots held do
-  mutable uint64_t u_version_ = UINT64_MAX;
+  uint64_t version_ = fresh_version();  // a new stamp whenever C or the slots held change
 };
 
 }  // namespace lepus

@@ -119,6 +119,9 @@ class Matrix {
     double quad = 0.0, cross = 0.0;
   };
   virtual Products products(std::span<const Coord> x) const = 0;
+  // Whether quad(), solve() and products() may run on several threads at once (a daemon's concurrent
+  // predictions); false for a matrix that forms them in scratch space of its own.
+  virtual bool concurrent_products() const { return false; }
   virtual void update(std::span<const Coord> x, double weight, double beta) = 0;
   virtual const TrackedVector& tracked() const = 0;
   // Forgetting: A <- r A, 0 < r <= 1, the prior of slots not yet seen included. O(1) (a lazy global factor).

@@ -2,9 +2,16 @@
 
 #include <charconv>
 #include <locale>
+#include <memory>
 #include <sstream>
 
 namespace lepus::common {
+
+VectorBuilder& thread_builder(int bits) {
+  thread_local std::unique_ptr<VectorBuilder> builder;
+  if (!builder || builder->bits() != bits) builder = std::make_unique<VectorBuilder>(bits);
+  return *builder;
+}
 
 std::string number(double v, int precision) {
   std::ostringstream s;

@@ -3,6 +3,7 @@
 // A learner is its update rule plus these.
 #pragma once
 #include <algorithm>
+#include <atomic>
 #include <cfloat>
 #include <cmath>
 #include <cstdint>
@@ -12,6 +13,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "core/coords.h"
 #include "core/zeroed_table.h"
 #include "lepus/errors.h"
 #include "lepus/example.h"
@@ -80,9 +82,37 @@ inline std::optional<SlotAudit> probe_slot(const Learner& learner, const Feature
   return SlotAudit{w, w, std::nullopt};
 }
 
+// A count that a const predict() adds to, possibly from several threads at once (a daemon's concurrent
+// predictions): relaxed atomic increments (a run's metric, not an order between threads), copyable.
+class Tally {
+ public:
+  Tally(uint64_t n = 0) : n_(n) {}  // NOLINT: a count converts from and to its number
+  Tally(const Tally& o) : n_(o.get()) {}
+  Tally& operator=(const Tally& o) {
+    n_.store(o.get(), std::memory_order_relaxed);
+    return *this;
+  }
+  Tally& operator+=(uint64_t d) {
+    n_.fetch_add(d, std::memory_order_relaxed);
+    return *this;
+  }
+  Tally& operator++() { return *this += 1; }
+  uint64_t get() const { return n_.load(std::memory_order_relaxed); }
+  operator uint64_t() const { return get(); }  // NOLINT
+
+ private:
+  std::atomic<uint64_t> n_;
+};
+
+// The calling thread's vector builder for `bits`: a const predict() that may run on several threads at once
+// builds its example's vector here instead of in a member. Valid until this thread's next call; nothing that
+// holds it may call another learner's predict().
+VectorBuilder& thread_builder(int bits);
+
 // A double score as the float the loss and the driver see: +-FLT_MAX beyond float's range and 0 for NaN,
-// each counted in `safeguards`.
-inline float to_float(double s, uint64_t& safeguards) {
+// each counted in `safeguards` (a uint64_t or a Tally).
+template <class Count>
+float to_float(double s, Count& safeguards) {
   if (s > FLT_MAX || s < -FLT_MAX) {
     ++safeguards;
     return s > 0.0 ? FLT_MAX : -FLT_MAX;

@@ -8,10 +8,12 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "core/feature_space.h"
@@ -300,6 +302,42 @@ TEST(Mix, DefaultListLeavesOutMembersThatRefuseTheLoss) {
   }
   const auto loss = loss_named("squared");
   EXPECT_THROW(make_mix("sgd,aioli", 0.0, *loss), ConfigError);
+}
+
+// A daemon's concurrent predictions (--daemon -t): the default mixture's predict() may run on several threads
+// at once, and every answer is the one a single thread gets. Both shapes of its aioli member: the full matrix
+// (30 features) and, past 64 features, its diagonal; scinol2 and aioli build their vectors per thread.
+TEST(Mix, DefaultMembersPredictOnSeveralThreadsAtOnce) {
+  const auto loss = loss_named("logistic");
+  const OptionValues o = mix_options(MixLearner::kDefaultMembers, 0.0);
+  std::vector<std::string> wide;
+  std::mt19937 rng(5);
+  for (int i = 0; i < 400; ++i) {
+    std::string l = rng() % 2 ? "1 |a" : "-1 |a";
+    for (int j = 0; j < 12; ++j)
+      l += " w" + std::to_string(rng() % 500) + ":" + std::to_string(1 + rng() % 9);
+    wide.push_back(l);
+  }
+  for (const auto& data : {random_stream(3, 800), parse(wide)}) {
+    MixLearner mix(MixLearner::kDefaultMembers, 0.0, LearnerContext{o, *loss, 18}, true);
+    for (size_t i = 0; i < data.size() / 2; ++i) mix.learn(data[i]);
+    ASSERT_TRUE(mix.concurrent_predict());
+    std::vector<Prediction> want;
+    for (const Example& x : data) want.push_back(mix.predict(x));
+    std::atomic<int> wrong{0};
+    std::vector<std::thread> threads;
+    for (size_t t = 0; t < 4; ++t)
+      threads.emplace_back([&, t] {
+        for (int round = 0; round < 10; ++round)
+          for (size_t j = 0; j < data.size(); ++j) {
+            const size_t i = (j * (2 * t + 1) + t) % data.size();  // each thread in its own order
+            const Prediction p = mix.predict(data[i]);
+            if (p.raw != want[i].raw || p.value != want[i].value) ++wrong;
+          }
+      });
+    for (auto& th : threads) th.join();
+    EXPECT_EQ(wrong.load(), 0);
+  }
 }
 
 // A state of the first format (tag "MIX1", without the mixture's own loss) still loads and predicts alike; the
