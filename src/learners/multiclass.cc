@@ -62,10 +62,14 @@ uint32_t MulticlassLearner::index_of(uint32_t label) {
   return indexing_ == 0 ? label : label - 1;
 }
 
+void MulticlassLearner::as_scalar(const Example& x, Example& out) {
+  out = x;
+  out.label_kind = LabelKind::kScalar;
+  out.classes.clear();
+}
+
 void MulticlassLearner::prepare(const Example& x) const {
-  scratch_ = x;
-  scratch_.label_kind = LabelKind::kScalar;
-  scratch_.classes.clear();
+  as_scalar(x, scratch_);
   offset_ = 0;
 }
 
@@ -256,8 +260,7 @@ void MulticlassLearner::learn_block(std::span<BlockItem> items) {
     row.teach = items[i].learn && teaches(x);
     row.truth = row.teach ? index_of(x.classes.front().klass) : static_cast<uint32_t>(k);
     row.indexing = indexing_;
-    prepare(x);
-    row.pos = scratch_;
+    as_scalar(x, row.pos);
     if (!row.teach) continue;
     row.pos.label = 1.0f;
     row.pos.labeled = true;

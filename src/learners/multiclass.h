@@ -74,6 +74,7 @@ class MulticlassLearner final : public Learner {
   uint32_t label_of(uint32_t index) const { return indexing_ == 0 ? index : index + 1; }
   // scratch_ <- x as a scalar example (label and weight set per class); offsets reset.
   void prepare(const Example& x) const;
+  static void as_scalar(const Example& x, Example& out);  // out <- x, its classes dropped
   void shift_to(uint32_t index) const;  // the shared table: scratch_'s indices at class `index`'s offset
   Prediction predict_class(uint32_t index) const;
   Prediction learn_class(uint32_t index, float label, float weight);
