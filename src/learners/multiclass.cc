@@ -132,8 +132,12 @@ Prediction MulticlassLearner::oaa_outcome() const {
 
 Prediction MulticlassLearner::predict(const Example& x) const {
   prepare(x);
-  const uint32_t k = opt_.classes;
   predict_all();
+  return predicted_outcome(x);
+}
+
+Prediction MulticlassLearner::predicted_outcome(const Example& x) const {
+  const uint32_t k = opt_.classes;
   if (opt_.kind == MulticlassOptions::Kind::kOaa) return oaa_outcome();
   // csoaa: the smallest raw score among the listed classes (all when none are listed), the first on ties.
   for (uint32_t i = 0; i < k; ++i) outcome_.scores[i] = before_[i].raw;
@@ -200,13 +204,8 @@ Prediction MulticlassLearner::learn(const Example& x) {
   }
   // VW's csoaa: the listed classes in the order written, each regressing its cost with weight 1 (0 for an
   // unknown cost), predicted and learned in turn; the prediction is the smallest raw score among them.
-  for (const ClassCost& c : x.classes) detect(c.klass);  // the indexing is settled before any class learns
+  read_costs(x, steps_);
   prepare(x);
-  steps_.clear();
-  for (const ClassCost& c : x.classes) {
-    const uint32_t i = index_of(c.klass);
-    if (i < k) steps_.push_back(ProblemStep{i, c.cost, c.cost == FLT_MAX ? 0.0f : 1.0f});
-  }
   step_out_.resize(steps_.size());
   if (points_) {
     bases_.front()->learn_problems(scratch_, steps_, step_out_);
@@ -218,9 +217,18 @@ Prediction MulticlassLearner::learn(const Example& x) {
   return csoaa_outcome();
 }
 
+void MulticlassLearner::read_costs(const Example& x, std::vector<ProblemStep>& steps) {
+  for (const ClassCost& c : x.classes) detect(c.klass);  // the indexing is settled before any class learns
+  steps.clear();
+  for (const ClassCost& c : x.classes) {
+    const uint32_t i = index_of(c.klass);
+    if (i < opt_.classes) steps.push_back(ProblemStep{i, c.cost, c.cost == FLT_MAX ? 0.0f : 1.0f});
+  }
+}
+
 // csoaa after learning: the smallest raw score among the listed classes (the first on ties; a class listed twice
 // counts twice), and what -r shows for the classes the example did not list.
-Prediction MulticlassLearner::csoaa_outcome() const {
+Prediction MulticlassLearner::csoaa_outcome(bool unlisted_known) const {
   const uint32_t k = opt_.classes;
   std::vector<bool> listed(k, false);
   uint32_t best = k;
@@ -236,9 +244,9 @@ Prediction MulticlassLearner::csoaa_outcome() const {
     }
   }
   if (std::find(listed.begin(), listed.end(), false) != listed.end()) {
-    if (points_) bases_.front()->predict_problems(scratch_, before_);
+    if (points_ && !unlisted_known) bases_.front()->predict_problems(scratch_, before_);
     for (uint32_t i = 0; i < k; ++i)
-      if (!listed[i]) outcome_.scores[i] = (points_ ? before_[i] : predict_class(i)).raw;
+      if (!listed[i]) outcome_.scores[i] = (points_ || unlisted_known ? before_[i] : predict_class(i)).raw;
   }
   if (best == k) best = 0;
   finish_outcome(best);
@@ -246,43 +254,78 @@ Prediction MulticlassLearner::csoaa_outcome() const {
 }
 
 size_t MulticlassLearner::block_size() const {
-  const bool apart = bases_.size() > 1 && !rows_ && opt_.kind == MulticlassOptions::Kind::kOaa;
-  return apart ? std::max<size_t>(256, bases_.front()->block_size()) : 0;
+  return bases_.size() > 1 && !rows_ ? std::max<size_t>(256, bases_.front()->block_size()) : 0;
+}
+
+// Step 1 of learn_block for item i: its labels read as learn() reads them, its problems' steps, and its copies
+// labelled for them (oaa: +1 and -1; csoaa: one per listed class, with the step's weight).
+void MulticlassLearner::read_block_row(const BlockItem& item, BlockRow& row) {
+  const Example& x = *item.x;
+  const bool oaa = opt_.kind == MulticlassOptions::Kind::kOaa;
+  row.teach = item.learn && teaches(x);
+  as_scalar(x, row.x);
+  row.steps.clear();
+  if (row.teach && oaa) {
+    const uint32_t truth = index_of(x.classes.front().klass);
+    for (uint32_t c = 0; c < opt_.classes; ++c) row.steps.push_back({c, c == truth ? 1.0f : -1.0f, x.weight});
+  } else if (row.teach) {
+    read_costs(x, row.steps);
+  }
+  row.indexing = indexing_;
+  row.labelled.resize(!row.teach ? 0 : oaa ? 2 : row.steps.size());
+  for (size_t s = 0; s < row.labelled.size(); ++s) {
+    Example& e = row.labelled[s];
+    e = row.x;
+    e.label = oaa ? (s == 0 ? 1.0f : -1.0f) : row.steps[s].label;
+    e.labeled = true;
+    e.weight = oaa ? x.weight : row.steps[s].weight;
+  }
+}
+
+// Step 2 for class c: its instance through the block in order, learning its steps and predicting the rest.
+void MulticlassLearner::run_class_block(uint32_t c) {
+  const bool oaa = opt_.kind == MulticlassOptions::Kind::kOaa;
+  std::vector<BlockItem>& own = block_own_[c];
+  std::vector<size_t>& first = block_first_[c];
+  own.clear();
+  first.resize(block_rows_.size());
+  for (size_t i = 0; i < block_rows_.size(); ++i) {
+    const BlockRow& row = block_rows_[i];
+    first[i] = own.size();
+    for (size_t s = 0; s < row.steps.size(); ++s)
+      if (row.steps[s].problem == c)
+        own.push_back({&row.labelled[oaa ? (row.steps[s].label > 0.0f ? 0 : 1) : s], true, {}});
+    if (own.size() == first[i]) own.push_back({&row.x, false, {}});
+  }
+  bases_[c]->learn_block(own);
 }
 
 void MulticlassLearner::learn_block(std::span<BlockItem> items) {
   if (block_size() == 0) return Learner::learn_block(items);
   const size_t m = items.size(), k = opt_.classes;
-  block_rows_.resize(m);  // 1. in example order: each item's labels read, as learn() reads them
-  for (size_t i = 0; i < m; ++i) {
-    const Example& x = *items[i].x;
-    BlockRow& row = block_rows_[i];
-    row.teach = items[i].learn && teaches(x);
-    row.truth = row.teach ? index_of(x.classes.front().klass) : static_cast<uint32_t>(k);
-    row.indexing = indexing_;
-    as_scalar(x, row.pos);
-    if (!row.teach) continue;
-    row.pos.label = 1.0f;
-    row.pos.labeled = true;
-    row.neg = row.pos;
-    row.neg.label = -1.0f;
-  }
-  block_out_.resize(k * m);  // 2. the K problems in parallel, each instance through the block in order
-  tbb::parallel_for(size_t{0}, k, [&](size_t c) {
-    std::vector<BlockItem> own(m);
-    for (size_t i = 0; i < m; ++i) {
-      const BlockRow& row = block_rows_[i];
-      own[i] = BlockItem{row.teach && row.truth != c ? &row.neg : &row.pos, row.teach, {}};
-    }
-    bases_[c]->learn_block(own);
-    for (size_t i = 0; i < m; ++i) block_out_[c * m + i] = own[i].out;
-  });
-  block_outcomes_.resize(m);  // 3. the outcomes in example order
+  block_rows_.resize(m);
+  for (size_t i = 0; i < m; ++i) read_block_row(items[i], block_rows_[i]);  // 1. in example order
+  block_own_.resize(k);
+  block_first_.resize(k);
+  tbb::parallel_for(uint32_t{0}, opt_.classes, [this](uint32_t c) { run_class_block(c); });  // 2. in parallel
+  block_outcomes_.resize(m);  // 3. the outcomes in example order, each as learn() or predict() gives it
   const int indexing = indexing_;
+  std::vector<size_t> next(k);
   for (size_t i = 0; i < m; ++i) {
-    for (size_t c = 0; c < k; ++c) before_[c] = block_out_[c * m + i];
-    indexing_ = block_rows_[i].indexing;
-    items[i].out = oaa_outcome();
+    const BlockRow& row = block_rows_[i];
+    indexing_ = row.indexing;
+    for (size_t c = 0; c < k; ++c) before_[c] = block_own_[c][next[c] = block_first_[c][i]].out;
+    if (!row.teach) {
+      items[i].out = predicted_outcome(*items[i].x);
+    } else if (opt_.kind == MulticlassOptions::Kind::kOaa) {
+      items[i].out = oaa_outcome();
+    } else {
+      steps_ = row.steps;
+      step_out_.resize(steps_.size());
+      for (size_t s = 0; s < steps_.size(); ++s)
+        step_out_[s] = block_own_[steps_[s].problem][next[steps_[s].problem]++].out;
+      items[i].out = csoaa_outcome(true);
+    }
     block_outcomes_[i] = outcome_;
     items[i].outcome = &block_outcomes_[i];
   }

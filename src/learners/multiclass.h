@@ -39,9 +39,9 @@ class MulticlassLearner final : public Learner {
 
   Prediction predict(const Example& x) const override;
   Prediction learn(const Example& x) override;
-  // Blocks, for --oaa over one instance per class (and no shared kernel rows): the K instances run through the
-  // block in parallel, each on its own problem's items, then the outcomes follow in example order, exactly as
-  // learn() and predict() one example at a time (each item's outcome in its BlockItem).
+  // Blocks, over one instance per class (and no shared kernel rows): the K instances run through the block in
+  // parallel, each on its own problem's items, then the outcomes follow in example order, exactly as learn()
+  // and predict() one example at a time (each item's outcome in its BlockItem).
   size_t block_size() const override;
   void learn_block(std::span<BlockItem> items) override;
   void end_pass() override;
@@ -79,9 +79,15 @@ class MulticlassLearner final : public Learner {
   Prediction predict_class(uint32_t index) const;
   Prediction learn_class(uint32_t index, float label, float weight);
   void finish_outcome(uint32_t best) const;
-  void predict_all() const;          // before_ <- every class's prediction
-  Prediction oaa_outcome() const;    // the class of the largest before_[i].value
-  Prediction csoaa_outcome() const;  // from steps_ and step_out_
+  void predict_all() const;        // before_ <- every class's prediction
+  Prediction oaa_outcome() const;  // the class of the largest before_[i].value
+  // From steps_ and step_out_; the classes not listed are predicted now, or (unlisted_known) read from before_.
+  Prediction csoaa_outcome(bool unlisted_known = false) const;
+  Prediction predicted_outcome(const Example& x) const;                // predict()'s outcome from before_
+  void read_costs(const Example& x, std::vector<ProblemStep>& steps);  // csoaa: the listed classes' steps
+  struct BlockRow;
+  void read_block_row(const BlockItem& item, BlockRow& row);
+  void run_class_block(uint32_t c);
   void learn_table(uint32_t truth, float weight);
   bool teaches(const Example& x) const;  // learn() learns from x (else it predicts)
   void save_state(ModelWriter& out, bool predict_only) const;
@@ -100,14 +106,16 @@ class MulticlassLearner final : public Learner {
   std::vector<ProblemStep> steps_;
   std::vector<Prediction> step_out_;
   mutable ClassOutcome outcome_;
-  struct BlockRow {    // learn_block: one item as the K problems see it
-    Example pos, neg;  // the scalar example labelled +1 and -1 (pos alone when the item only predicts)
-    bool teach;        // learned from (else predicted)
-    uint32_t truth;    // its class index (K: none, every problem learns -1)
-    int indexing;      // indexing_ after the item's labels were read
+  struct BlockRow {                  // learn_block: one item as the K problems see it
+    Example x;                       // the item as a scalar example (what a class that only predicts it gets)
+    bool teach;                      // learned from (else predicted)
+    int indexing;                    // indexing_ after the item's labels were read
+    std::vector<ProblemStep> steps;  // the problems that learn it, in order (oaa: all K)
+    std::vector<Example> labelled;   // x labelled for them (oaa: +1 and -1; csoaa: per step)
   };
   std::vector<BlockRow> block_rows_;
-  std::vector<Prediction> block_out_;  // instance c's answer to item i at c * items + i
+  std::vector<std::vector<BlockItem>> block_own_;  // per class: its items of the block
+  std::vector<std::vector<size_t>> block_first_;   // per class: where each block item's entries start
   std::vector<ClassOutcome> block_outcomes_;
 };
 

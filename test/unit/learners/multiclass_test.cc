@@ -185,20 +185,27 @@ void Reduction::instances_are_independent_problems() {
   }
 }
 
-// learn_block (--oaa over one instance per class: the classes in parallel) gives each item the prediction and
-// the outcome that learn() or predict() one at a time gives, and the same final state; the items include ones
-// that only predict, unlabeled ones, weight 0, and labels read before the class numbering is settled.
+// learn_block (one instance per class: the classes in parallel) gives each item the prediction and the outcome
+// that learn() or predict() one at a time gives, and the same final state; the items include ones that only
+// predict, unlabeled ones, weight 0, labels read before the class numbering is settled, and (csoaa) classes not
+// listed, listed twice, or with an unknown cost.
 void Reduction::blocks_equal_one_at_a_time() {
   auto one = make_own();
   auto blocks = make_own();
   if (blocks->block_size() == 0) {
-    EXPECT_TRUE(csoaa_ || one->shared() || one->points_shared() || one->kernel_rows_shared());
+    EXPECT_TRUE(one->shared() || one->points_shared() || one->kernel_rows_shared());
     return;
   }
   auto xs = data(150);
-  for (size_t i = 0; i < 20; ++i)  // no label K before item 20, whose label 0 then numbers the classes from 0
-    if (xs[i].classes.front().klass == kClasses) xs[i].classes.front().klass = 1;
+  // oaa: no label K before item 20, whose label 0 then numbers the classes from 0. csoaa: the classes are
+  // numbered from 1 at once, and item 20 lists class 0, mapped to the last class, which it then lists twice.
+  for (size_t i = 0; i < 20; ++i)
+    if (!csoaa_ && xs[i].classes.front().klass == kClasses) xs[i].classes.front().klass = 1;
   xs[20].classes.front().klass = 0;
+  if (csoaa_) {
+    xs[7].classes.resize(2);  // classes 3 and 4 not listed: predicted
+    xs[8].classes[1].cost = FLT_MAX;  // an unknown cost: weight 0
+  }
   xs[3].labeled = false;
   xs[4].weight = 0.0f;
   std::vector<Learner::BlockItem> items;
