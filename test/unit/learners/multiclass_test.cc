@@ -203,7 +203,7 @@ void Reduction::blocks_equal_one_at_a_time() {
     if (!csoaa_ && xs[i].classes.front().klass == kClasses) xs[i].classes.front().klass = 1;
   xs[20].classes.front().klass = 0;
   if (csoaa_) {
-    xs[7].classes.resize(2);  // classes 3 and 4 not listed: predicted
+    xs[7].classes.resize(2);          // classes 3 and 4 not listed: predicted
     xs[8].classes[1].cost = FLT_MAX;  // an unknown cost: weight 0
   }
   xs[3].labeled = false;
