@@ -282,19 +282,23 @@ void MulticlassLearner::read_block_row(const BlockItem& item, BlockRow& row) {
   }
 }
 
-// Step 2 for class c: its instance through the block in order, learning its steps and predicting the rest.
+// Step 2 for class c: its instance through the block in order, learning its steps (block_steps_[c], in item
+// order) and predicting the items it does not learn.
 void MulticlassLearner::run_class_block(uint32_t c) {
   const bool oaa = opt_.kind == MulticlassOptions::Kind::kOaa;
+  const std::vector<ItemStep>& steps = block_steps_[c];
   std::vector<BlockItem>& own = block_own_[c];
   std::vector<size_t>& first = block_first_[c];
   own.clear();
   first.resize(block_rows_.size());
+  size_t j = 0;
   for (size_t i = 0; i < block_rows_.size(); ++i) {
     const BlockRow& row = block_rows_[i];
     first[i] = own.size();
-    for (size_t s = 0; s < row.steps.size(); ++s)
-      if (row.steps[s].problem == c)
-        own.push_back({&row.labelled[oaa ? (row.steps[s].label > 0.0f ? 0 : 1) : s], true, {}});
+    for (; j < steps.size() && steps[j].item == i; ++j) {
+      const size_t s = steps[j].step;
+      own.push_back({&row.labelled[oaa ? (row.steps[s].label > 0.0f ? 0 : 1) : s], true, {}});
+    }
     if (own.size() == first[i]) own.push_back({&row.x, false, {}});
   }
   bases_[c]->learn_block(own);
@@ -304,26 +308,37 @@ void MulticlassLearner::learn_block(std::span<BlockItem> items) {
   if (block_size() == 0) return Learner::learn_block(items);
   const size_t m = items.size(), k = opt_.classes;
   block_rows_.resize(m);
-  for (size_t i = 0; i < m; ++i) read_block_row(items[i], block_rows_[i]);  // 1. in example order
+  block_steps_.resize(k);
+  for (auto& steps : block_steps_) steps.clear();
+  for (size_t i = 0; i < m; ++i) {  // 1. in example order
+    read_block_row(items[i], block_rows_[i]);
+    for (size_t s = 0; s < block_rows_[i].steps.size(); ++s)
+      block_steps_[block_rows_[i].steps[s].problem].push_back({i, s});
+  }
   block_own_.resize(k);
   block_first_.resize(k);
   tbb::parallel_for(uint32_t{0}, opt_.classes, [this](uint32_t c) { run_class_block(c); });  // 2. in parallel
   block_outcomes_.resize(m);  // 3. the outcomes in example order, each as learn() or predict() gives it
   const int indexing = indexing_;
-  std::vector<size_t> next(k);
+  std::vector<size_t> next(k);  // per class: its next entry of the item
   for (size_t i = 0; i < m; ++i) {
     const BlockRow& row = block_rows_[i];
     indexing_ = row.indexing;
-    for (size_t c = 0; c < k; ++c) before_[c] = block_own_[c][next[c] = block_first_[c][i]].out;
+    for (size_t c = 0; c < k; ++c) {
+      next[c] = block_first_[c][i];
+      before_[c] = block_own_[c][next[c]].out;  // its (first) answer to the item
+    }
     if (!row.teach) {
       items[i].out = predicted_outcome(*items[i].x);
     } else if (opt_.kind == MulticlassOptions::Kind::kOaa) {
       items[i].out = oaa_outcome();
-    } else {
+    } else {  // each listed class's answers in the order listed; the others' predictions are in before_
       steps_ = row.steps;
       step_out_.resize(steps_.size());
-      for (size_t s = 0; s < steps_.size(); ++s)
-        step_out_[s] = block_own_[steps_[s].problem][next[steps_[s].problem]++].out;
+      for (size_t s = 0; s < steps_.size(); ++s) {
+        const uint32_t c = steps_[s].problem;
+        step_out_[s] = block_own_[c][next[c]++].out;
+      }
       items[i].out = csoaa_outcome(true);
     }
     block_outcomes_[i] = outcome_;

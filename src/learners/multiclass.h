@@ -114,8 +114,12 @@ class MulticlassLearner final : public Learner {
     std::vector<Example> labelled;   // x labelled for them (oaa: +1 and -1; csoaa: per step)
   };
   std::vector<BlockRow> block_rows_;
-  std::vector<std::vector<BlockItem>> block_own_;  // per class: its items of the block
-  std::vector<std::vector<size_t>> block_first_;   // per class: where each block item's entries start
+  struct ItemStep {
+    size_t item, step;
+  };
+  std::vector<std::vector<ItemStep>> block_steps_;  // per class: the steps it learns, in item order
+  std::vector<std::vector<BlockItem>> block_own_;   // per class: its items of the block
+  std::vector<std::vector<size_t>> block_first_;    // per class: where each block item's entries start
   std::vector<ClassOutcome> block_outcomes_;
 };
 
