@@ -9,6 +9,9 @@
 #include <limits>
 #include <new>
 #include <sstream>
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#endif
 
 #include "learners/scinol.h"
 #include "lepus/errors.h"
@@ -25,6 +28,65 @@ constexpr size_t kPrefetch = 16;
 // Not scinol-coord's version 1, and one per variant: each refuses the other's state.
 constexpr uint32_t kStateTag1 = 0x5C1A0001;
 constexpr uint32_t kStateTag2 = 0x5C2A0001;
+
+// ScInOL2's per-coordinate terms four at a time where the CPU has AVX2: a slot is 32 bytes (G, S2, M, η), so four
+// loads and a 4 x 4 transpose give the four fields as vectors; M, η and the terms are written back per slot. Each
+// term is formed by the same operations as the scalar loop's (IEEE square root and division, a multiply and an
+// add never fused, the same order), and the terms are summed in the scalar order: the results are those of the
+// portable loop, bit for bit. Returns how many coordinates it did (a multiple of 4); the caller does the rest.
+#if defined(__x86_64__) && defined(__GNUC__)
+const bool kAvx2 = __builtin_cpu_supports("avx2") != 0;
+
+template <bool kLearn>
+__attribute__((target("avx2"))) size_t terms2_avx2(double* slots, const Coord* v, size_t n, double eps,
+                                                   double* terms, double& sum) {
+  const __m256d sign = _mm256_set1_pd(-0.0), one = _mm256_set1_pd(1.0), two = _mm256_set1_pd(2.0);
+  const __m256d e = _mm256_set1_pd(eps), zero = _mm256_setzero_pd();
+  size_t k = 0;
+  for (; k + 4 <= n; k += 4) {
+    if (k + 16 < n)
+      for (size_t j = 0; j < 4 && k + 16 + j < n; ++j)
+        __builtin_prefetch(slots + 4 * v[k + 16 + j].slot, kLearn);
+    double* at[4];
+    for (int j = 0; j < 4; ++j) at[j] = slots + 4 * v[k + j].slot;
+    const __m256d r0 = _mm256_loadu_pd(at[0]), r1 = _mm256_loadu_pd(at[1]);
+    const __m256d r2 = _mm256_loadu_pd(at[2]), r3 = _mm256_loadu_pd(at[3]);
+    const __m256d t0 = _mm256_unpacklo_pd(r0, r1),
+                  t1 = _mm256_unpackhi_pd(r0, r1);  // g0 g1 m0 m1; s0 s1 p0 p1
+    const __m256d t2 = _mm256_unpacklo_pd(r2, r3), t3 = _mm256_unpackhi_pd(r2, r3);
+    const __m256d g = _mm256_permute2f128_pd(t0, t2, 0x20), m_old = _mm256_permute2f128_pd(t0, t2, 0x31);
+    const __m256d s2 = _mm256_permute2f128_pd(t1, t3, 0x20), p_old = _mm256_permute2f128_pd(t1, t3, 0x31);
+    const __m256d x = _mm256_set_pd(v[k + 3].x, v[k + 2].x, v[k + 1].x, v[k].x);
+    const __m256d p = _mm256_blendv_pd(p_old, e, _mm256_cmp_pd(m_old, zero, _CMP_EQ_OQ));  // a fresh slot: ε
+    const __m256d m = _mm256_max_pd(_mm256_andnot_pd(sign, x), m_old);                     // max(M, |x|)
+    const __m256d d = _mm256_sqrt_pd(_mm256_add_pd(s2, _mm256_mul_pd(m, m)));
+    const __m256d theta = _mm256_div_pd(g, d);
+    const __m256d x_over_2d = _mm256_div_pd(x, _mm256_mul_pd(two, d));
+    const __m256d clamped = _mm256_min_pd(one, _mm256_andnot_pd(sign, theta));  // min(|θ|, 1), NaN kept
+    const __m256d signed_ = _mm256_or_pd(clamped, _mm256_and_pd(sign, theta));
+    const __m256d term = _mm256_mul_pd(_mm256_mul_pd(signed_, p), x_over_2d);
+    alignas(32) double out[4], ms[4], ps[4];
+    _mm256_store_pd(out, term);
+    if constexpr (kLearn) {
+      _mm256_store_pd(ms, m);
+      _mm256_store_pd(ps, p);
+      for (int j = 0; j < 4; ++j) {
+        at[j][2] = ms[j];
+        at[j][3] = ps[j];
+        terms[k + j] = out[j];
+      }
+    }
+    for (int j = 0; j < 4; ++j) sum += out[j];
+  }
+  return k;
+}
+#else
+constexpr bool kAvx2 = false;
+template <bool kLearn>
+size_t terms2_avx2(double*, const Coord*, size_t, double, double*, double&) {
+  return 0;
+}
+#endif
 
 OptionSpec eps_option(const std::string& name, const std::string& help) {
   return {name, "",   OptionSpec::Kind::kNumber,
@@ -70,7 +132,13 @@ double Scinol2Learner::score(const SparseVector& v, double t) const {
   double sum = 0.0;
   uint64_t capped = 0;
   if constexpr (kLearn) terms_.resize(v.size());
-  for (size_t k = 0; k < v.size(); ++k) {
+  size_t k = 0;
+  if (!one && kAvx2) {
+    static_assert(sizeof(Slot) == 4 * sizeof(double));
+    k = terms2_avx2<kLearn>(reinterpret_cast<double*>(slots_), v.begin(), v.size(), eps,
+                            kLearn ? terms_.data() : nullptr, sum);
+  }
+  for (; k < v.size(); ++k) {
     if (k + kPrefetch < v.size()) __builtin_prefetch(&slots_[v[k + kPrefetch].slot], kLearn ? 1 : 0);
     Slot& s = slots_[v[k].slot];
     const double x = v[k].x;
