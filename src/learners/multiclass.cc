@@ -306,6 +306,25 @@ void MulticlassLearner::run_class_block(uint32_t c) {
 
 void MulticlassLearner::learn_block(std::span<BlockItem> items) {
   if (block_size() == 0) return Learner::learn_block(items);
+  // The copies a block holds are bounded (csoaa copies an item once per class it lists): a block past the bound
+  // runs as consecutive pieces, each a block of its own, which gives the same results.
+  const bool oaa = opt_.kind == MulticlassOptions::Kind::kOaa;
+  block_outcomes_.resize(items.size());  // each item's outcome, for the whole block
+  size_t start = 0, held = 0;
+  for (size_t i = 0; i < items.size(); ++i) {
+    const Example& x = *items[i].x;
+    const size_t copies = (oaa ? 3 : x.classes.size() + 1) * std::max<size_t>(x.features.size(), 1);
+    if (held > 0 && held + copies > kBlockCopies) {
+      run_block(items.subspan(start, i - start), start);
+      start = i;
+      held = 0;
+    }
+    held += copies;
+  }
+  run_block(items.subspan(start), start);
+}
+
+void MulticlassLearner::run_block(std::span<BlockItem> items, size_t first_outcome) {
   const size_t m = items.size(), k = opt_.classes;
   block_rows_.resize(m);
   block_steps_.resize(k);
@@ -318,7 +337,7 @@ void MulticlassLearner::learn_block(std::span<BlockItem> items) {
   block_own_.resize(k);
   block_first_.resize(k);
   tbb::parallel_for(uint32_t{0}, opt_.classes, [this](uint32_t c) { run_class_block(c); });  // 2. in parallel
-  block_outcomes_.resize(m);  // 3. the outcomes in example order, each as learn() or predict() gives it
+  // 3. the outcomes in example order, each as learn() or predict() gives it
   const int indexing = indexing_;
   std::vector<size_t> next(k);  // per class: its next entry of the item
   for (size_t i = 0; i < m; ++i) {
@@ -341,8 +360,9 @@ void MulticlassLearner::learn_block(std::span<BlockItem> items) {
       }
       items[i].out = csoaa_outcome(true);
     }
-    block_outcomes_[i] = outcome_;
-    items[i].outcome = &block_outcomes_[i];
+    ClassOutcome& kept = block_outcomes_[first_outcome + i];
+    kept = outcome_;
+    items[i].outcome = &kept;
   }
   indexing_ = indexing;
 }

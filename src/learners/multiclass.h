@@ -88,6 +88,9 @@ class MulticlassLearner final : public Learner {
   struct BlockRow;
   void read_block_row(const BlockItem& item, BlockRow& row);
   void run_class_block(uint32_t c);
+  // learn_block's three steps on one piece, its outcomes kept from block_outcomes_[first_outcome] on.
+  void run_block(std::span<BlockItem> items, size_t first_outcome);
+  static constexpr size_t kBlockCopies = size_t{1} << 20;  // features a block's copies may hold (16 MB)
   void learn_table(uint32_t truth, float weight);
   bool teaches(const Example& x) const;  // learn() learns from x (else it predicts)
   void save_state(ModelWriter& out, bool predict_only) const;

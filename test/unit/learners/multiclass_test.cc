@@ -274,6 +274,41 @@ INSTANTIATE_TEST_SUITE_P(EveryBase, Reduction, ::testing::ValuesIn(reduction_cas
                            return n;
                          });
 
+// A --csoaa block whose copies (one per listed class) would pass the bound runs as consecutive pieces: wide
+// items (300,000 features, 5 copies each: one piece per item) between narrow ones give what one example at a
+// time gives.
+TEST(Reduction, WideCsoaaBlocksRunInPiecesAsOneAtATime) {
+  LossOptions lo;
+  const auto loss = make_loss(lo);
+  const LearnerRow& row = *find_learner("scinol2");
+  OptionValues opts = registry_test::defaults_of(row);
+  auto make = [&] {
+    MulticlassOptions o;
+    o.kind = MulticlassOptions::Kind::kCsoaa;
+    o.classes = kClasses;
+    return MulticlassLearner(o, [&] { return row.make(LearnerContext{opts, *loss, 12, false}); });
+  };
+  MulticlassLearner one = make(), blocks = make();
+  ASSERT_GT(blocks.block_size(), 0u);
+  auto xs = stream(12, true);
+  for (size_t i : {2u, 3u, 7u})
+    for (uint64_t j = 0; j < 300000; ++j) xs[i].features.push_back(Feature{j * 7919, (j % 13) * 0.01f});
+  std::vector<Learner::BlockItem> items;
+  for (const Example& x : xs) items.push_back({&x, true, {}});
+  blocks.learn_block(items);
+  for (size_t i = 0; i < xs.size(); ++i) {
+    const Prediction p = one.learn(xs[i]);
+    ASSERT_NE(items[i].outcome, nullptr) << i;
+    EXPECT_EQ(items[i].out.raw, p.raw) << i;
+    EXPECT_EQ(items[i].outcome->scores, one.class_outcome()->scores) << i;
+    EXPECT_EQ(items[i].outcome->klass, one.class_outcome()->klass) << i;
+  }
+  ModelWriter a, b;
+  one.save(a);
+  blocks.save(b);
+  EXPECT_EQ(a.bytes(), b.bytes());
+}
+
 // VW's rules for the class numbering: a label K makes the classes 1..K, a label 0 makes them 0..K-1, and a
 // label outside them is mapped to the last (1..K) or first (0..K-1) class and counted.
 TEST(Reduction, IndexingFollowsTheLabelsSeen) {
