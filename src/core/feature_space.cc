@@ -12,6 +12,7 @@
 #include <immintrin.h>
 #endif
 
+#include "core/cpu.h"
 #include "lepus/hashing.h"
 
 namespace lepus {
@@ -225,11 +226,7 @@ __attribute__((target("avx2"))) Feature* pair_row_avx2(Feature* out, const Featu
   if (k < m) out[k] = Feature{h ^ src[k].index, v * src[k].value};
   return out + m;
 }
-// __builtin_cpu_init first: this initializer may run before libgcc's own CPU detection.
-const bool kHaveAvx2 = [] {
-  __builtin_cpu_init();
-  return __builtin_cpu_supports("avx2") != 0;
-}();
+const bool kHaveAvx2 = has_avx2();
 #endif
 }  // namespace
 

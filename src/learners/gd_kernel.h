@@ -27,6 +27,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/cpu.h"
 #include "core/intel_rsqrt.h"
 #include "lepus/default_init_allocator.h"
 #include "lepus/example.h"
@@ -638,11 +639,7 @@ LEPUS_AVX2 inline void update_avx2(GdSlot* slots, const GdPlan& plan, float u) {
 // The best vector version this CPU runs (AVX2 when it has it), decided once.
 inline gd_kernel::Simd gd_simd() {
 #if defined(LEPUS_GD_X86)
-  static const gd_kernel::Simd best = [] {
-    __builtin_cpu_init();  // a static initializer may call this before libgcc's own CPU detection ran
-    return __builtin_cpu_supports("avx2") ? gd_kernel::Simd::kAvx2 : gd_kernel::Simd::kSse2;
-  }();
-  return best;
+  return has_avx2() ? gd_kernel::Simd::kAvx2 : gd_kernel::Simd::kSse2;
 #else
   return gd_kernel::Simd::kScalar;
 #endif

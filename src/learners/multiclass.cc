@@ -263,7 +263,6 @@ void MulticlassLearner::read_block_row(const BlockItem& item, BlockRow& row) {
   const Example& x = *item.x;
   const bool oaa = opt_.kind == MulticlassOptions::Kind::kOaa;
   row.teach = item.learn && teaches(x);
-  as_scalar(x, row.x);
   row.steps.clear();
   if (row.teach && oaa) {
     const uint32_t truth = index_of(x.classes.front().klass);
@@ -272,10 +271,11 @@ void MulticlassLearner::read_block_row(const BlockItem& item, BlockRow& row) {
     read_costs(x, row.steps);
   }
   row.indexing = indexing_;
+  if (!row.teach || !oaa) as_scalar(x, row.x);  // a taught oaa item is learned by every class: no plain copy
   row.labelled.resize(!row.teach ? 0 : oaa ? 2 : row.steps.size());
   for (size_t s = 0; s < row.labelled.size(); ++s) {
     Example& e = row.labelled[s];
-    e = row.x;
+    as_scalar(x, e);
     e.label = oaa ? (s == 0 ? 1.0f : -1.0f) : row.steps[s].label;
     e.labeled = true;
     e.weight = oaa ? x.weight : row.steps[s].weight;
@@ -313,7 +313,7 @@ void MulticlassLearner::learn_block(std::span<BlockItem> items) {
   size_t start = 0, held = 0;
   for (size_t i = 0; i < items.size(); ++i) {
     const Example& x = *items[i].x;
-    const size_t copies = (oaa ? 3 : x.classes.size() + 1) * std::max<size_t>(x.features.size(), 1);
+    const size_t copies = (oaa ? 2 : x.classes.size() + 1) * std::max<size_t>(x.features.size(), 1);
     if (held > 0 && held + copies > kBlockCopies) {
       run_block(items.subspan(start, i - start), start);
       start = i;

@@ -109,10 +109,10 @@ class MulticlassLearner final : public Learner {
   std::vector<ProblemStep> steps_;
   std::vector<Prediction> step_out_;
   mutable ClassOutcome outcome_;
-  struct BlockRow {                  // learn_block: one item as the K problems see it
-    Example x;                       // the item as a scalar example (what a class that only predicts it gets)
-    bool teach;                      // learned from (else predicted)
-    int indexing;                    // indexing_ after the item's labels were read
+  struct BlockRow {  // learn_block: one item as the K problems see it
+    Example x;       // the item as a scalar example, for a class that only predicts it (oaa: untaught items)
+    bool teach;      // learned from (else predicted)
+    int indexing;    // indexing_ after the item's labels were read
     std::vector<ProblemStep> steps;  // the problems that learn it, in order (oaa: all K)
     std::vector<Example> labelled;   // x labelled for them (oaa: +1 and -1; csoaa: per step)
   };

@@ -13,6 +13,7 @@
 #include <immintrin.h>
 #endif
 
+#include "core/cpu.h"
 #include "learners/scinol.h"
 #include "lepus/errors.h"
 
@@ -35,7 +36,7 @@ constexpr uint32_t kStateTag2 = 0x5C2A0001;
 // add never fused, the same order), and the terms are summed in the scalar order: the results are those of the
 // portable loop, bit for bit. Returns how many coordinates it did (a multiple of 4); the caller does the rest.
 #if defined(__x86_64__) && defined(__GNUC__)
-const bool kAvx2 = __builtin_cpu_supports("avx2") != 0;
+const bool kAvx2 = has_avx2();
 
 template <bool kLearn>
 __attribute__((target("avx2"))) size_t terms2_avx2(double* slots, const Coord* v, size_t n, double eps,

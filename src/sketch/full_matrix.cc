@@ -9,6 +9,7 @@
 #include <immintrin.h>
 #endif
 
+#include "core/cpu.h"
 #include "lepus/errors.h"
 #include "sketch/dense_io.h"
 
@@ -45,7 +46,7 @@ __attribute__((target("avx2"))) void sub_outer_avx2(double* m, Eigen::Index ld, 
   }
 }
 
-const bool kAvx2 = __builtin_cpu_supports("avx2") != 0;
+const bool kAvx2 = has_avx2();
 #else
 constexpr bool kAvx2 = false;
 void axpy_avx2(double*, const double*, double, Eigen::Index) {}
