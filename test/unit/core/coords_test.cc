@@ -110,5 +110,75 @@ TEST(VectorBuilder, RadixSortAgreesWithComparisonSort) {
   }
 }
 
+// Every order against a plain reference (a map from slot to its sum and first feature), on examples whose slots
+// strictly increase (the short way: no table, no sort), that increase until the mask wraps them, and that hold
+// zeros, non-finite values and one repeat at the end: the short way and the general ones give the same vectors.
+struct Reference {
+  std::vector<Coord> coords;  // first-seen order
+  bool merged = false;        // some slot repeated
+  uint64_t dropped = 0;
+};
+
+Reference reference(const Example& ex, int bits) {
+  const uint64_t mask = (uint64_t{1} << bits) - 1;
+  Reference r;
+  for (uint32_t i = 0; i < ex.features.size(); ++i) {
+    const Feature& f = ex.features[i];
+    if (f.value == 0.0f) continue;
+    if (!std::isfinite(f.value)) {
+      ++r.dropped;
+      continue;
+    }
+    auto at = std::find_if(r.coords.begin(), r.coords.end(),
+                           [&](const Coord& c) { return c.slot == (f.index & mask); });
+    if (at == r.coords.end()) {
+      r.coords.push_back(Coord{f.index & mask, f.value, i});
+    } else {
+      at->x += f.value;
+      r.merged = true;
+    }
+  }
+  std::erase_if(r.coords, [](const Coord& c) { return c.x == 0.0 || !std::isfinite(c.x); });
+  return r;
+}
+
+TEST(VectorBuilder, IncreasingSlotsGiveWhatTheGeneralWayGives) {
+  std::mt19937_64 rng(11);
+  std::uniform_real_distribution<float> value(-2.0f, 2.0f);
+  for (size_t n : {1u, 40u, 300u}) {
+    for (int variant = 0; variant < 4; ++variant) {
+      Example ex;
+      uint64_t index = variant == 1 ? 250 : 3;  // variant 1 wraps past 2^8
+      for (size_t i = 0; i < n; ++i) {
+        index += (variant == 3 ? 0 : 1) + rng() % 3;  // variant 3: some neighbours repeat a slot
+        ex.features.push_back(Feature{index, value(rng)});
+      }
+      if (variant == 2 && n > 2) {
+        ex.features[1].value = 0.0f;
+        ex.features[n - 1].value = NAN;
+      }
+      if (variant == 3)
+        ex.features.push_back(Feature{ex.features.front().index, 1.0f});  // a repeat at the end
+      const int bits = variant == 1 ? 8 : 18;
+      VectorBuilder b(bits);
+      for (Order order : {Order::kFirstSeen, Order::kSlot, Order::kSlotWhenMerged}) {
+        const Reference r = reference(ex, bits);
+        std::vector<Coord> want = r.coords;
+        if (order == Order::kSlot || (order == Order::kSlotWhenMerged && (r.merged || r.dropped > 0)))
+          std::stable_sort(want.begin(), want.end(),
+                           [](const Coord& p, const Coord& q) { return p.slot < q.slot; });
+        const SparseVector& got = b.build(ex, order);
+        ASSERT_EQ(got.size(), want.size()) << n << " " << variant;
+        for (size_t k = 0; k < want.size(); ++k) {
+          ASSERT_EQ(got[k].slot, want[k].slot) << n << " " << variant << " " << k;
+          ASSERT_EQ(got[k].x, want[k].x);
+          ASSERT_EQ(got[k].first, want[k].first);
+        }
+        EXPECT_EQ(got.dropped, r.dropped);
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace lepus
