@@ -258,7 +258,8 @@ size_t MulticlassLearner::block_size() const {
 }
 
 // Step 1 of learn_block for item i: its labels read as learn() reads them, its problems' steps, and its copies
-// labelled for them (oaa: +1 and -1; csoaa: one per listed class, with the step's weight).
+// labelled for them: one per distinct (label, weight) among the steps (oaa: +1 and -1; csoaa: as many as the
+// distinct costs it lists).
 void MulticlassLearner::read_block_row(const BlockItem& item, BlockRow& row) {
   const Example& x = *item.x;
   const bool oaa = opt_.kind == MulticlassOptions::Kind::kOaa;
@@ -272,20 +273,27 @@ void MulticlassLearner::read_block_row(const BlockItem& item, BlockRow& row) {
   }
   row.indexing = indexing_;
   if (!row.teach || !oaa) as_scalar(x, row.x);  // a taught oaa item is learned by every class: no plain copy
-  row.labelled.resize(!row.teach ? 0 : oaa ? 2 : row.steps.size());
-  for (size_t s = 0; s < row.labelled.size(); ++s) {
-    Example& e = row.labelled[s];
+  row.copy_of.resize(row.steps.size());
+  size_t copies = 0;
+  for (size_t s = 0; s < row.steps.size(); ++s) {
+    const ProblemStep& step = row.steps[s];
+    size_t c = 0;
+    while (c < copies && !(row.labelled[c].label == step.label && row.labelled[c].weight == step.weight)) ++c;
+    row.copy_of[s] = static_cast<uint32_t>(c);
+    if (c < copies) continue;
+    if (row.labelled.size() <= c) row.labelled.emplace_back();
+    Example& e = row.labelled[c];
     as_scalar(x, e);
-    e.label = oaa ? (s == 0 ? 1.0f : -1.0f) : row.steps[s].label;
+    e.label = step.label;
     e.labeled = true;
-    e.weight = oaa ? x.weight : row.steps[s].weight;
+    e.weight = step.weight;
+    ++copies;
   }
 }
 
 // Step 2 for class c: its instance through the block in order, learning its steps (block_steps_[c], in item
 // order) and predicting the items it does not learn.
 void MulticlassLearner::run_class_block(uint32_t c) {
-  const bool oaa = opt_.kind == MulticlassOptions::Kind::kOaa;
   const std::vector<ItemStep>& steps = block_steps_[c];
   std::vector<BlockItem>& own = block_own_[c];
   std::vector<size_t>& first = block_first_[c];
@@ -296,8 +304,7 @@ void MulticlassLearner::run_class_block(uint32_t c) {
     const BlockRow& row = block_rows_[i];
     first[i] = own.size();
     for (; j < steps.size() && steps[j].item == i; ++j) {
-      const size_t s = steps[j].step;
-      own.push_back({&row.labelled[oaa ? (row.steps[s].label > 0.0f ? 0 : 1) : s], true, {}});
+      own.push_back({&row.labelled[row.copy_of[steps[j].step]], true, {}});
     }
     if (own.size() == first[i]) own.push_back({&row.x, false, {}});
   }

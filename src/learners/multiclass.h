@@ -114,7 +114,8 @@ class MulticlassLearner final : public Learner {
     bool teach;      // learned from (else predicted)
     int indexing;    // indexing_ after the item's labels were read
     std::vector<ProblemStep> steps;  // the problems that learn it, in order (oaa: all K)
-    std::vector<Example> labelled;   // x labelled for them (oaa: +1 and -1; csoaa: per step)
+    std::vector<Example> labelled;   // x labelled for them: one copy per distinct (label, weight)
+    std::vector<uint32_t> copy_of;   // per step: its copy in labelled
   };
   std::vector<BlockRow> block_rows_;
   struct ItemStep {

@@ -188,7 +188,7 @@ void Reduction::instances_are_independent_problems() {
 // learn_block (one instance per class: the classes in parallel) gives each item the prediction and the outcome
 // that learn() or predict() one at a time gives, and the same final state; the items include ones that only
 // predict, unlabeled ones, weight 0, labels read before the class numbering is settled, and (csoaa) classes not
-// listed, listed twice, or with an unknown cost.
+// listed, listed twice, with an unknown cost, or with the same cost as others.
 void Reduction::blocks_equal_one_at_a_time() {
   auto one = make_own();
   auto blocks = make_own();
@@ -205,6 +205,8 @@ void Reduction::blocks_equal_one_at_a_time() {
   if (csoaa_) {
     xs[7].classes.resize(2);          // classes 3 and 4 not listed: predicted
     xs[8].classes[1].cost = FLT_MAX;  // an unknown cost: weight 0
+    for (size_t i : {9, 10, 30, 31})  // classes sharing a cost share the block's labelled copy
+      for (ClassCost& c : xs[i].classes) c.cost = i % 2 == 0 ? 0.5f : (c.klass == 2 ? 0.0f : 1.0f);
   }
   xs[3].labeled = false;
   xs[4].weight = 0.0f;
