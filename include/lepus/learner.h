@@ -174,6 +174,7 @@ struct LearnerContext {
   int bits = 18;             // weight table has 2^bits slots
   bool test_only = false;    // -t: never learn, freeze the clipping range
   uint64_t random_seed = 0;  // --random_seed: seeds every random choice the learner makes
+  uint32_t problems = 1;     // --oaa / --csoaa K: the learner may be one of K per-class instances
 };
 
 // A learner's static facts, read by the command line and the registry-wide tests (neither names learners).

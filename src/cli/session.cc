@@ -26,6 +26,7 @@ Built build(Config& c) {
   Built b;
   LearnerContext ctx{c.learner_options, *c.loss_object, c.bits, c.driver.test_only, c.random_seed};
   if (c.multiclass) {  // the reduction owns its base: one instance, or one per class (multiclass.h)
+    ctx.problems = c.multiclass->classes;
     auto mc = std::make_unique<MulticlassLearner>(*c.multiclass, [&] { return row->make(ctx); });
     if (mc->shared())
       // VW's layout: classes at offsets in one table, each feature's K slots rounded up to a power of two

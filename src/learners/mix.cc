@@ -25,6 +25,7 @@ constexpr uint32_t kStateTagV1 = 0x3158494Du;  // "MIX1": without the mixture's 
 constexpr uint32_t kStateTagV2 = 0x3258494Du;  // "MIX2": without retirements and the round count
 constexpr uint32_t kStateTagV3 = 0x3358494Du;  // "MIX3": without the validation sample
 constexpr uint32_t kStateTag = 0x3458494Du;    // "MIX4"
+constexpr uint64_t kMaxMembers = 1024;         // a saved member count past this is damage
 constexpr double kScoreCap = 50.0;             // VW's logistic range: ln σ(±s) stays finite
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
@@ -185,6 +186,7 @@ MixLearner::MixLearner(const std::string& members, double share, const LearnerCo
       seed_(c.random_seed),
       share_(share),
       rule_(rule_of(c.loss)),
+      default_list_(default_list),
       clip_(c.loss.initial_range(), c.test_only) {
   if (!(share >= 0.0 && share < 1.0))
     throw ConfigError("--mix_share must be in [0, 1), got " + number(share));
@@ -196,19 +198,8 @@ MixLearner::MixLearner(const std::string& members, double share, const LearnerCo
     });
   if (names_.empty()) throw ConfigError("--mix names no learner");
   member_options_.reserve(names_.size());
-  for (const auto& n : names_) {
-    const LearnerRow* row = find_learner(row_name(n));
-    if (row == nullptr) throw ConfigError("--mix: unknown learner '" + row_name(n) + "'");
-    if (row->name == "mix") throw ConfigError("--mix: a mixture cannot contain a mixture");
-    if (!row->accepts_loss(std::string(c.loss.name())))
-      throw ConfigError("--mix: learner '" + n + "' does not accept the " + std::string(c.loss.name()) +
-                        " loss");
-    // The mixture's traits are static: a member that cannot run several passes would need traits the mix row
-    // does not declare. (A member's warm-up goes through the mixture: warmup_wanted.)
-    if (!row->traits.passes) throw ConfigError("--mix: learner '" + n + "' cannot be a member");
-    member_options_.push_back(options_of(*row, n));
-  }
-  for (size_t k = 0; k < names_.size(); ++k) members_.push_back(make_member(k));
+  for (const auto& n : names_) member_options_.push_back(member_options(n));
+  for (size_t k = 0; k < names_.size(); ++k) members_.push_back(make_member(names_[k], member_options_[k]));
   const size_t n = names_.size();
   cum_loss_.assign(n, 0.0);
   lw_.assign(n, -std::log(static_cast<double>(n)));
@@ -304,9 +295,21 @@ void MixLearner::set_validation_size(uint64_t r) {
   if (sample_.size() > r) sample_.resize(r);
 }
 
-std::unique_ptr<Learner> MixLearner::make_member(size_t k) const {
-  return find_learner(row_name(names_[k]))
-      ->make(LearnerContext{member_options_[k], loss_, bits_, test_only_, seed_});
+OptionValues MixLearner::member_options(const std::string& n) const {
+  const LearnerRow* row = find_learner(row_name(n));
+  if (row == nullptr) throw ConfigError("--mix: unknown learner '" + row_name(n) + "'");
+  if (row->name == "mix") throw ConfigError("--mix: a mixture cannot contain a mixture");
+  if (!row->accepts_loss(std::string(loss_.name())))
+    throw ConfigError("--mix: learner '" + n + "' does not accept the " + std::string(loss_.name()) +
+                      " loss");
+  // The mixture's traits are static: a member that cannot run several passes would need traits the mix row
+  // does not declare. (A member's warm-up goes through the mixture: warmup_wanted.)
+  if (!row->traits.passes) throw ConfigError("--mix: learner '" + n + "' cannot be a member");
+  return options_of(*row, n);
+}
+
+std::unique_ptr<Learner> MixLearner::make_member(const std::string& name, const OptionValues& options) const {
+  return find_learner(row_name(name))->make(LearnerContext{options, loss_, bits_, test_only_, seed_});
 }
 
 void MixLearner::set_prune(double tau) {
@@ -332,7 +335,7 @@ void MixLearner::prune_behind() {
                   ", loss on the sample " + number(v[k]) + " against the best member's " + number(best));
     // Its state is of no further use (weight 0 for good): a fresh member in its place gives the memory back,
     // and a saved model holds the fresh state.
-    members_[k] = make_member(k);
+    members_[k] = make_member(names_[k], member_options_[k]);
   }
 }
 
@@ -836,10 +839,9 @@ void MixLearner::load_state(ModelReader& in, bool predict_only) {
   if (tag != kStateTag && tag != kStateTagV3 && tag != kStateTagV2 && tag != kStateTagV1)
     throw bad("not a mix state, or an unknown version");
   const uint64_t n = in.get_u64("mix member count");
-  if (n != size())
-    throw bad("has " + std::to_string(n) + " members, this run's mixture " + std::to_string(size()) +
-              " (the default members depend on the loss, aioli being logistic only: keep the model's "
-              "--loss_function)");
+  if (n == 0 || n > kMaxMembers) throw bad("bad member count " + std::to_string(n));
+  if (n != size() && !default_list_)
+    throw bad("has " + std::to_string(n) + " members, this run's --mix " + std::to_string(size()));
   const double c_max = in.get_f64("mix c_max");
   const double gap = in.get_f64("mix gap");
   if (!std::isfinite(c_max) || c_max < 0.0) throw bad("bad largest importance weight");
@@ -884,12 +886,24 @@ void MixLearner::load_state(ModelReader& in, bool predict_only) {
   if (tag == kStateTag) load_validation(in, n, sample, validation, bad);
   if (sample.size() > validation_size_) sample.resize(validation_size_);
   // Fresh members, so that a refused state leaves this learner as it was.
+  // A default list takes the model's own members (the defaults of the version and the reduction it was saved
+  // by); a list the user named must match.
   std::vector<std::unique_ptr<Learner>> fresh;
+  std::vector<std::string> names;
+  std::vector<OptionValues> options;
+  options.reserve(n);  // the members keep references to their options: no reallocation
   for (size_t k = 0; k < n; ++k) {
     const std::string got = in.get_string("mix member name");
-    if (got != names_[k])
+    const bool same = k < size() && got == names_[k];
+    if (!same && !default_list_)
       throw bad("member " + std::to_string(k) + " is '" + got + "', expected '" + names_[k] + "'");
-    fresh.push_back(make_member(k));
+    try {
+      options.push_back(same ? member_options_[k] : member_options(got));
+    } catch (const ConfigError& e) {
+      throw bad(std::string(e.what()) + " (keep the model's --loss_function)");
+    }
+    names.push_back(got);
+    fresh.push_back(make_member(got, options.back()));
     if (!retired[k].empty()) continue;  // a fresh member stands in; it is never asked again
     if (predict_only)
       fresh.back()->load_predict_only(in);
@@ -906,7 +920,11 @@ void MixLearner::load_state(ModelReader& in, bool predict_only) {
   lw_ = std::move(lw);
   sample_ = std::move(sample);
   validation_ = std::move(validation);
-  members_ = std::move(fresh);
+  members_ = std::move(fresh);  // before the options the old members refer to go
+  names_ = std::move(names);
+  member_options_ = std::move(options);
+  scratch_.resize(n);
+  lead_ = 0;
 }
 
 LearnerRow mix_row() {
@@ -937,8 +955,7 @@ LearnerRow mix_row() {
            "the learners --learner mix runs, comma-separated, each with its own defaults unless options "
            "follow "
            "its name (aioli:matrix=diag, a flag as :name); by default those of this list that accept the "
-           "loss "
-           "(aioli is logistic only)",
+           "loss (aioli is logistic only), and under --oaa / --csoaa sgd, scinol2 and aioli",
            {},
            {}},
           {"mix_test_share",
@@ -973,10 +990,12 @@ LearnerRow mix_row() {
            {}},
       },
       [](const LearnerContext& c) {
-        const std::string members =
-            c.options.has("mix") ? c.options.text("mix") : MixLearner::kDefaultMembers;
+        const bool given = c.options.given("mix");
+        const std::string members = given            ? c.options.text("mix")
+                                    : c.problems > 1 ? MixLearner::kClassMembers
+                                                     : MixLearner::kDefaultMembers;
         const double share = c.options.has("mix_share") ? c.options.number("mix_share") : 0.0;
-        auto mix = std::make_unique<MixLearner>(members, share, c, !c.options.given("mix"));
+        auto mix = std::make_unique<MixLearner>(members, share, c, !given);
         mix->set_test_share(c.options.has("mix_test_share") ? c.options.number("mix_test_share") : 0.1);
         const double r = c.options.has("mix_validation") ? c.options.number("mix_validation") : 256.0;
         if (r != std::floor(r))

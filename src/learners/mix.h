@@ -80,11 +80,14 @@ class MixLearner final : public Learner {
   // The default members, chosen by measurement against VW's optimizers (docs/vs_vw.md, utl/vs_vw).
   static constexpr const char* kDefaultMembers =
       "sgd,scinol2,vw-pistol,vw-coin,aioli:max_dense_features=64:beyond_dense=diag";
+  // Under --oaa / --csoaa (one mixture per class): vw-pistol and vw-coin left out, measured to carry no weight
+  // in the per-class problems (docs/multiclass.md), so that K mixtures cost at most about twice sgd's K problems.
+  static constexpr const char* kClassMembers = "sgd,scinol2,aioli:max_dense_features=64:beyond_dense=diag";
 
   // Builds the members named in `members` (comma-separated registry rows) through the registry; throws
   // ConfigError for an unknown or nested member, one that does not accept the loss, or an empty list. With
   // `default_list` (the user named no members), a member that does not accept the loss is left out instead
-  // (aioli is logistic only).
+  // (aioli is logistic only), and a saved model loads with the default members it was saved with.
   MixLearner(const std::string& members, double share, const LearnerContext& context,
              bool default_list = false);
 
@@ -169,7 +172,9 @@ class MixLearner final : public Learner {
   void prune_behind();  // the check of a check round (after its loss update)
   // learn_block's work on items that end at a check round at the latest.
   void run_segment(std::span<BlockItem> items);
-  std::unique_ptr<Learner> make_member(size_t k) const;  // member k fresh, from its row and options
+  std::unique_ptr<Learner> make_member(const std::string& name, const OptionValues& options) const;
+  // A member's registry row and own options, after the checks a member list gets (throws ConfigError).
+  OptionValues member_options(const std::string& name) const;  // member k fresh, from its row and options
   // One Fixed Share step over the active members, in logs: w <- (1 − α) w + α / K (α > 0).
   void share_toward_uniform(std::vector<double>& lw, double alpha) const;
   void retire(size_t k, const std::string& why);
@@ -196,6 +201,7 @@ class MixLearner final : public Learner {
   double share_;
   double test_share_ = 0.0;
   Rule rule_;
+  bool default_list_;  // the members are a default list (a model's own default members replace them)
   std::vector<std::string> names_;
   std::vector<OptionValues> member_options_;  // each member's own defaults (outlive the members)
   std::vector<std::unique_ptr<Learner>> members_;

@@ -184,6 +184,23 @@ TEST(MixCli, DefaultMembersFollowTheLoss) {
   EXPECT_TRUE(has(read_file(d + "/log2"), "does not accept the squared loss")) << read_file(d + "/log2");
 }
 
+// Under --oaa / --csoaa each class's mixture has the class members (vw-pistol and vw-coin left out: they carry
+// no weight in the per-class problems), aioli among them under the logistic loss; --mix names any list.
+TEST(MixCli, ClassMixturesHaveTheClassMembers) {
+  const std::string d = scratch_dir("mix_oaa");
+  const std::string mnist = "-d " + std::string(LEPUS_TEST_DATA) + "/vw/inputs/mnist500.vw.gz --oaa 10";
+  auto members = [&](const std::string& options) {
+    EXPECT_EQ(run_lepus(mnist + options + " 2> " + d + "/log"), 0) << read_file(d + "/log");
+    for (const auto& line : lines_of(read_file(d + "/log")))
+      if (line.starts_with("mix = ")) return line.substr(6);
+    return std::string("(none)");
+  };
+  EXPECT_EQ(members(""), "sgd,scinol2");
+  EXPECT_EQ(members(" --loss_function logistic"),
+            "sgd,scinol2,aioli:max_dense_features=64:beyond_dense=diag");
+  EXPECT_EQ(members(" --mix sgd,vw-coin"), "sgd,vw-coin");
+}
+
 // A member past its capacity leaves the mixture and the run goes on: rcv1_small with -q ff has more distinct
 // features than scinol-full's dense cap (4096), so scinol-full retires at the first example; the summary says
 // so, the model keeps it and predicts with -t.

@@ -304,6 +304,42 @@ TEST(Mix, DefaultListLeavesOutMembersThatRefuseTheLoss) {
   EXPECT_THROW(make_mix("sgd,aioli", 0.0, *loss), ConfigError);
 }
 
+// A model of default members loads into a mixture built from another default list (a model saved by an
+// earlier version, or under --oaa, whose class mixtures have fewer members): it takes the model's members and
+// predicts as the saved mixture did. A list the user named must match the model's; and a saved member that
+// does not accept the run's loss is refused.
+TEST(Mix, DefaultListsLoadTheModelsOwnMembers) {
+  const auto loss = loss_named("squared");
+  const OptionValues o = mix_options(MixLearner::kDefaultMembers, 0.0);
+  const LearnerContext c{o, *loss, 18};
+  MixLearner saved(MixLearner::kDefaultMembers, 0.0, c, true);
+  const auto data = random_stream(4, 400, true);
+  for (size_t i = 0; i < 300; ++i) saved.learn(data[i]);
+  ModelWriter w;
+  saved.save(w);
+  MixLearner loaded(MixLearner::kClassMembers, 0.0, c, true);
+  ASSERT_EQ(loaded.size(), 2u);
+  ModelReader r(w.bytes().data(), w.bytes().size(), "mem");
+  loaded.load(r);
+  ASSERT_EQ(loaded.size(), saved.size());
+  for (size_t k = 0; k < saved.size(); ++k) EXPECT_EQ(loaded.member_name(k), saved.member_name(k));
+  for (size_t i = 300; i < data.size(); ++i) {
+    const Prediction a = saved.learn(data[i]), b = loaded.learn(data[i]);
+    ASSERT_EQ(a.raw, b.raw) << i;
+    ASSERT_EQ(a.value, b.value) << i;
+  }
+  MixLearner named("sgd,scinol2", 0.0, c, false);
+  ModelReader again(w.bytes().data(), w.bytes().size(), "mem");
+  EXPECT_THROW(named.load(again), ModelFormatError);
+  const auto logistic = loss_named("logistic");
+  MixLearner with_aioli(MixLearner::kDefaultMembers, 0.0, LearnerContext{o, *logistic, 18}, true);
+  ModelWriter wa;
+  with_aioli.save(wa);
+  MixLearner squared(MixLearner::kDefaultMembers, 0.0, c, true);
+  ModelReader ra(wa.bytes().data(), wa.bytes().size(), "mem");
+  EXPECT_THROW(squared.load(ra), ModelFormatError);
+}
+
 // A daemon's concurrent predictions (--daemon -t): the default mixture's predict() may run on several threads
 // at once, and every answer is the one a single thread gets. Both shapes of its aioli member: the full matrix
 // (30 features) and, past 64 features, its diagonal; scinol2 and aioli build their vectors per thread.
