@@ -354,26 +354,56 @@ void MixLearner::keep_sample(const Example& x) {
   for (const Feature& f : x.features)  // read only for the few examples kept (about R ln(T / R) of T)
     if (!std::isfinite(f.value)) return;
   if (at == sample_.size()) sample_.emplace_back();
-  Example& s = sample_[at];
-  s.label = x.label;
-  s.labeled = true;
-  s.weight = x.weight;
-  s.initial = x.initial;
-  s.num_linear = x.num_linear;
-  s.groups = x.groups;
-  s.features.assign(x.features.begin(), x.features.end());
+  keep(x, sample_[at]);
+}
+
+void MixLearner::keep(const Example& x, Kept& k) const {
+  const uint64_t mask = (uint64_t{1} << bits_) - 1;  // bits_ <= 32
+  k.label = x.label;
+  k.weight = x.weight;
+  k.initial = x.initial;
+  k.num_linear = x.num_linear;
+  k.groups = x.groups;
+  const size_t n = x.features.size();
+  if (k.features.capacity() > 2 * n + 16)
+    std::vector<Kept::Entry>().swap(k.features);  // not the widest's room
+  k.features.clear();                             // a reallocation copies nothing
+  k.features.resize(n);
+  for (size_t i = 0; i < n; ++i)
+    k.features[i] = Kept::Entry{static_cast<uint32_t>(x.features[i].index & mask), x.features[i].value};
+}
+
+std::vector<Example> MixLearner::sample() const {
+  std::vector<Example> out(sample_.size());
+  for (size_t i = 0; i < sample_.size(); ++i) expand(sample_[i], out[i]);
+  return out;
+}
+
+void MixLearner::expand(const Kept& k, Example& x) {
+  x.labeled = true;
+  x.label = k.label;
+  x.weight = k.weight;
+  x.initial = k.initial;
+  x.num_linear = k.num_linear;
+  x.groups = k.groups;
+  x.features.resize(k.features.size());
+  for (size_t i = 0; i < k.features.size(); ++i)
+    x.features[i] = Feature{k.features[i].slot, k.features[i].value};
 }
 
 std::vector<double> MixLearner::validation_losses() const {
   if (sample_.empty()) return validation_;
   std::vector<double> v(size(), 0.0);
-  for (const Example& x : sample_)
+  Example x;
+  for (const Kept& kept : sample_) {
+    expand(kept, x);
     for (size_t k = 0; k < size(); ++k) {
       if (!active(k)) continue;
       const Prediction p = members_[k]->predict(x);
       const double l = x.weight * member_loss_term(input(p.scored.value_or(p.value)), x);
       v[k] = std::clamp(v[k] + (std::fabs(l) <= kLossCap ? l : kLossCap), -kCumCap, kCumCap);
     }
+  }
   return v;
 }
 
@@ -818,8 +848,11 @@ void MixLearner::save_state(ModelWriter& out, bool predict_only) const {
     out.put_f64(std::isfinite(lw_[k]) ? lw_[k] : -1e300);  // -inf (AdaHedge non-leader) stored finite
   }
   out.put_u64(predict_only ? 0 : sample_.size());
-  if (!predict_only)
-    for (const Example& x : sample_) put_example(out, x);
+  Example x;
+  for (size_t i = 0; !predict_only && i < sample_.size(); ++i) {
+    expand(sample_[i], x);
+    put_example(out, x);
+  }
   const std::vector<double> v = validation_losses();
   out.put_u8(v.empty() ? 0 : 1);
   for (double l : v) out.put_f64(l);
@@ -885,6 +918,8 @@ void MixLearner::load_state(ModelReader& in, bool predict_only) {
   std::vector<double> validation;
   if (tag == kStateTag) load_validation(in, n, sample, validation, bad);
   if (sample.size() > validation_size_) sample.resize(validation_size_);
+  std::vector<Kept> kept(sample.size());
+  for (size_t i = 0; i < sample.size(); ++i) keep(sample[i], kept[i]);
   // Fresh members, so that a refused state leaves this learner as it was.
   // A default list takes the model's own members (the defaults of the version and the reduction it was saved
   // by); a list the user named must match.
@@ -918,7 +953,7 @@ void MixLearner::load_state(ModelReader& in, bool predict_only) {
   clip_ = clip;
   cum_loss_ = std::move(cum);
   lw_ = std::move(lw);
-  sample_ = std::move(sample);
+  sample_ = std::move(kept);
   validation_ = std::move(validation);
   members_ = std::move(fresh);  // before the options the old members refer to go
   names_ = std::move(names);

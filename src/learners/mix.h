@@ -126,7 +126,7 @@ class MixLearner final : public Learner {
   double prune() const { return prune_; }
   static constexpr uint64_t kFirstCheck = 1024;  // the first check round; then every doubling
   size_t sample_size() const { return sample_.size(); }
-  const std::vector<Example>& sample() const { return sample_; }
+  std::vector<Example> sample() const;  // the sample as examples (each feature's index its slot)
   // V_k of each member on the sample (0 for a retired member): computed from the members' current states while
   // the sample is held, else as loaded from a model (empty: none).
   std::vector<double> validation_losses() const;
@@ -229,7 +229,22 @@ class MixLearner final : public Learner {
   size_t lead_ = 0;  // learn_block: the member run on the calling thread (the slowest over the last block)
   uint64_t validation_size_ = 0;
   double prune_ = 0.0;
-  std::vector<Example> sample_;     // the learned examples kept for validation (full models save them)
+  // One example of the validation sample, compact: each feature as its slot (the index masked to the 2^b slots,
+  // all a member reads) and value, 8 bytes where an Example's feature takes 16 (under --oaa each class keeps a
+  // sample of its own).
+  struct Kept {
+    struct Entry {
+      uint32_t slot;
+      float value;
+    };
+    float label = 0.0f, weight = 0.0f, initial = 0.0f;
+    uint32_t num_linear = 0;
+    std::vector<FeatureGroup> groups;
+    std::vector<Entry> features;
+  };
+  void keep(const Example& x, Kept& k) const;     // k <- x
+  static void expand(const Kept& k, Example& x);  // x <- k, a labelled example
+  std::vector<Kept> sample_;        // the learned examples kept for validation (full models save them)
   std::vector<double> validation_;  // V_k as a loaded model holds them (empty: none)
 };
 
