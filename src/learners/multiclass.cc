@@ -2,6 +2,7 @@
 #include "learners/multiclass.h"
 
 #include <algorithm>
+#include <bit>
 #include <cfloat>
 #include <cmath>
 #include <ostream>
@@ -258,7 +259,7 @@ size_t MulticlassLearner::block_size() const {
 }
 
 // Step 1 of learn_block for item i: its labels read as learn() reads them, its problems' steps, and its copies
-// labelled for them: one per distinct (label, weight) among the steps (oaa: +1 and -1; csoaa: as many as the
+// labelled for them: one per distinct (label, weight) among the steps, bit for bit (oaa: +1 and -1; csoaa: as many as the
 // distinct costs it lists).
 void MulticlassLearner::read_block_row(const BlockItem& item, BlockRow& row) {
   const Example& x = *item.x;
@@ -278,7 +279,10 @@ void MulticlassLearner::read_block_row(const BlockItem& item, BlockRow& row) {
   for (size_t s = 0; s < row.steps.size(); ++s) {
     const ProblemStep& step = row.steps[s];
     size_t c = 0;
-    while (c < copies && !(row.labelled[c].label == step.label && row.labelled[c].weight == step.weight)) ++c;
+    auto same = [](float a, float b) { return std::bit_cast<uint32_t>(a) == std::bit_cast<uint32_t>(b); };
+    while (c < copies &&
+           !(same(row.labelled[c].label, step.label) && same(row.labelled[c].weight, step.weight)))
+      ++c;
     row.copy_of[s] = static_cast<uint32_t>(c);
     if (c < copies) continue;
     if (row.labelled.size() <= c) row.labelled.emplace_back();
