@@ -273,7 +273,16 @@ void MulticlassLearner::read_block_row(const BlockItem& item, BlockRow& row) {
     read_costs(x, row.steps);
   }
   row.indexing = indexing_;
-  if (!row.teach || !oaa) as_scalar(x, row.x);  // a taught oaa item is learned by every class: no plain copy
+  // The plain copy is for the classes that only predict the item: none when every class learns it (a taught oaa
+  // item, a csoaa item listing every class).
+  covered_.assign(opt_.classes, 0);
+  size_t covered = 0;
+  for (const ProblemStep& step : row.steps)
+    if (!covered_[step.problem]) {
+      covered_[step.problem] = 1;
+      ++covered;
+    }
+  if (covered < opt_.classes) as_scalar(x, row.x);
   row.copy_of.resize(row.steps.size());
   size_t copies = 0;
   for (size_t s = 0; s < row.steps.size(); ++s) {

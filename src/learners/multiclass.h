@@ -110,7 +110,7 @@ class MulticlassLearner final : public Learner {
   std::vector<Prediction> step_out_;
   mutable ClassOutcome outcome_;
   struct BlockRow {  // learn_block: one item as the K problems see it
-    Example x;       // the item as a scalar example, for a class that only predicts it (oaa: untaught items)
+    Example x;       // the item as a scalar example, for a class that only predicts it (if any does)
     bool teach;      // learned from (else predicted)
     int indexing;    // indexing_ after the item's labels were read
     std::vector<ProblemStep> steps;  // the problems that learn it, in order (oaa: all K)
@@ -118,6 +118,7 @@ class MulticlassLearner final : public Learner {
     std::vector<uint32_t> copy_of;   // per step: its copy in labelled
   };
   std::vector<BlockRow> block_rows_;
+  std::vector<uint8_t> covered_;  // read_block_row: which classes learn the item
   struct ItemStep {
     size_t item, step;
   };
