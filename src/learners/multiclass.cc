@@ -231,20 +231,21 @@ void MulticlassLearner::read_costs(const Example& x, std::vector<ProblemStep>& s
 // counts twice), and what -r shows for the classes the example did not list.
 Prediction MulticlassLearner::csoaa_outcome(bool unlisted_known) const {
   const uint32_t k = opt_.classes;
-  std::vector<bool> listed(k, false);
+  std::vector<uint8_t>& listed = listed_;
+  listed.assign(k, 0);
   uint32_t best = k;
   float score = FLT_MAX;
   for (size_t s = 0; s < steps_.size(); ++s) {
     const uint32_t i = steps_[s].problem;
     const float raw = step_out_[s].raw;
     outcome_.scores[i] = raw;
-    listed[i] = true;
+    listed[i] = 1;
     if (raw < score || (raw == score && i < best)) {
       score = raw;
       best = i;
     }
   }
-  if (std::find(listed.begin(), listed.end(), false) != listed.end()) {
+  if (std::find(listed.begin(), listed.end(), 0) != listed.end()) {
     if (points_ && !unlisted_known) bases_.front()->predict_problems(scratch_, before_);
     for (uint32_t i = 0; i < k; ++i)
       if (!listed[i]) outcome_.scores[i] = (points_ || unlisted_known ? before_[i] : predict_class(i)).raw;
@@ -275,11 +276,11 @@ void MulticlassLearner::read_block_row(const BlockItem& item, BlockRow& row) {
   row.indexing = indexing_;
   // The plain copy is for the classes that only predict the item: none when every class learns it (a taught oaa
   // item, a csoaa item listing every class).
-  covered_.assign(opt_.classes, 0);
+  listed_.assign(opt_.classes, 0);
   size_t covered = 0;
   for (const ProblemStep& step : row.steps)
-    if (!covered_[step.problem]) {
-      covered_[step.problem] = 1;
+    if (!listed_[step.problem]) {
+      listed_[step.problem] = 1;
       ++covered;
     }
   if (covered < opt_.classes) as_scalar(x, row.x);

@@ -118,7 +118,8 @@ class MulticlassLearner final : public Learner {
     std::vector<uint32_t> copy_of;   // per step: its copy in labelled
   };
   std::vector<BlockRow> block_rows_;
-  std::vector<uint8_t> covered_;  // read_block_row: which classes learn the item
+  mutable std::vector<uint8_t>
+      listed_;  // per class: whether the item at hand lists it (scratch, no allocation)
   struct ItemStep {
     size_t item, step;
   };
