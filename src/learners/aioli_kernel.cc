@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 #include <ostream>
+#include <stdexcept>
 
 #include "lepus/errors.h"
 
@@ -13,6 +14,7 @@ namespace {
 
 constexpr uint32_t kStateVersion = 1;                      // one problem
 constexpr uint32_t kProblemsStateVersion = 2;              // K problems over one embedding (share_points)
+constexpr uint32_t kSharedStateVersion = 3;                // the same with one class matrix (shared)
 constexpr uint64_t kLandmarkSalt = 0x5851F42D4C957F2Dull;  // the landmark coins' stream (--budget)
 constexpr double kMaxMagnitude = 1e100;  // a round with K(x, x) or κK(x, x) or |β|√K(x, x) beyond is skipped
 constexpr double kInf = std::numeric_limits<double>::infinity();
@@ -39,6 +41,8 @@ AioliKernelOptions AioliKernelOptions::from(const OptionValues& v) {
   if (v.has("aioli_lambda")) o.lambda = v.number("aioli_lambda");
   if (v.has("aioli_R")) o.r = v.number("aioli_R");
   o.budget = common::budget_of(v);
+  if (v.has("aioli_class_matrix") && v.text("aioli_class_matrix") == "per_class")
+    o.class_matrix = ClassMatrix::kPerClass;
   if (o.budget > AioliKernelLearner::kMaxBudget)
     throw ConfigError("--learner aioli-kernel: --budget is at most " +
                       std::to_string(AioliKernelLearner::kMaxBudget) + " (its matrix takes 8 B^2 bytes)");
@@ -74,6 +78,15 @@ std::unique_ptr<AioliLearner> AioliKernelLearner::make_inner(const AioliKernelOp
   a.max_dense = o.budget;
   a.full_cap = o.budget;
   return std::make_unique<AioliLearner>(a, loss_, inner_bits(o.budget));
+}
+
+std::unique_ptr<Matrix> AioliKernelLearner::make_shared_matrix(const AioliKernelOptions& o) const {
+  MatrixOptions m;
+  m.kind = MatrixKind::kFull;
+  m.lambda = o.ridge();
+  m.full_cap = o.budget;
+  m.bits = inner_bits(o.budget);
+  return make_matrix(m);
 }
 
 uint64_t AioliKernelLearner::warmup_wanted() const {
@@ -127,6 +140,7 @@ const SparseVector& AioliKernelLearner::as_vector(const Eigen::VectorXd& psi) co
 
 Prediction AioliKernelLearner::predict(const Example& x) const {
   const kernels::PointRef px = kernels::sorted_point(builder_.build(x), buffer_);
+  if (shared_a_) throw std::logic_error("aioli-kernel: a shared class matrix answers predict_problems only");
   if (nystrom_) {
     nystrom_->embed(px, psi_);
     return output(inner_[0]->predict_vector(as_vector(psi_), x.initial));
@@ -138,6 +152,8 @@ Prediction AioliKernelLearner::learn(const Example& x) {
   clip_.see(x);
   const SparseVector& v = builder_.build(x);
   safeguards_ += v.dropped;
+  if (shared_a_)
+    throw std::logic_error("aioli-kernel: a shared class matrix learns through learn_problems only");
   if (!common::teaches(x)) return predict(x);
   if (kernel_.pending() && v.size() > 0)
     kernel_.estimate_from(v);  // no warm-up: a caller that is not the driver
@@ -210,7 +226,22 @@ void AioliKernelLearner::learn_budget(kernels::PointRef px, double initial,
   else
     nystrom_->offer(px, psi_, common::hashed_uniform(seed_ ^ kLandmarkSalt, rounds_));
   const SparseVector& v = as_vector(psi_);
-  for (size_t i = 0; i < steps.size(); ++i) {
+  if (shared_a_) {  // groups in which no problem repeats, in order
+    listed_.assign(shared_b_.size(), 0);
+    size_t start = 0;
+    for (size_t i = 0; i <= steps.size(); ++i) {
+      if (i < steps.size() && !listed_[steps[i].problem]) {
+        listed_[steps[i].problem] = 1;
+        continue;
+      }
+      shared_steps(v, initial, ktt, sane, steps.subspan(start, i - start), out.subspan(start, i - start));
+      if (i == steps.size()) break;
+      std::fill(listed_.begin(), listed_.end(), 0);
+      listed_[steps[i].problem] = 1;
+      start = i;
+    }
+  }
+  for (size_t i = 0; !shared_a_ && i < steps.size(); ++i) {
     AioliLearner& inner = *inner_[steps[i].problem];
     last_ = Round{};
     if (sane && steps[i].weight > 0.0f) {
@@ -226,6 +257,58 @@ void AioliKernelLearner::learn_budget(kernels::PointRef px, double initial,
   ++rounds_;
 }
 
+double AioliKernelLearner::shared_solve(const SparseVector& v) const {
+  double s = shared_a_->solve(std::span<const Coord>(v.begin(), v.size()), solved_);
+  if (!std::isfinite(s)) [[unlikely]] {
+    ++safeguards_;
+    s = 0.0;
+  }
+  return std::max(s, 0.0);
+}
+
+double AioliKernelLearner::shared_yhat(uint32_t problem, double s, double initial) const {
+  const std::vector<double>& b = shared_b_[problem];
+  double c = 0.0;
+  for (const Coord& u : solved_) c += u.x * b[u.slot];
+  if (!std::isfinite(c)) [[unlikely]] {
+    ++safeguards_;
+    c = 0.0;
+  }
+  return aioli_root(s, c) + initial;
+}
+
+void AioliKernelLearner::shared_steps(const SparseVector& v, double initial, double ktt, bool sane,
+                                      std::span<const ProblemStep> steps, std::span<Prediction> out) {
+  const double s = shared_solve(v);
+  // R as each problem's own primal learner takes it: the largest norm so far, this example's included.
+  const double bound = opt_.r ? *opt_.r : std::sqrt(std::max(r2_max_, ktt));
+  double kappa = 0.0;
+  step_beta_.assign(steps.size(), 0.0);
+  for (size_t i = 0; i < steps.size(); ++i) {
+    last_ = Round{};
+    last_.yhat = shared_yhat(steps[i].problem, s, initial);
+    out[i] = output(last_.yhat);
+    if (!sane || !(steps[i].weight > 0.0f) || v.size() == 0) continue;
+    const double y = steps[i].label > 0.0f ? 1.0 : -1.0, weight = static_cast<double>(steps[i].weight);
+    // The surrogate at the played prediction (the float reported), as Theorem 7 assumes.
+    const AioliStep st = aioli_step(y * static_cast<double>(out[i].raw), y, 1.0 + opt_.radius * bound);
+    const double k = weight * st.kappa, beta = weight * st.beta;
+    if (!std::isfinite(k) || !std::isfinite(beta)) [[unlikely]] {
+      ++safeguards_;
+      continue;
+    }
+    kappa = std::max(kappa, k);
+    step_beta_[i] = beta;
+  }
+  const std::span<const Coord> x(v.begin(), v.size());
+  if (kappa > 0.0) shared_a_->rank_one_update(x, kappa);
+  for (size_t i = 0; i < steps.size(); ++i) {
+    if (step_beta_[i] == 0.0) continue;
+    std::vector<double>& b = shared_b_[steps[i].problem];
+    for (const Coord& c : x) b[c.slot] += step_beta_[i] * c.x;
+  }
+}
+
 bool AioliKernelLearner::share_kernel_rows(std::shared_ptr<kernels::RowCache> cache) {
   if (nystrom_) return false;
   points_.share(std::move(cache));
@@ -235,6 +318,13 @@ bool AioliKernelLearner::share_kernel_rows(std::shared_ptr<kernels::RowCache> ca
 bool AioliKernelLearner::share_points(uint32_t problems) {
   if (!nystrom_ || problems < 1) return false;
   inner_.clear();
+  shared_a_.reset();
+  shared_b_.clear();
+  if (opt_.class_matrix == AioliKernelOptions::ClassMatrix::kShared && problems > 1) {
+    shared_a_ = make_shared_matrix(opt_);
+    shared_b_.assign(problems, std::vector<double>(size_t{1} << inner_bits(opt_.budget), 0.0));
+    return true;
+  }
   for (uint32_t p = 0; p < problems; ++p) inner_.push_back(make_inner(opt_));
   return true;
 }
@@ -242,6 +332,12 @@ bool AioliKernelLearner::share_points(uint32_t problems) {
 void AioliKernelLearner::predict_problems(const Example& x, std::span<Prediction> out) const {
   nystrom_->embed(kernels::sorted_point(builder_.build(x), buffer_), psi_);
   const SparseVector& v = as_vector(psi_);
+  if (shared_a_) {
+    const double s = shared_solve(v);
+    for (size_t p = 0; p < shared_b_.size() && p < out.size(); ++p)
+      out[p] = output(shared_yhat(static_cast<uint32_t>(p), s, x.initial));
+    return;
+  }
   for (size_t p = 0; p < inner_.size() && p < out.size(); ++p)
     out[p] = output(inner_[p]->predict_vector(v, x.initial));
 }
@@ -259,13 +355,18 @@ void AioliKernelLearner::learn_problems(const Example& x, std::span<const Proble
   const kernels::PointRef px = kernels::sorted_point(v, buffer_);
   if (teaches) return learn_budget(px, x.initial, steps, out);
   nystrom_->embed(px, psi_);
+  if (shared_a_) {
+    const double s = shared_solve(as_vector(psi_));
+    for (size_t i = 0; i < steps.size(); ++i) out[i] = output(shared_yhat(steps[i].problem, s, x.initial));
+    return;
+  }
   for (size_t i = 0; i < steps.size(); ++i)
     out[i] = output(inner_[steps[i].problem]->predict_vector(as_vector(psi_), x.initial));
 }
 
 void AioliKernelLearner::save(ModelWriter& out) const {
-  out.put_u32(inner_.size() > 1 ? kProblemsStateVersion : kStateVersion);
-  if (inner_.size() > 1) out.put_u32(static_cast<uint32_t>(inner_.size()));
+  out.put_u32(shared_a_ ? kSharedStateVersion : inner_.size() > 1 ? kProblemsStateVersion : kStateVersion);
+  if (shared_a_ || inner_.size() > 1) out.put_u32(static_cast<uint32_t>(problems()));
   out.put_u32(static_cast<uint32_t>(bits_));
   out.put_u64(opt_.budget);
   kernel_.save(out);
@@ -279,6 +380,10 @@ void AioliKernelLearner::save(ModelWriter& out) const {
   clip_.save(out);
   if (nystrom_) {
     nystrom_->save(out);
+    if (shared_a_) {
+      shared_a_->save(out);
+      for (const std::vector<double>& b : shared_b_) out.put_values(b.data(), b.size());
+    }
     for (const auto& inner : inner_) inner->save(out);
     return;
   }
@@ -297,9 +402,12 @@ void AioliKernelLearner::load(ModelReader& in) {
     return ModelFormatError(in.source() + ": " + who + " state: " + what);
   };
   const uint32_t version = in.get_u32("aioli-kernel state version");
-  if (version != kStateVersion && version != kProblemsStateVersion) throw bad("unknown state version");
+  if (version != kStateVersion && version != kProblemsStateVersion && version != kSharedStateVersion)
+    throw bad("unknown state version");
   const uint32_t problems = version == kStateVersion ? 1 : in.get_u32("aioli-kernel problems");
-  if (problems != std::max<size_t>(inner_.size(), 1)) throw bad("saved for another number of problems");
+  if (problems != this->problems()) throw bad("saved for another number of problems");
+  if ((version == kSharedStateVersion) != (shared_a_ != nullptr))
+    throw bad("saved with the other --aioli_class_matrix");
   if (in.get_u32("aioli-kernel bits") != static_cast<uint32_t>(bits_)) throw bad("saved with another -b");
   if (in.get_u64("aioli-kernel budget") != opt_.budget) throw bad("saved with another --budget");
   common::KernelSetting kernel(opt_.kernel);
@@ -322,6 +430,19 @@ void AioliKernelLearner::load(ModelReader& in) {
     // The embedding refers to kernel_.kernel(), whose address never changes; loading reads no kernel value.
     std::unique_ptr<NystromEmbedding> nystrom = make_nystrom(o);
     nystrom->load(in, who);
+    std::unique_ptr<Matrix> shared_a;
+    std::vector<std::vector<double>> shared_b;
+    if (shared_a_) {
+      shared_a = make_shared_matrix(o);
+      shared_a->load(in);
+      shared_b.assign(problems, std::vector<double>(size_t{1} << inner_bits(o.budget), 0.0));
+      for (std::vector<double>& b : shared_b) {
+        if (b.size() * sizeof(double) > in.remaining()) throw bad("a class's b is cut short");
+        in.get_raw(b.data(), b.size() * sizeof(double), "aioli-kernel class b");
+        for (double e : b)
+          if (!std::isfinite(e)) throw bad("a non-finite entry of a class's b");
+      }
+    }
     std::vector<std::unique_ptr<AioliLearner>> inner;
     for (size_t p = 0; p < inner_.size(); ++p) {
       inner.push_back(make_inner(o));
@@ -329,6 +450,10 @@ void AioliKernelLearner::load(ModelReader& in) {
     }
     nystrom_ = std::move(nystrom);
     inner_.swap(inner);
+    if (shared_a_) {
+      shared_a_ = std::move(shared_a);
+      shared_b_.swap(shared_b);
+    }
   } else {
     kernels::PointStore points;
     points.load(in, who);
@@ -376,8 +501,11 @@ std::vector<std::string> AioliKernelLearner::describe() const {
       n + " lambda = " + common::number(opt_.ridge()) + (opt_.lambda ? "" : " (1/B^2)"),
       n + " R = " + (opt_.r ? common::number(*opt_.r) : std::string("sqrt of the largest K(x, x) so far")),
       n + " budget = " +
-          (opt_.budget > 0 ? std::to_string(opt_.budget) + " landmarks (Nystrom embedding)"
-                           : std::string("none (exact: every example stored)"))};
+          (opt_.budget > 0
+               ? std::to_string(opt_.budget) + " landmarks (Nystrom embedding)" +
+                     (shared_a_ ? ", one matrix for the " + std::to_string(problems()) + " classes"
+                                : std::string())
+               : std::string("none (exact: every example stored)"))};
 }
 
 std::vector<std::string> AioliKernelLearner::summary_lines() const {
@@ -394,6 +522,11 @@ void AioliKernelLearner::write_readable(std::ostream& out) const {
   clip_.write_readable(out);
   if (nystrom_) {
     out << "landmarks " << nystrom_->size() << "\n";
+    for (size_t p = 0; p < shared_b_.size(); ++p) {  // the shared class matrix: each problem's b
+      out << "problem " << p << "\n";
+      for (size_t i = 0; i < shared_b_[p].size(); ++i)
+        if (shared_b_[p][i] != 0.0) out << i << ":" << num(shared_b_[p][i]) << "\n";
+    }
     for (size_t p = 0; p < inner_.size(); ++p) {
       if (inner_.size() > 1) out << "problem " << p << "\n";
       inner_[p]->write_readable(out);
@@ -425,6 +558,16 @@ LearnerRow aioli_kernel_row() {
        {},
        {}});
   options.push_back(common::budget_option());
+  options.push_back(
+      {"aioli_class_matrix",
+       "",
+       Kind::kText,
+       "shared",
+       "with --oaa or --csoaa and --budget: one second-order matrix for all classes, A taking each example's "
+       "largest curvature weight (per-class cost O(budget)), or per_class (K primal learners, O(budget^2) "
+       "each); the kernel values are computed once per example either way",
+       {},
+       {"shared", "per_class"}});
   LearnerRow row;
   row.name = "aioli-kernel";
   row.help =

@@ -34,6 +34,15 @@
 // is the exact learner (the primal form is invariant under the rotation to the landmarks' orthonormal
 // coordinates). O(B·nnz + B²) per example, whatever the stream's length; --passes allowed (refused for the
 // exact form, whose store would grow with every pass).
+//
+// --oaa / --csoaa K under --budget: one learner holds the K problems over one embedding (share_points).
+// --aioli_class_matrix per_class: K primal learners, each as a learner of its own (O(B²) per class and
+// example). shared (the default): one A for the K problems and one b per problem. Per example, every
+// problem's prediction from the example's start (a problem listed twice sees its first step's update):
+//     u = A⁻¹ψ, s = ψᵀu, per problem k: c_k = b_kᵀu, ŷ_k = root(s, c_k), κ_k and β_k at ŷ_k,
+//     A += (max_k κ_k) ψψᵀ,   b_k += β_k ψ
+// O(B²) once and O(B) per problem. A takes the largest κ, so it dominates each problem's own matrix
+// (docs/algorithms/aioli.md, "Classes", says what that gives up).
 #pragma once
 #include <Eigen/Dense>
 #include <cmath>
@@ -52,6 +61,7 @@
 #include "learners/common/plumbing.h"
 #include "lepus/learner.h"
 #include "sketch/bordered_inverse.h"
+#include "sketch/matrix.h"
 #include "sketch/nystrom.h"
 
 namespace lepus {
@@ -62,6 +72,8 @@ struct AioliKernelOptions {
   std::optional<double> lambda;  // --aioli_lambda; default 1/B²
   std::optional<double> r;       // --aioli_R; default √ of the largest K(x, x) learned from
   uint64_t budget = 0;           // --budget: at most this many landmarks; 0: exact
+  enum class ClassMatrix { kShared, kPerClass };
+  ClassMatrix class_matrix = ClassMatrix::kShared;  // --aioli_class_matrix (K problems under --budget)
   double ridge() const { return lambda ? *lambda : 1.0 / (radius * radius); }
   static AioliKernelOptions from(const OptionValues& values);  // throws ConfigError
 };
@@ -115,6 +127,15 @@ class AioliKernelLearner final : public Learner, public kernels::SharesKernelRow
                     std::span<Prediction> out);
   const SparseVector& as_vector(const Eigen::VectorXd& psi) const;  // ψ as the inner learner's vector
   std::unique_ptr<AioliLearner> make_inner(const AioliKernelOptions& o) const;
+  // The shared class matrix (--aioli_class_matrix shared): A over ψ's coordinates, untracked.
+  std::unique_ptr<Matrix> make_shared_matrix(const AioliKernelOptions& o) const;
+  size_t problems() const { return shared_a_ ? shared_b_.size() : std::max<size_t>(inner_.size(), 1); }
+  double shared_solve(const SparseVector& v) const;  // s = ψᵀA⁻¹ψ, with A⁻¹ψ into solved_
+  double shared_yhat(uint32_t problem, double s, double initial) const;  // from solved_
+  // The steps of problems listed once each, every prediction from the example's start; learn_budget splits
+  // the steps where a problem repeats.
+  void shared_steps(const SparseVector& v, double initial, double ktt, bool sane,
+                    std::span<const ProblemStep> steps, std::span<Prediction> out);
   std::unique_ptr<NystromEmbedding> make_nystrom(const AioliKernelOptions& o) const;
 
   AioliKernelOptions opt_;
@@ -132,7 +153,12 @@ class AioliKernelLearner final : public Learner, public kernels::SharesKernelRow
   BorderedInverse n_inv_;
   // --budget: the landmarks and the primal learner on ψ.
   std::unique_ptr<NystromEmbedding> nystrom_;
-  std::vector<std::unique_ptr<AioliLearner>> inner_;  // one per problem (share_points: K)
+  std::vector<std::unique_ptr<AioliLearner>> inner_;  // one per problem (share_points: K); none when shared
+  std::unique_ptr<Matrix> shared_a_;                  // --aioli_class_matrix shared under share_points
+  std::vector<std::vector<double>> shared_b_;         // its b per problem, over ψ's 2^inner bits slots
+  std::vector<double> step_beta_;                     // shared_steps' scratch
+  std::vector<uint8_t> listed_;                       // learn_budget's scratch: problems in the current group
+  mutable std::vector<Coord> solved_;                 // A⁻¹ψ (shared)
   Round last_;
   mutable VectorBuilder builder_;
   mutable std::vector<kernels::SlotValue> buffer_;

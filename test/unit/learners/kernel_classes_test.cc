@@ -2,9 +2,9 @@
 // problems over one set of landmarks; without --budget, one instance per class reads each example's kernel
 // values from one cache (kernels::RowCache). Checked: each kernel value is computed once per example, not
 // once per class (counted by kernels::evaluations()); with a matrix per class every class's scores equal
-// those of a learner of its own, to the bit; the shared matrix of kons (--kons_class_matrix shared) is its
-// own primal oracle, multiclass ONS with one A written out with Sherman-Morrison; the K-problem state saves,
-// loads and resumes exactly.
+// those of a learner of its own, to the bit; the shared matrices of kons (--kons_class_matrix shared) and
+// aioli-kernel (--aioli_class_matrix shared) are their own primal oracles, multiclass ONS and multiclass AIOLI
+// with one A written out; the K-problem state saves, loads and resumes exactly.
 #include <gtest/gtest.h>
 
 #include <Eigen/Dense>
@@ -16,6 +16,7 @@
 
 #include "kernels/kernel.h"
 #include "labeled_example.h"
+#include "learners/aioli.h"
 #include "learners/kons.h"
 #include "learners/multiclass.h"
 #include "lepus/loss.h"
@@ -103,11 +104,12 @@ std::vector<uint8_t> state(const Learner& l) {
   return w.bytes();
 }
 
-// The options of a kernel learner under --budget B whose K problems are independent (kons: a matrix per
-// class).
+// The options of a kernel learner under --budget B whose K problems are independent (kons and aioli-kernel:
+// a matrix per class).
 Config independent(const std::string& learner, const std::string& loss, const std::string& budget) {
   Config s{learner, loss, {{"budget", budget}}};
   if (learner.ends_with("kons")) s.options.push_back({"kons_class_matrix", "per_class"});
+  if (learner == "aioli-kernel") s.options.push_back({"aioli_class_matrix", "per_class"});
   return s;
 }
 
@@ -239,34 +241,34 @@ TEST(KernelClasses, ExactCsoaaSharesKernelValuesWithSameResults) {
 
 // The K-problem state saves, loads and resumes exactly, and a model of the other class matrix is refused.
 TEST(KernelClasses, SaveLoadResume) {
-  for (const char* matrix : {"shared", "per_class"}) {
-    SCOPED_TRACE(matrix);
-    const Classes c({"kons", "logistic", {{"budget", "25"}, {"kons_class_matrix", matrix}}});
-    const auto data = blobs(120, kClasses, 12);
-    auto one = c.make(kClasses, false);
-    auto first = c.make(kClasses, false);
-    for (size_t i = 0; i < 60; ++i) {
-      one->learn(data[i]);
-      first->learn(data[i]);
+  for (const std::string learner : {"kons", "aioli-kernel"})
+    for (const std::string matrix : {"shared", "per_class"}) {
+      SCOPED_TRACE(learner + " " + matrix);
+      const std::string option = learner == "kons" ? "kons_class_matrix" : "aioli_class_matrix";
+      const Classes c({learner, "logistic", {{"budget", "25"}, {option, matrix}}});
+      const auto data = blobs(120, kClasses, 12);
+      auto one = c.make(kClasses, false);
+      auto first = c.make(kClasses, false);
+      for (size_t i = 0; i < 60; ++i) {
+        one->learn(data[i]);
+        first->learn(data[i]);
+      }
+      const auto bytes = state(*first);
+      auto resumed = c.make(kClasses, false);
+      ModelReader r(bytes.data(), bytes.size(), "model");
+      resumed->load(r);
+      EXPECT_EQ(r.remaining(), 0u);
+      for (size_t i = 60; i < data.size(); ++i) {
+        one->learn(data[i]);
+        resumed->learn(data[i]);
+        ASSERT_EQ(one->class_outcome()->scores, resumed->class_outcome()->scores) << i;
+      }
+      EXPECT_EQ(state(*one), state(*resumed));
+      const Classes other(
+          {learner, "logistic", {{"budget", "25"}, {option, matrix == "shared" ? "per_class" : "shared"}}});
+      ModelReader again(bytes.data(), bytes.size(), "model");
+      EXPECT_THROW(other.make(kClasses, false)->load(again), ModelFormatError);
     }
-    const auto bytes = state(*first);
-    auto resumed = c.make(kClasses, false);
-    ModelReader r(bytes.data(), bytes.size(), "model");
-    resumed->load(r);
-    EXPECT_EQ(r.remaining(), 0u);
-    for (size_t i = 60; i < data.size(); ++i) {
-      one->learn(data[i]);
-      resumed->learn(data[i]);
-      ASSERT_EQ(one->class_outcome()->scores, resumed->class_outcome()->scores) << i;
-    }
-    EXPECT_EQ(state(*one), state(*resumed));
-    const Classes other({"kons",
-                         "logistic",
-                         {{"budget", "25"},
-                          {"kons_class_matrix", std::string(matrix) == "shared" ? "per_class" : "shared"}}});
-    ModelReader again(bytes.data(), bytes.size(), "model");
-    EXPECT_THROW(other.make(kClasses, false)->load(again), ModelFormatError);
-  }
 }
 
 // --kons_class_matrix shared against its oracle, multiclass ONS with one matrix written in the primal: with
@@ -321,6 +323,57 @@ TEST(KernelClasses, SharedMatrixIsPrimalMulticlassOns) {
     ainv -= (gamma / den) * v * v.transpose();
   }
   EXPECT_GT(clipped, 20);
+}
+
+// --aioli_class_matrix shared against its oracle, multiclass AIOLI with one matrix written in the primal: with
+// the linear kernel and landmarks spanning the data (3 dimensions, budget 3, the axes first), oaa's raw score of
+// every class is ŷ_k below (y_k = +1 for the example's class, -1 for the others; R the largest ‖x‖ so far, this
+// example's included):
+//     s = xᵀA⁻¹x, per class k: c_k = xᵀA⁻¹b_k, ŷ_k = root(s, c_k), κ_k and β_k at ŷ_k (as a float),
+//     A += (max_k κ_k) x xᵀ,   b_k += β_k x.
+// A per-class matrix (A_k += κ_k x xᵀ) fails it: the classes' κ differ.
+TEST(KernelClasses, SharedMatrixIsPrimalMulticlassAioli) {
+  constexpr double kB = 2.0, kLambda = 0.5;
+  const Classes c({"aioli-kernel",
+                   "logistic",
+                   {{"budget", "3"}, {"kernel", "linear"}, {"aioli_B", "2"}, {"aioli_lambda", "0.5"}}});
+  auto l = c.make(kClasses, false);
+  ASSERT_TRUE(l->points_shared());
+  std::mt19937_64 rng(23);
+  std::normal_distribution<double> g(0.0, 1.0);
+  std::vector<Eigen::Vector3d> xs = {Eigen::Vector3d::UnitX(), Eigen::Vector3d::UnitY(),
+                                     Eigen::Vector3d::UnitZ()};
+  for (int t = 0; t < 80; ++t) xs.emplace_back(0.9 * g(rng), 0.9 * g(rng), 0.9 * g(rng));
+  Eigen::Matrix3d a = kLambda * Eigen::Matrix3d::Identity();
+  std::vector<Eigen::Vector3d> b(kClasses, Eigen::Vector3d::Zero());
+  double r = 0.0, kappa_spread = 0.0;
+  for (size_t t = 0; t < xs.size(); ++t) {
+    Example ex = testing::example({{0, xs[t](0)}, {1, xs[t](1)}, {2, xs[t](2)}}, 0.0f);
+    const Eigen::Vector3d x(ex.features[0].value, ex.features[1].value, ex.features[2].value);
+    const uint32_t klass = static_cast<uint32_t>(rng() % kClasses);
+    ex.label_kind = LabelKind::kMulticlass;
+    ex.classes.push_back({klass + 1, 0.0f});
+    l->learn(ex);
+    const Eigen::Vector3d u = a.ldlt().solve(x);
+    const double s = x.dot(u);
+    r = std::max(r, x.norm());
+    double kappa = 0.0, kappa_min = 1.0;
+    std::vector<double> beta(kClasses);
+    for (uint32_t k = 0; k < kClasses; ++k) {
+      const double yhat = aioli_root(s, b[k].dot(u));
+      EXPECT_NEAR(l->class_outcome()->scores[k], yhat, 1e-6 * std::max(1.0, std::fabs(yhat)))
+          << "round " << t << " class " << k;
+      const double y = k == klass ? 1.0 : -1.0;
+      const AioliStep st = aioli_step(y * static_cast<double>(static_cast<float>(yhat)), y, 1.0 + kB * r);
+      kappa = std::max(kappa, st.kappa);
+      kappa_min = std::min(kappa_min, st.kappa);
+      beta[k] = st.beta;
+    }
+    kappa_spread = std::max(kappa_spread, kappa / kappa_min);
+    a += kappa * x * x.transpose();
+    for (uint32_t k = 0; k < kClasses; ++k) b[k] += beta[k] * x;
+  }
+  EXPECT_GT(kappa_spread, 1.5);  // the classes' κ differ: the largest is what A takes
 }
 
 }  // namespace
