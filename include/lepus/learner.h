@@ -65,7 +65,7 @@ struct VwRunFigures {
 };
 
 // One problem's part of an example under a reduction that gives one learner K problems
-// (Learner::share_points).
+// (SharesPoints::share_points).
 struct ProblemStep {
   uint32_t problem = 0;
   float label = 0.0f;
@@ -126,30 +126,6 @@ class Learner {
   // A reduction's last prediction (the multiclass wrappers); nullptr for a scalar learner.
   virtual const ClassOutcome* class_outcome() const { return nullptr; }
 
-  // One table for K problems (VW's layout for --oaa and --csoaa): a learner whose state is its 2^b slots and
-  // a few scalars may hold every class's weights, problem i's features at index + i (the indices multiplied
-  // by K before interactions are formed, as VW does). Such a learner answers share_table(K) with true (before
-  // any load: its saved state then covers the K problems) and learns problem i from a prediction made earlier
-  // with predict() (VW's oaa predicts every class first, then updates each), the example counter advanced
-  // once per example by count_example(). The others answer false and are given one instance per class.
-  virtual bool share_table(uint32_t problems) { return false; }
-  virtual void update_from(const Example& x, uint32_t problem, const Prediction& before, float label,
-                           float weight) {}
-  virtual void count_example(float weight) {}
-
-  // One instance for K problems on the same points (--oaa and --csoaa, for a learner without a shared table):
-  // a learner whose costly part depends on the features alone (a kernel learner's landmarks under --budget
-  // and the kernel values of an example against them) holds the K problems and computes that part once per
-  // example for all of them. Such a learner answers share_points(K) with true (before any load: its saved
-  // state then covers the K problems) and is then called through predict_problems and learn_problems only.
-  virtual bool share_points(uint32_t problems) { return false; }
-  // Every problem's prediction for x (out: one per problem).
-  virtual void predict_problems(const Example& x, std::span<Prediction> out) const {}
-  // One online step of each problem in `steps` on x's features, in order (x's own label and weight are not
-  // read; a weight of 0 teaches nothing); out[i]: the prediction of steps[i]'s problem before its update.
-  virtual void learn_problems(const Example& x, std::span<const ProblemStep> steps,
-                              std::span<Prediction> out) {}
-
   // Blocks of examples (a learner whose work per example splits into independent parts, a mixture's members):
   // block_size() > 0 asks the driver to hand it up to that many consecutive examples at once, through
   // learn_block, which answers each item as learn() (item.learn) or predict() would have, in order, with the
@@ -165,6 +141,41 @@ class Learner {
   virtual void learn_block(std::span<BlockItem> items) {
     for (BlockItem& it : items) it.out = it.learn ? learn(*it.x) : predict(*it.x);
   }
+};
+
+// Capabilities a learner may offer beside the contract above (it derives from them too); the multiclass
+// reductions (--oaa, --csoaa) ask for them once, when they make their first instance.
+
+// One table for K problems (VW's layout for --oaa and --csoaa): a learner whose state is its 2^b slots and a
+// few scalars may hold every class's weights, problem i's features at index + i (the indices multiplied by K
+// before interactions are formed, as VW does). Such a learner answers share_table(K) with true (before any
+// load: its saved state then covers the K problems) and learns problem i from a prediction made earlier with
+// predict() (VW's oaa predicts every class first, then updates each), the example counter advanced once per
+// example by count_example(). A learner without it (or answering false) is given one instance per class.
+class SharesTable {
+ public:
+  virtual ~SharesTable() = default;
+  virtual bool share_table(uint32_t problems) = 0;
+  virtual void update_from(const Example& x, uint32_t problem, const Prediction& before, float label,
+                           float weight) = 0;
+  virtual void count_example(float weight) = 0;
+};
+
+// One instance for K problems on the same points (for a learner without a shared table): a learner whose
+// costly part depends on the features alone (a kernel learner's landmarks under --budget and the kernel values
+// of an example against them) holds the K problems and computes that part once per example for all of them.
+// Such a learner answers share_points(K) with true (before any load: its saved state then covers the K
+// problems) and is then called through predict_problems and learn_problems only.
+class SharesPoints {
+ public:
+  virtual ~SharesPoints() = default;
+  virtual bool share_points(uint32_t problems) = 0;
+  // Every problem's prediction for x (out: one per problem).
+  virtual void predict_problems(const Example& x, std::span<Prediction> out) const = 0;
+  // One online step of each problem in `steps` on x's features, in order (x's own label and weight are not
+  // read; a weight of 0 teaches nothing); out[i]: the prediction of steps[i]'s problem before its update.
+  virtual void learn_problems(const Example& x, std::span<const ProblemStep> steps,
+                              std::span<Prediction> out) = 0;
 };
 
 // Everything a learner factory may use. The loss outlives the learner.

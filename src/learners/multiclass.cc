@@ -22,8 +22,12 @@ MulticlassLearner::MulticlassLearner(const MulticlassOptions& options,
     : opt_(options), indexing_(options.indexing) {
   if (opt_.classes < 1) throw ConfigError("--oaa / --csoaa: the number of classes must be at least 1");
   bases_.push_back(make_base());
-  shared_ = bases_.front()->share_table(opt_.classes);
-  points_ = !shared_ && bases_.front()->share_points(opt_.classes);
+  auto* table = dynamic_cast<SharesTable*>(bases_.front().get());
+  shared_ = table && table->share_table(opt_.classes);
+  auto* points = shared_ ? nullptr : dynamic_cast<SharesPoints*>(bases_.front().get());
+  points_ = points && points->share_points(opt_.classes);
+  table_ = shared_ ? table : nullptr;
+  problems_ = points_ ? points : nullptr;
   if (!shared_ && !points_)
     for (uint32_t i = 1; i < opt_.classes; ++i) bases_.push_back(make_base());
   share_kernel_rows();
@@ -94,7 +98,7 @@ Prediction MulticlassLearner::learn_class(uint32_t index, float label, float wei
   if (!shared_) return bases_[index]->learn(scratch_);
   Learner& base = *bases_.front();
   const Prediction p = base.predict(scratch_);
-  base.update_from(scratch_, index, p, label, weight);
+  table_->update_from(scratch_, index, p, label, weight);
   return p;
 }
 
@@ -115,7 +119,7 @@ void MulticlassLearner::finish_outcome(uint32_t best) const {
 
 void MulticlassLearner::predict_all() const {
   if (points_) {
-    bases_.front()->predict_problems(scratch_, before_);
+    problems_->predict_problems(scratch_, before_);
     return;
   }
   for (uint32_t i = 0; i < opt_.classes; ++i) before_[i] = predict_class(i);
@@ -167,15 +171,14 @@ Prediction MulticlassLearner::predicted_outcome(const Example& x) const {
 void MulticlassLearner::learn_table(uint32_t truth, float weight) {
   const uint32_t k = opt_.classes;
   for (uint32_t i = 0; i < k; ++i) before_[i] = predict_class(i);
-  Learner& base = *bases_.front();
   for (uint32_t i = 0; i < k; ++i) {
     shift_to(i);
     const float label = i == truth ? 1.0f : -1.0f;
     scratch_.label = label;
     scratch_.labeled = true;
-    base.update_from(scratch_, i, before_[i], label, weight);
+    table_->update_from(scratch_, i, before_[i], label, weight);
   }
-  base.count_example(weight);
+  table_->count_example(weight);
 }
 
 bool MulticlassLearner::teaches(const Example& x) const {
@@ -197,7 +200,7 @@ Prediction MulticlassLearner::learn(const Example& x) {
     } else if (points_) {
       steps_.clear();
       for (uint32_t i = 0; i < k; ++i) steps_.push_back(ProblemStep{i, i == truth ? 1.0f : -1.0f, x.weight});
-      bases_.front()->learn_problems(scratch_, steps_, before_);
+      problems_->learn_problems(scratch_, steps_, before_);
     } else {
       for (uint32_t i = 0; i < k; ++i) before_[i] = learn_class(i, i == truth ? 1.0f : -1.0f, x.weight);
     }
@@ -209,12 +212,12 @@ Prediction MulticlassLearner::learn(const Example& x) {
   prepare(x);
   step_out_.resize(steps_.size());
   if (points_) {
-    bases_.front()->learn_problems(scratch_, steps_, step_out_);
+    problems_->learn_problems(scratch_, steps_, step_out_);
   } else {
     for (size_t s = 0; s < steps_.size(); ++s)
       step_out_[s] = learn_class(steps_[s].problem, steps_[s].label, steps_[s].weight);
   }
-  if (shared_) bases_.front()->count_example(steps_.empty() ? 1.0f : steps_.back().weight);
+  if (shared_) table_->count_example(steps_.empty() ? 1.0f : steps_.back().weight);
   return csoaa_outcome();
 }
 
@@ -246,7 +249,7 @@ Prediction MulticlassLearner::csoaa_outcome(bool unlisted_known) const {
     }
   }
   if (std::find(listed.begin(), listed.end(), 0) != listed.end()) {
-    if (points_ && !unlisted_known) bases_.front()->predict_problems(scratch_, before_);
+    if (points_ && !unlisted_known) problems_->predict_problems(scratch_, before_);
     for (uint32_t i = 0; i < k; ++i)
       if (!listed[i]) outcome_.scores[i] = (points_ || unlisted_known ? before_[i] : predict_class(i)).raw;
   }

@@ -9,7 +9,7 @@
 //              the class of the smallest score among the classes the example lists (all K when it lists none).
 // A wrapper owning its base: every learner in the registry can be the base. A learner that keeps one table of
 // 2^b slots (Learner::share_table, sgd) holds all K problems in it at class offsets, exactly VW's layout (its
-// hash collisions included); a kernel learner under --budget (Learner::share_points) holds the K problems
+// hash collisions included); a kernel learner under --budget (SharesPoints::share_points) holds the K problems
 // over one set of landmarks, so each kernel value is computed once per example; an exact kernel learner gets
 // one instance per class, the K instances sharing each example's kernel values (kernels::RowCache); any other
 // gets one instance per class (K times its memory and time).
@@ -97,9 +97,11 @@ class MulticlassLearner final : public Learner {
   void load_state(ModelReader& in, bool predict_only);
 
   MulticlassOptions opt_;
-  bool shared_ = false;  // one table (share_table)
-  bool points_ = false;  // one learner holding the K problems (share_points)
-  bool rows_ = false;    // one instance per class, sharing each example's kernel values (kernels::RowCache)
+  bool shared_ = false;               // one table (share_table)
+  bool points_ = false;               // one learner holding the K problems (share_points)
+  SharesTable* table_ = nullptr;      // bases_.front() when shared_
+  SharesPoints* problems_ = nullptr;  // bases_.front() when points_
+  bool rows_ = false;  // one instance per class, sharing each example's kernel values (kernels::RowCache)
   std::vector<std::unique_ptr<Learner>> bases_;  // one (shared table) or K
   int indexing_;                                 // 0, 1, or -1 while undecided
   uint64_t out_of_range_ = 0;                    // labels outside 0..K or 1..K, mapped as VW maps them
