@@ -126,10 +126,7 @@ class Learner {
   // A reduction's last prediction (the multiclass wrappers); nullptr for a scalar learner.
   virtual const ClassOutcome* class_outcome() const { return nullptr; }
 
-  // Blocks of examples (a learner whose work per example splits into independent parts, a mixture's members):
-  // block_size() > 0 asks the driver to hand it up to that many consecutive examples at once, through
-  // learn_block, which answers each item as learn() (item.learn) or predict() would have, in order, with the
-  // same results and the same state afterwards. 0 (the default): one example at a time.
+  // One item of a block of consecutive examples (LearnsBlocks below): learned or predicted, with the answer.
   struct BlockItem {
     const Example* x;
     bool learn;  // learn() (else predict())
@@ -137,11 +134,12 @@ class Learner {
     const ClassOutcome* outcome =
         nullptr;  // a reduction's outcome of this item (class_outcome() one at a time)
   };
-  virtual size_t block_size() const { return 0; }
-  virtual void learn_block(std::span<BlockItem> items) {
-    for (BlockItem& it : items) it.out = it.learn ? learn(*it.x) : predict(*it.x);
-  }
 };
+
+// Each item of `items` answered by learn() (item.learn) or predict(), in order: a block one example at a time.
+inline void learn_one_at_a_time(Learner& l, std::span<Learner::BlockItem> items) {
+  for (Learner::BlockItem& it : items) it.out = it.learn ? l.learn(*it.x) : l.predict(*it.x);
+}
 
 // Capabilities a learner may offer beside the contract above (it derives from them too); the multiclass
 // reductions (--oaa, --csoaa) ask for them once, when they make their first instance.
@@ -159,6 +157,17 @@ class SharesTable {
   virtual void update_from(const Example& x, uint32_t problem, const Prediction& before, float label,
                            float weight) = 0;
   virtual void count_example(float weight) = 0;
+};
+
+// Blocks of examples (a learner whose work per example splits into independent parts, a mixture's members, a
+// reduction's classes): block_size() > 0 asks the driver to hand it up to that many consecutive examples at
+// once, through learn_block, which answers each item as learn() (item.learn) or predict() would have, in order,
+// with the same results and the same state afterwards (learn_one_at_a_time). 0: one example at a time.
+class LearnsBlocks {
+ public:
+  virtual ~LearnsBlocks() = default;
+  virtual size_t block_size() const = 0;
+  virtual void learn_block(std::span<Learner::BlockItem> items) = 0;
 };
 
 // One instance for K problems on the same points (for a learner without a shared table): a learner whose

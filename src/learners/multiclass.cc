@@ -259,7 +259,9 @@ Prediction MulticlassLearner::csoaa_outcome(bool unlisted_known) const {
 }
 
 size_t MulticlassLearner::block_size() const {
-  return bases_.size() > 1 && !rows_ ? std::max<size_t>(256, bases_.front()->block_size()) : 0;
+  if (bases_.size() < 2 || rows_) return 0;
+  const auto* blocks = dynamic_cast<const LearnsBlocks*>(bases_.front().get());
+  return std::max<size_t>(256, blocks ? blocks->block_size() : 0);
 }
 
 // Step 1 of learn_block for item i: its labels read as learn() reads them, its problems' steps, and its copies
@@ -325,11 +327,14 @@ void MulticlassLearner::run_class_block(uint32_t c) {
     }
     if (own.size() == first[i]) own.push_back({&row.x, false, {}});
   }
-  bases_[c]->learn_block(own);
+  if (auto* blocks = dynamic_cast<LearnsBlocks*>(bases_[c].get()))
+    blocks->learn_block(own);
+  else
+    learn_one_at_a_time(*bases_[c], own);
 }
 
 void MulticlassLearner::learn_block(std::span<BlockItem> items) {
-  if (block_size() == 0) return Learner::learn_block(items);
+  if (block_size() == 0) return learn_one_at_a_time(*this, items);
   // The copies a block holds are bounded (csoaa copies an item once per class it lists): a block past the bound
   // runs as consecutive pieces, each a block of its own, which gives the same results.
   const bool oaa = opt_.kind == MulticlassOptions::Kind::kOaa;

@@ -177,7 +177,8 @@ Driver::Driver(const DriverOptions& options, Learner& learner, FeatureSpace& spa
     audit_ = std::make_unique<Auditor>(opt_.audit, learner_, log_);
   // Blocks of examples for a learner that asks (a mixture's members in parallel), when each example needs no
   // more than its prediction: not under audit (its figures wrap each learning step) nor with several ranks.
-  block_ = audit_ || opt_.ranks ? 0 : learner_.block_size();
+  blocks_ = audit_ || opt_.ranks ? nullptr : dynamic_cast<LearnsBlocks*>(&learner_);
+  block_ = blocks_ ? blocks_->block_size() : 0;
   pending_work_.resize(block_);
   pred_out_ = std::make_unique<PredictionFile>(opt_.predictions);
   raw_out_ = std::make_unique<PredictionFile>(opt_.raw_predictions);
@@ -515,7 +516,7 @@ void Driver::flush_block(RunStats& st, PassState& ps) {
   if (pending_.empty()) return;
   block_items_.clear();
   for (const Pending& h : pending_) block_items_.push_back({h.work, !(opt_.test_only || h.holdout), {}});
-  learner_.learn_block(block_items_);
+  blocks_->learn_block(block_items_);
   for (size_t i = 0; i < pending_.size(); ++i)
     record(*pending_[i].ex, *pending_[i].work, pending_[i].holdout, block_items_[i].out, st, ps,
            block_items_[i].outcome);

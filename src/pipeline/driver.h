@@ -153,7 +153,7 @@ class Driver {
   // `outcome`: a reduction's outcome of this example (from a block), else the learner's class_outcome().
   void record(const Example& ex, const Example& work, bool holdout, Prediction p, RunStats& st, PassState& ps,
               const ClassOutcome* outcome = nullptr);
-  // Blocks (Learner::block_size): an example held until its block is learned, then finished in order.
+  // Blocks (LearnsBlocks::block_size): an example held until its block is learned, then finished in order.
   void hold(const Example& ex, const Example& work, bool holdout);
   void flush_block(RunStats& st, PassState& ps);
   // Hands the buffered prefix to the learner's warm-up, then finishes its examples in order.
@@ -209,6 +209,7 @@ class Driver {
     const Example* work;
     bool holdout;
   };
+  LearnsBlocks* blocks_ = nullptr;                           // the learner, when it learns blocks
   size_t block_ = 0;                                         // examples per block (0: one at a time)
   static constexpr size_t kBlockFeatures = size_t{1} << 16;  // a block ends once it holds this many features
   size_t pending_features_ = 0;
