@@ -104,13 +104,6 @@ class Learner {
   // --readable_model for a learner that reproduces VW's (sgd): what VW 9.11.2 writes after its header, byte
   // for byte (`run`: the run's figures VW writes among the learner's). false: the learner has no VW layout.
   virtual bool write_vw_readable(std::ostream& out, const VwRunFigures& run) const { return false; }
-  // --audit and --audit_regressor: the slot of feature f (in feature group `group`, -1 for an interaction),
-  // as f meets it in a prediction; nullopt for a learner whose prediction is not one weight per slot times
-  // the value (second-order, kernel and mixture learners), which answers so for every feature.
-  virtual std::optional<SlotAudit> audit_slot(const Feature& f, int group) const { return std::nullopt; }
-  // The slots whose stored weight is nonzero (what --audit_regressor looks for); nullopt for a learner that
-  // stores no weights but per-slot statistics it computes them from (scinol, ftprl).
-  virtual std::optional<uint64_t> nonzero_weights() const { return std::nullopt; }
   // --distributed: combines this learner's state with every other rank's (all ranks call it at the same
   // point, with states of the same shape), so that each rank then holds the combined model. How is each
   // learner's own decision, stated in its registry row (LearnerTraits::merge); a learner without a sound
@@ -157,6 +150,18 @@ class SharesTable {
   virtual void update_from(const Example& x, uint32_t problem, const Prediction& before, float label,
                            float weight) = 0;
   virtual void count_example(float weight) = 0;
+};
+
+// --audit and --audit_regressor's weights: a learner whose prediction is one weight per slot times the value
+// (not the second-order, kernel and mixture learners, which --audit shows feature names and values for).
+class AuditsSlots {
+ public:
+  virtual ~AuditsSlots() = default;
+  // The slot of feature f (in feature group `group`, -1 for an interaction), as f meets it in a prediction.
+  virtual SlotAudit audit_slot(const Feature& f, int group) const = 0;
+  // The slots whose stored weight is nonzero (what --audit_regressor looks for); nullopt for a learner that
+  // stores no weights but per-slot statistics it computes them from (scinol2, ftprl, nlms).
+  virtual std::optional<uint64_t> nonzero_weights() const { return std::nullopt; }
 };
 
 // Blocks of examples (a learner whose work per example splits into independent parts, a mixture's members, a

@@ -93,7 +93,7 @@ struct FtprlOptions {
 };
 
 // Shared by the three learners: the loss, the label range, safeguard counts and the example's vector.
-class FtprlBase : public Learner {
+class FtprlBase : public Learner, public AuditsSlots {
  public:
   uint64_t safeguard_count() const override { return safeguards_; }
   // VW's clipping range, as sgd keeps it: the loss's initial range widened by every label learned from
@@ -102,7 +102,7 @@ class FtprlBase : public Learner {
   double radius() const { return radius_; }
   Prediction predict(const Example& x) const final { return finish(score(x)); }
   // --audit: the weight each feature meets (common::probe_slot); no stored weights for --audit_regressor.
-  std::optional<SlotAudit> audit_slot(const Feature& f, int group) const override {
+  SlotAudit audit_slot(const Feature& f, int group) const override {
     return common::probe_slot(*this, f, group);
   }
   Prediction learn(const Example& x) final;

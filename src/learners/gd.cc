@@ -374,7 +374,7 @@ void GdLearner::write_slots(std::ostream& out, bool adaptive, bool normalized) c
   });
 }
 
-std::optional<SlotAudit> GdLearner::audit_slot(const Feature& f, int) const {
+SlotAudit GdLearner::audit_slot(const Feature& f, int) const {
   const Slot& s = slots_[f.index & mask_];
   const auto g = static_cast<float>(gravity_);
   const float truncated = std::fabs(s.w) > g ? s.w - (s.w > 0.0f ? g : -g) : 0.0f;

@@ -44,7 +44,7 @@ struct GdOptions {
   static GdOptions from(const OptionValues& values);
 };
 
-class GdLearner final : public Learner, public SharesTable {
+class GdLearner final : public Learner, public SharesTable, public AuditsSlots {
  public:
   GdLearner(const GdOptions& options, const Loss& loss, int bits, bool test_only);
 
@@ -63,7 +63,7 @@ class GdLearner final : public Learner, public SharesTable {
   // VW's audit figures: the stored weight, the one predictions use (l1-truncated, times the l2 contraction) and,
   // while the default (adaptive) update learns, its adaptive sum after an '@'.
   bool concurrent_predict() const override { return true; }  // predict() only reads
-  std::optional<SlotAudit> audit_slot(const Feature& f, int group) const override;
+  SlotAudit audit_slot(const Feature& f, int group) const override;
   std::optional<uint64_t> nonzero_weights() const override;
   // --distributed: VW's allreduce (its accumulate_weighted_avg): each weight the average of the ranks' weights
   // weighted by their adaptive sums G, G and N scaled alike (VW's "crude max"); without --adaptive the plain

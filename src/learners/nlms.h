@@ -28,12 +28,12 @@ struct NlmsOptions {
   static NlmsOptions from(const OptionValues& values);  // throws ConfigError
 };
 
-class NlmsLearner final : public Learner {
+class NlmsLearner final : public Learner, public AuditsSlots {
  public:
   NlmsLearner(const NlmsOptions& options, int bits);
   Prediction predict(const Example& x) const override;
   // --audit: the weight each feature meets (common::probe_slot); no stored weights for --audit_regressor.
-  std::optional<SlotAudit> audit_slot(const Feature& f, int group) const override {
+  SlotAudit audit_slot(const Feature& f, int group) const override {
     return common::probe_slot(*this, f, group);
   }
   Prediction learn(const Example& x) override;

@@ -66,7 +66,7 @@ struct Scinol2Options {
   static Scinol2Options from(ScinolKkwVariant variant, const OptionValues& values);  // throws ConfigError
 };
 
-class Scinol2Learner final : public Learner {
+class Scinol2Learner final : public Learner, public AuditsSlots {
  public:
   static constexpr double kMaxExponent = 650.0;  // ScInOL1: cap on |θ|/2 (exp(650) ~ 2e282)
   static constexpr double kMaxWealth = 1e280;    // ScInOL2: cap on η
@@ -76,7 +76,7 @@ class Scinol2Learner final : public Learner {
   Prediction predict(const Example& x) const override;
   bool concurrent_predict() const override { return true; }  // its vector in common::thread_builder
   // --audit: the weight each feature meets (common::probe_slot); no stored weights for --audit_regressor.
-  std::optional<SlotAudit> audit_slot(const Feature& f, int group) const override {
+  SlotAudit audit_slot(const Feature& f, int group) const override {
     return common::probe_slot(*this, f, group);
   }
   Prediction learn(const Example& x) override;

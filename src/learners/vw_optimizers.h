@@ -58,7 +58,7 @@ struct VwOptimizerOptions {
   static VwOptimizerOptions from(VwOptimizer mode, const OptionValues& values);  // throws ConfigError
 };
 
-class VwOptimizerLearner final : public Learner {
+class VwOptimizerLearner final : public Learner, public AuditsSlots {
  public:
   // Slot field offsets, VW's order.
   enum Field { kXt = 0, kZt = 1, kG2 = 2, kMx = 3, kWe = 4, kMg = 5 };
@@ -75,7 +75,7 @@ class VwOptimizerLearner final : public Learner {
   void write_readable(std::ostream& out) const override;
   // VW's audit figures: XT, the weight the prediction reads (no '@' state: VW shows none for these optimizers).
   bool concurrent_predict() const override { return true; }  // predict() only reads
-  std::optional<SlotAudit> audit_slot(const Feature& f, int group) const override {
+  SlotAudit audit_slot(const Feature& f, int group) const override {
     const float w = slot(f.index)[kXt];
     return SlotAudit{w, w, std::nullopt};
   }

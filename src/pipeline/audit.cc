@@ -53,7 +53,8 @@ std::string regressor_name(const FeatureName& name) {
 
 Auditor::Auditor(const AuditOptions& options, const Learner& learner, std::ostream* log)
     : opt_(options), learner_(learner), log_(log), mask_((uint64_t{1} << options.bits) - 1) {
-  per_slot_ = learner_.audit_slot(Feature{0, 1.0f}, -1).has_value();
+  slots_ = dynamic_cast<const AuditsSlots*>(&learner_);
+  per_slot_ = slots_ != nullptr;
   if (opt_.audit && !per_slot_ && log_)
     *log_ << "--audit: learner " << learner_.name()
           << " keeps no weight per slot; each feature's name, slot and value are shown\n";
@@ -62,7 +63,7 @@ Auditor::Auditor(const AuditOptions& options, const Learner& learner, std::ostre
     throw ConfigError("--audit_regressor needs a learner with a weight per slot; " +
                       std::string(learner_.name()) +
                       " has none (--invert_hash and --audit show its feature names)");
-  const std::optional<uint64_t> stored = learner_.nonzero_weights();
+  const std::optional<uint64_t> stored = slots_->nonzero_weights();
   if (!stored)
     throw ConfigError("--audit_regressor lists stored weights; " + std::string(learner_.name()) +
                       " computes its weights from per-slot statistics (--audit and --invert_hash show them)");
@@ -114,7 +115,7 @@ void Auditor::before(const Example& ex, bool first_pass) {
       std::string text = audit_name(name_of(k)) + ':' + std::to_string(f.index & mask_) + ':' + g6(f.value);
       float key = 0.0f;
       if (per_slot_) {
-        const SlotAudit s = *learner_.audit_slot(Feature{f.index, slot_value[f.index & mask_]}, group_of(k));
+        const SlotAudit s = slots_->audit_slot(Feature{f.index, slot_value[f.index & mask_]}, group_of(k));
         text += ':' + g6(s.weight);
         if (s.state) text += '@' + g6(*s.state);
         key = s.stored * f.value;
@@ -131,7 +132,7 @@ void Auditor::before(const Example& ex, bool first_pass) {
     for (size_t k = 0; k < ex.features.size() && audited_ < nonzero_; ++k) {
       const uint64_t slot = ex.features[k].index & mask_;
       if (written_[slot]) continue;
-      const SlotAudit s = *learner_.audit_slot(ex.features[k], group_of(k));
+      const SlotAudit s = slots_->audit_slot(ex.features[k], group_of(k));
       if (s.stored == 0.0f) continue;
       written_[slot] = true;
       ++audited_;

@@ -57,8 +57,9 @@ class Auditor {
   const Learner& learner_;
   std::ostream* log_;
   uint64_t mask_;
-  bool per_slot_ = false;  // the learner answers audit_slot
-  std::string line_;       // the pending --audit feature line
+  const AuditsSlots* slots_ = nullptr;  // the learner, when it has a weight per slot
+  bool per_slot_ = false;               // slots_ != nullptr
+  std::string line_;                    // the pending --audit feature line
   std::unordered_map<uint64_t, FeatureName> names_;
   // --audit_regressor.
   std::unique_ptr<std::ofstream> regressor_;

@@ -71,7 +71,7 @@ class LabelClip {
 // --audit for a learner whose prediction is sum_i w_i x_i, each w_i from slot i's state alone (and from x_i itself
 // where a learner clips by the largest |x_i| seen): the w_i feature f meets, found as the raw score of f alone
 // less that of an empty example, over f's value.
-inline std::optional<SlotAudit> probe_slot(const Learner& learner, const Feature& f, int group) {
+inline SlotAudit probe_slot(const Learner& learner, const Feature& f, int group) {
   Example alone;
   alone.features.push_back(f);
   if (group >= 0) alone.groups.push_back(FeatureGroup{static_cast<unsigned char>(group), 0, 1});
