@@ -81,13 +81,8 @@ class Learner {
   virtual bool concurrent_predict() const { return false; }
   virtual Prediction learn(const Example& x) = 0;  // one online step; returns the PRE-update prediction
   virtual void end_pass() {}                       // passes: decay, holdout bookkeeping
-  // Warm-up (a kernel's bandwidth by the median heuristic): how many examples the learner wants to see before
-  // its first prediction (0: none, or no more); the driver holds that many, calls warmup() with them, then
-  // predicts and learns each in order. A learner used without a driver estimates from what it has instead.
-  virtual uint64_t warmup_wanted() const { return 0; }
-  virtual void warmup(std::span<const Example> prefix) {}
-  virtual void save(ModelWriter& out) const = 0;  // its own state; the header is model_io's job
-  virtual void load(ModelReader& in) = 0;         // validates sizes, throws ModelFormatError
+  virtual void save(ModelWriter& out) const = 0;   // its own state; the header is model_io's job
+  virtual void load(ModelReader& in) = 0;          // validates sizes, throws ModelFormatError
   // --predict_only_model: only what predict() needs (sgd drops its per-slot AdaGrad and normalizer sums). A
   // learner whose prediction needs all of its state keeps the defaults, which save and load all of it.
   virtual void save_predict_only(ModelWriter& out) const { save(out); }
@@ -151,6 +146,26 @@ class SharesTable {
                            float weight) = 0;
   virtual void count_example(float weight) = 0;
 };
+
+// Warm-up (a kernel's bandwidth by the median heuristic, wemm's b = 2X²): how many examples the learner wants
+// to see before its first prediction (0: none, or no more); the driver holds that many, calls warmup() with
+// them, then predicts and learns each in order. A learner used without a driver estimates from what it has
+// instead. Wrappers (mix, multiclass) offer it and pass it on to their learners.
+class WarmsUp {
+ public:
+  virtual ~WarmsUp() = default;
+  virtual uint64_t warmup_wanted() const = 0;
+  virtual void warmup(std::span<const Example> prefix) = 0;
+};
+
+// The warm-up a learner wants (0 for one without WarmsUp), and the call that gives it.
+inline uint64_t warmup_wanted_by(const Learner& l) {
+  const auto* w = dynamic_cast<const WarmsUp*>(&l);
+  return w ? w->warmup_wanted() : 0;
+}
+inline void warm_up(Learner& l, std::span<const Example> prefix) {
+  if (auto* w = dynamic_cast<WarmsUp*>(&l)) w->warmup(prefix);
+}
 
 // --audit and --audit_regressor's weights: a learner whose prediction is one weight per slot times the value
 // (not the second-order, kernel and mixture learners, which --audit shows feature names and values for).

@@ -115,7 +115,7 @@ Prediction Session::step(Example& ex, bool learn) {
   }
   learn = learn && !c_.driver.test_only;
   if (learn && !warm_done_) {
-    if (b_.learner->warmup_wanted() > 0) b_.learner->warmup(std::span<const Example>(&work, 1));
+    if (warmup_wanted_by(*b_.learner) > 0) warm_up(*b_.learner, std::span<const Example>(&work, 1));
     warm_done_ = true;
   }
   ++examples_;
@@ -245,14 +245,14 @@ void Session::run_csr(const CsrRows& rows, bool learn, float* shown, float* valu
   size_t i = 0;
   // A learner that looks at a prefix first (a kernel's bandwidth) sees the first rows, as the driver holds
   // them.
-  if (learn && !c_.driver.test_only && !warm_done_ && b_.learner->warmup_wanted() > 0 && rows.rows > 0) {
-    const size_t want = std::min<size_t>(rows.rows, b_.learner->warmup_wanted());
+  if (learn && !c_.driver.test_only && !warm_done_ && warmup_wanted_by(*b_.learner) > 0 && rows.rows > 0) {
+    const size_t want = std::min<size_t>(rows.rows, warmup_wanted_by(*b_.learner));
     std::vector<Example> prefix(want);
     for (size_t j = 0; j < want; ++j) {
       fill_row(rows, j, prefix[j]);
       b_.space->expand(prefix[j]);
     }
-    b_.learner->warmup(prefix);
+    warm_up(*b_.learner, prefix);
     warm_done_ = true;
     for (; i < want; ++i) {
       ++examples_;

@@ -78,7 +78,10 @@ struct AioliKernelOptions {
   static AioliKernelOptions from(const OptionValues& values);  // throws ConfigError
 };
 
-class AioliKernelLearner final : public Learner, public SharesPoints, public kernels::SharesKernelRows {
+class AioliKernelLearner final : public Learner,
+                                 public SharesPoints,
+                                 public WarmsUp,
+                                 public kernels::SharesKernelRows {
  public:
   static constexpr uint64_t kMaxBudget = 65536;  // the full matrix's largest size
 

@@ -44,7 +44,10 @@ struct KernelMinmaxOptions {
   static KernelMinmaxOptions from(const MinmaxRule& rule, const OptionValues& v);  // throws ConfigError
 };
 
-class KernelMinmaxLearner final : public Learner, public SharesPoints, public kernels::SharesKernelRows {
+class KernelMinmaxLearner final : public Learner,
+                                  public SharesPoints,
+                                  public WarmsUp,
+                                  public kernels::SharesKernelRows {
  public:
   static constexpr double kWemmEps = MinmaxLearner::kWemmEps;
 

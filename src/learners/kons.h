@@ -64,7 +64,10 @@ struct KonsOptions {
   static KonsOptions from(const OptionValues& values, bool sketched);  // throws ConfigError
 };
 
-class KonsLearner final : public Learner, public SharesPoints, public kernels::SharesKernelRows {
+class KonsLearner final : public Learner,
+                          public SharesPoints,
+                          public WarmsUp,
+                          public kernels::SharesKernelRows {
  public:
   KonsLearner(const KonsOptions& options, const Loss& loss, int bits, uint64_t random_seed);
   Prediction predict(const Example& x) const override;

@@ -81,7 +81,7 @@ struct MinmaxOptions {
   double factor() const { return rule->weight == MinmaxRule::Weight::kForget ? forget : 1.0; }
 };
 
-class MinmaxLearner final : public Learner {
+class MinmaxLearner final : public Learner, public WarmsUp {
  public:
   static constexpr double kWemmEps = 1e-6;         // wemm's guard: an update needs m < 1 - kWemmEps
   static constexpr double kMaxSigma = 1e100;       // cap on Σ's diagonal (RLS wind-up, r < 1)

@@ -749,14 +749,14 @@ Prediction MixLearner::mix_round(const Example& x) {
 uint64_t MixLearner::warmup_wanted() const {
   uint64_t most = 0;
   for (size_t k = 0; k < size(); ++k)
-    if (active(k)) most = std::max(most, members_[k]->warmup_wanted());
+    if (active(k)) most = std::max(most, warmup_wanted_by(*members_[k]));
   return most;
 }
 
 void MixLearner::warmup(std::span<const Example> prefix) {
   for (size_t k = 0; k < size(); ++k) {
-    const uint64_t want = active(k) ? members_[k]->warmup_wanted() : 0;
-    if (want > 0) members_[k]->warmup(prefix.first(std::min<size_t>(prefix.size(), want)));
+    const uint64_t want = active(k) ? warmup_wanted_by(*members_[k]) : 0;
+    if (want > 0) warm_up(*members_[k], prefix.first(std::min<size_t>(prefix.size(), want)));
   }
 }
 

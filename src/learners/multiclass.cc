@@ -406,7 +406,7 @@ void MulticlassLearner::warmup(std::span<const Example> prefix) {
     e.label_kind = LabelKind::kScalar;
     e.classes.clear();
   }
-  for (auto& b : bases_) b->warmup(scalar);
+  for (auto& b : bases_) warm_up(*b, scalar);
 }
 
 void MulticlassLearner::save_state(ModelWriter& out, bool predict_only) const {

@@ -31,7 +31,7 @@ struct MulticlassOptions {
   int indexing = -1;           // --indexing 0 or 1; -1: decided by the first label 0 or K seen (VW's default)
 };
 
-class MulticlassLearner final : public Learner, public LearnsBlocks {
+class MulticlassLearner final : public Learner, public LearnsBlocks, public WarmsUp {
  public:
   // make_base returns a fresh base learner; it is called once (a base that share_table(K) accepts) or K times.
   MulticlassLearner(const MulticlassOptions& options,
@@ -45,7 +45,7 @@ class MulticlassLearner final : public Learner, public LearnsBlocks {
   size_t block_size() const override;
   void learn_block(std::span<BlockItem> items) override;
   void end_pass() override;
-  uint64_t warmup_wanted() const override { return bases_.front()->warmup_wanted(); }
+  uint64_t warmup_wanted() const override { return warmup_wanted_by(*bases_.front()); }
   void warmup(std::span<const Example> prefix) override;
   void save(ModelWriter& out) const override;
   void load(ModelReader& in) override;

@@ -366,7 +366,7 @@ void Driver::consume(Example& ex, RunStats& st, PassState& ps) {
   }
 
   if (!warm_done_) {
-    const uint64_t want = opt_.test_only ? 0 : learner_.warmup_wanted();
+    const uint64_t want = opt_.test_only ? 0 : warmup_wanted_by(learner_);
     if (want == 0) {
       warm_done_ = true;
     } else {
@@ -414,7 +414,7 @@ void Driver::flush_warmup(RunStats& st, PassState& ps) {
   std::vector<Example> prefix;
   prefix.reserve(warm_.size());
   for (const Held& h : warm_) prefix.push_back(h.work);
-  learner_.warmup(prefix);
+  warm_up(learner_, prefix);
   warm_done_ = true;
   std::vector<Held> held;
   held.swap(warm_);

@@ -28,7 +28,7 @@ namespace {
 constexpr uint32_t kClasses = 4;
 
 // Hides share_points: the multiclass wrapper then makes one instance per class, as before it existed.
-class OwnInstances final : public Learner {
+class OwnInstances final : public Learner, public WarmsUp {
  public:
   explicit OwnInstances(std::unique_ptr<Learner> l) : l_(std::move(l)) {}
   Prediction predict(const Example& x) const override { return l_->predict(x); }
@@ -37,8 +37,8 @@ class OwnInstances final : public Learner {
   void load(ModelReader& in) override { l_->load(in); }
   std::string_view name() const override { return l_->name(); }
   void write_readable(std::ostream& out) const override { l_->write_readable(out); }
-  uint64_t warmup_wanted() const override { return l_->warmup_wanted(); }
-  void warmup(std::span<const Example> prefix) override { l_->warmup(prefix); }
+  uint64_t warmup_wanted() const override { return warmup_wanted_by(*l_); }
+  void warmup(std::span<const Example> prefix) override { warm_up(*l_, prefix); }
 
  private:
   std::unique_ptr<Learner> l_;

@@ -73,7 +73,7 @@ TEST(KernelSetting, FactorDefaultsByTheLoss) {
     if (factor) v.set("bandwidth_factor", factor, true);
     const auto l = make_loss(LossOptions{loss});
     auto learner = row.make(LearnerContext{v, *l, 10, false});
-    learner->warmup(axis_points());
+    warm_up(*learner, axis_points());
     return learner->summary_lines().front();
   };
   EXPECT_NE(text("logistic", nullptr).find("bandwidth 1.5 (0.5 x the median"), std::string::npos);
