@@ -83,11 +83,7 @@ class Learner {
   virtual void end_pass() {}                       // passes: decay, holdout bookkeeping
   virtual void save(ModelWriter& out) const = 0;   // its own state; the header is model_io's job
   virtual void load(ModelReader& in) = 0;          // validates sizes, throws ModelFormatError
-  // --predict_only_model: only what predict() needs (sgd drops its per-slot AdaGrad and normalizer sums). A
-  // learner whose prediction needs all of its state keeps the defaults, which save and load all of it.
-  virtual void save_predict_only(ModelWriter& out) const { save(out); }
-  virtual void load_predict_only(ModelReader& in) { load(in); }
-  virtual std::string_view name() const = 0;  // its registry row
+  virtual std::string_view name() const = 0;       // its registry row
   // The range predictions are clipped to and losses reported in (VW's [min_label, max_label]).
   virtual LabelRange label_range() const { return {}; }
   // Lines for the stderr preamble ("learning rate = 0.5", ...), in order.
@@ -146,6 +142,29 @@ class SharesTable {
                            float weight) = 0;
   virtual void count_example(float weight) = 0;
 };
+
+// --predict_only_model: a learner whose prediction needs less than its whole state (sgd drops its per-slot
+// AdaGrad and normalizer sums; mix its validation sample; multiclass passes it on) saves and loads only that.
+class HasPredictOnlyState {
+ public:
+  virtual ~HasPredictOnlyState() = default;
+  virtual void save_predict_only(ModelWriter& out) const = 0;
+  virtual void load_predict_only(ModelReader& in) = 0;
+};
+
+// The predict-only state of any learner: its whole state unless it has a smaller one.
+inline void save_for_prediction(const Learner& l, ModelWriter& out) {
+  if (const auto* p = dynamic_cast<const HasPredictOnlyState*>(&l))
+    p->save_predict_only(out);
+  else
+    l.save(out);
+}
+inline void load_for_prediction(Learner& l, ModelReader& in) {
+  if (auto* p = dynamic_cast<HasPredictOnlyState*>(&l))
+    p->load_predict_only(in);
+  else
+    l.load(in);
+}
 
 // Warm-up (a kernel's bandwidth by the median heuristic, wemm's b = 2X²): how many examples the learner wants
 // to see before its first prediction (0: none, or no more); the driver holds that many, calls warmup() with

@@ -41,7 +41,7 @@ Built build(Config& c) {
     ModelReader r(c.model->state.data(), c.model->state.size(), c.initial_regressor);
     b.space->load(r);
     if (c.model->predict_only()) {
-      b.learner->load_predict_only(r);
+      load_for_prediction(*b.learner, r);
     } else {
       b.learner->load(r);
     }

@@ -224,7 +224,7 @@ void save_model(const std::string& path, const std::vector<SavedOption>& options
   f.end_section();
   f.begin_section(kSectionLearner, 1);
   if (predict_only) {
-    learner.save_predict_only(f.writer());
+    save_for_prediction(learner, f.writer());
   } else {
     learner.save(f.writer());
   }

@@ -860,7 +860,7 @@ void MixLearner::save_state(ModelWriter& out, bool predict_only) const {
     out.put_string(names_[k]);
     if (!active(k)) continue;
     if (predict_only)
-      members_[k]->save_predict_only(out);
+      save_for_prediction(*members_[k], out);
     else
       members_[k]->save(out);
   }
@@ -941,7 +941,7 @@ void MixLearner::load_state(ModelReader& in, bool predict_only) {
     fresh.push_back(make_member(got, options.back()));
     if (!retired[k].empty()) continue;  // a fresh member stands in; it is never asked again
     if (predict_only)
-      fresh.back()->load_predict_only(in);
+      load_for_prediction(*fresh.back(), in);
     else
       fresh.back()->load(in);
   }

@@ -415,7 +415,7 @@ void MulticlassLearner::save_state(ModelWriter& out, bool predict_only) const {
   out.put_u32(opt_.classes);
   out.put_u8(static_cast<uint8_t>(indexing_ + 1));  // 0 undecided, 1 zero-based, 2 one-based
   out.put_u32(static_cast<uint32_t>(bases_.size()));
-  for (const auto& b : bases_) predict_only ? b->save_predict_only(out) : b->save(out);
+  for (const auto& b : bases_) predict_only ? save_for_prediction(*b, out) : b->save(out);
 }
 
 void MulticlassLearner::load_state(ModelReader& in, bool predict_only) {
@@ -430,7 +430,7 @@ void MulticlassLearner::load_state(ModelReader& in, bool predict_only) {
   const int saved = static_cast<int>(indexing) - 1;
   if (opt_.indexing >= 0 && saved >= 0 && saved != opt_.indexing) bad("saved with the other --indexing");
   indexing_ = saved >= 0 ? saved : opt_.indexing;
-  for (auto& b : bases_) predict_only ? b->load_predict_only(in) : b->load(in);
+  for (auto& b : bases_) predict_only ? load_for_prediction(*b, in) : b->load(in);
 }
 
 void MulticlassLearner::save(ModelWriter& out) const { save_state(out, false); }

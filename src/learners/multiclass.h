@@ -31,7 +31,10 @@ struct MulticlassOptions {
   int indexing = -1;           // --indexing 0 or 1; -1: decided by the first label 0 or K seen (VW's default)
 };
 
-class MulticlassLearner final : public Learner, public LearnsBlocks, public WarmsUp {
+class MulticlassLearner final : public Learner,
+                                public LearnsBlocks,
+                                public WarmsUp,
+                                public HasPredictOnlyState {
  public:
   // make_base returns a fresh base learner; it is called once (a base that share_table(K) accepts) or K times.
   MulticlassLearner(const MulticlassOptions& options,

@@ -175,13 +175,13 @@ TEST_P(Conformance, OtherLearnersStateIsRefused) {
       registry_test::PrintTo(Case{other.name, lo.name, variant}, &from);
       ModelWriter full, predict_only;
       l->save(full);
-      l->save_predict_only(predict_only);
+      save_for_prediction(*l, predict_only);
       auto m = make();
       ModelReader r(full.bytes().data(), full.bytes().size(), "other");
       EXPECT_THROW(m->load(r), ModelFormatError) << "state of " << from.str();
       auto p = make(8, true);
       ModelReader rp(predict_only.bytes().data(), predict_only.bytes().size(), "other");
-      EXPECT_THROW(p->load_predict_only(rp), ModelFormatError) << "predict-only state of " << from.str();
+      EXPECT_THROW(load_for_prediction(*p, rp), ModelFormatError) << "predict-only state of " << from.str();
     }
   }
 }
@@ -215,10 +215,10 @@ TEST_P(Conformance, PredictOnlySavePredictsAsTheFullOne) {
   const auto data = stream(150);
   for (size_t i = 0; i < 100; ++i) l->learn(data[i]);
   ModelWriter w;
-  l->save_predict_only(w);
+  save_for_prediction(*l, w);
   auto m = make(8, true);
   ModelReader r(w.bytes().data(), w.bytes().size(), "mem");
-  m->load_predict_only(r);
+  load_for_prediction(*m, r);
   EXPECT_EQ(r.remaining(), 0u);
   EXPECT_LE(w.bytes().size(), state(*l).size());
   // Compared with the full save loaded the same way (-t): a learner may predict otherwise under -t than while
@@ -261,10 +261,10 @@ TEST_P(BigTable, CostsWhatTheDataTouches) {
     load(*m, state(*l));
     for (size_t i = 20; i < 40; ++i) ASSERT_EQ(l->predict(data[i]).raw, m->predict(data[i]).raw) << i;
     ModelWriter w;
-    l->save_predict_only(w);
+    save_for_prediction(*l, w);
     auto p = make(26, true);
     ModelReader r(w.bytes().data(), w.bytes().size(), "mem");
-    p->load_predict_only(r);
+    load_for_prediction(*p, r);
     EXPECT_FALSE(readable(*m).empty());
     EXPECT_LT(resident_kib() - before, 64 * 1024) << "KiB resident for three learners at -b 26";
   }
