@@ -92,9 +92,6 @@ class Learner {
   // value, "index:weight [state...]", in index order. --readable_model writes it after VW's header for a
   // learner with no VW counterpart.
   virtual void write_readable(std::ostream& out) const = 0;
-  // --readable_model for a learner that reproduces VW's (sgd): what VW 9.11.2 writes after its header, byte
-  // for byte (`run`: the run's figures VW writes among the learner's). false: the learner has no VW layout.
-  virtual bool write_vw_readable(std::ostream& out, const VwRunFigures& run) const { return false; }
   // --distributed: combines this learner's state with every other rank's (all ranks call it at the same
   // point, with states of the same shape), so that each rank then holds the combined model. How is each
   // learner's own decision, stated in its registry row (LearnerTraits::merge); a learner without a sound
@@ -106,9 +103,6 @@ class Learner {
   virtual uint64_t safeguard_count() const { return 0; }
   // Extra lines for the end-of-run summary (a mixture's member weights and losses); most learners have none.
   virtual std::vector<std::string> summary_lines() const { return {}; }
-
-  // A reduction's last prediction (the multiclass wrappers); nullptr for a scalar learner.
-  virtual const ClassOutcome* class_outcome() const { return nullptr; }
 
   // One item of a block of consecutive examples (LearnsBlocks below): learned or predicted, with the answer.
   struct BlockItem {
@@ -142,6 +136,28 @@ class SharesTable {
                            float weight) = 0;
   virtual void count_example(float weight) = 0;
 };
+
+// --readable_model for a learner that reproduces VW's (sgd, and multiclass over its one table): what VW 9.11.2
+// writes after its header, byte for byte (`run`: the run's figures VW writes among the learner's). false: no VW
+// layout after all (a multiclass reduction over another learner), so the learner's own text follows.
+class WritesVwText {
+ public:
+  virtual ~WritesVwText() = default;
+  virtual bool write_vw_readable(std::ostream& out, const VwRunFigures& run) const = 0;
+};
+
+// A reduction (the multiclass wrappers): its last prediction's classes, scores and best class.
+class Reduction {
+ public:
+  virtual ~Reduction() = default;
+  virtual const ClassOutcome* class_outcome() const = 0;
+};
+
+// The learner's last class outcome when it is a reduction; nullptr for a scalar learner.
+inline const ClassOutcome* class_outcome_of(const Learner& l) {
+  const auto* r = dynamic_cast<const Reduction*>(&l);
+  return r ? r->class_outcome() : nullptr;
+}
 
 // --predict_only_model: a learner whose prediction needs less than its whole state (sgd drops its per-slot
 // AdaGrad and normalizer sums; mix its validation sample; multiclass passes it on) saves and loads only that.

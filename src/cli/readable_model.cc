@@ -142,7 +142,8 @@ void write_readable_model(const std::string& path, const Config& c, const Learne
     } else {
       out << vw_readable_header(c.saved_options, *find_learner(c.learner), c.bits, learner.label_range(),
                                 c.predict_only_model);
-      if (!learner.write_vw_readable(body, run)) {  // a learner VW does not have: its own text, exact
+      const auto* vw = dynamic_cast<const WritesVwText*>(&learner);
+      if (!vw || !vw->write_vw_readable(body, run)) {  // a learner VW does not have: its own text, exact
         common::imbue_exact_numbers(body);
         learner.write_readable(body);
       }

@@ -129,7 +129,7 @@ void Session::outcome(const Prediction& p, SessionResult& r) {
   r.shown = shown_prediction(c_.driver.link, c_.driver.binary, p.value, replaced_);
   r.value = p.scored ? finite_or_replaced(*p.scored, replaced_) : p.value;
   r.raw = p.raw;
-  if (const ClassOutcome* o = b_.learner->class_outcome()) {
+  if (const ClassOutcome* o = class_outcome_of(*b_.learner)) {
     r.klass = o->klass;
     r.scores = o->scores;
     r.shown = static_cast<float>(o->klass);

@@ -44,7 +44,11 @@ struct GdOptions {
   static GdOptions from(const OptionValues& values);
 };
 
-class GdLearner final : public Learner, public SharesTable, public AuditsSlots, public HasPredictOnlyState {
+class GdLearner final : public Learner,
+                        public SharesTable,
+                        public AuditsSlots,
+                        public HasPredictOnlyState,
+                        public WritesVwText {
  public:
   GdLearner(const GdOptions& options, const Loss& loss, int bits, bool test_only);
 

@@ -466,7 +466,8 @@ void MulticlassLearner::write_readable(std::ostream& out) const {
 // VW's --oaa over its gd learner writes gd's text over the one table all classes share; separate learners
 // have no VW layout.
 bool MulticlassLearner::write_vw_readable(std::ostream& out, const VwRunFigures& run) const {
-  return shared_ && bases_.front()->write_vw_readable(out, run);
+  const auto* vw = dynamic_cast<const WritesVwText*>(bases_.front().get());
+  return shared_ && vw && vw->write_vw_readable(out, run);
 }
 
 uint64_t MulticlassLearner::safeguard_count() const {

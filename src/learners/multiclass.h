@@ -34,7 +34,9 @@ struct MulticlassOptions {
 class MulticlassLearner final : public Learner,
                                 public LearnsBlocks,
                                 public WarmsUp,
-                                public HasPredictOnlyState {
+                                public HasPredictOnlyState,
+                                public WritesVwText,
+                                public Reduction {
  public:
   // make_base returns a fresh base learner; it is called once (a base that share_table(K) accepts) or K times.
   MulticlassLearner(const MulticlassOptions& options,

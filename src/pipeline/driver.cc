@@ -135,6 +135,7 @@ Driver::Driver(const DriverOptions& options, Learner& learner, FeatureSpace& spa
       log_(log),
       table_(log, options.progress, options.progress_additive),
       logistic_(loss.name() == "logistic") {
+  reduction_ = dynamic_cast<const Reduction*>(&learner_);
   if (opt_.data.empty()) names_.push_back(opt_.no_input ? "no input" : "stdin");
   for (const auto& d : opt_.data) {
     names_.push_back(d == "-" ? std::string("stdin") : d);
@@ -560,7 +561,7 @@ void Driver::record(const Example& ex, const Example& work, bool holdout, Predic
   std::string label_text, prediction_text;  // a reduction's table entries (classes, names, probabilities)
   // --metrics count the examples the summary's loss does: the holdout ones when passes hold some out.
   const bool measured = metrics_ && ex.labeled && holdout == st.holdout_on;
-  if (const ClassOutcome* o = outcome ? outcome : learner_.class_outcome()) {
+  if (const ClassOutcome* o = outcome ? outcome : reduction_ ? reduction_->class_outcome() : nullptr) {
     l = class_loss(ex, *o, holdout);
     write_classes(ex, *o, label_text, prediction_text);
     if (measured && !ex.classes.empty() && ex.label_kind != LabelKind::kCostSensitive)
@@ -795,7 +796,7 @@ std::string Driver::summary(const RunStats& st) const {
   } else {
     s.average_loss = st.average_loss();
   }
-  if (learner_.class_outcome() == nullptr) {  // a reduction's classes have no best constant
+  if (!reduction_) {  // a reduction's classes have no best constant
     s.best_constant = loss_.best_constant(st.labels, learner_.label_range());
   } else if (class_probabilities_) {  // VW's "average multiclass log loss"
     const double w = st.holdout_on ? holdout_weight_total_ : st.weighted_labeled;

@@ -210,6 +210,7 @@ class Driver {
     bool holdout;
   };
   LearnsBlocks* blocks_ = nullptr;                           // the learner, when it learns blocks
+  const Reduction* reduction_ = nullptr;                     // the learner, when it is a reduction
   size_t block_ = 0;                                         // examples per block (0: one at a time)
   static constexpr size_t kBlockFeatures = size_t{1} << 16;  // a block ends once it holds this many features
   size_t pending_features_ = 0;

@@ -270,13 +270,13 @@ class Connection : public Drainable, public std::enable_shared_from_this<Connect
       } else {
         std::lock_guard<std::mutex> lock(m->mutex);
         p = m->learner->predict(ex);
-        if (const ClassOutcome* o = m->learner->class_outcome()) klass = std::to_string(o->klass);
+        if (const ClassOutcome* o = class_outcome_of(*m->learner)) klass = std::to_string(o->klass);
       }
     } else {
       std::lock_guard<std::mutex> lock(m->mutex);  // a learning daemon learns one line at a time
       m->space->expand(ex);
       p = m->learner->learn(ex);
-      if (const ClassOutcome* o = m->learner->class_outcome()) klass = std::to_string(o->klass);
+      if (const ClassOutcome* o = class_outcome_of(*m->learner)) klass = std::to_string(o->klass);
     }
     std::string text;
     if (!klass.empty()) {
