@@ -76,9 +76,6 @@ class Learner {
  public:
   virtual ~Learner() = default;
   virtual Prediction predict(const Example& x) const = 0;  // no state change
-  // Whether predict() may run on several threads at once (--daemon -t); false for a learner whose predict()
-  // keeps scratch state, which is then called one at a time.
-  virtual bool concurrent_predict() const { return false; }
   virtual Prediction learn(const Example& x) = 0;  // one online step; returns the PRE-update prediction
   virtual void end_pass() {}                       // passes: decay, holdout bookkeeping
   virtual void save(ModelWriter& out) const = 0;   // its own state; the header is model_io's job
@@ -136,6 +133,18 @@ class SharesTable {
                            float weight) = 0;
   virtual void count_example(float weight) = 0;
 };
+
+// Whether predict() may run on several threads at once (--daemon -t): a learner whose predict() keeps no
+// scratch state of its own says so (a mixture: when every member's may); the others are called one at a time.
+class PredictsConcurrently {
+ public:
+  virtual ~PredictsConcurrently() = default;
+  virtual bool concurrent_predict() const = 0;
+};
+inline bool predicts_concurrently(const Learner& l) {
+  const auto* c = dynamic_cast<const PredictsConcurrently*>(&l);
+  return c && c->concurrent_predict();
+}
 
 // --readable_model for a learner that reproduces VW's (sgd, and multiclass over its one table): what VW 9.11.2
 // writes after its header, byte for byte (`run`: the run's figures VW writes among the learner's). false: no VW

@@ -76,7 +76,7 @@ struct AioliStep {
 };
 AioliStep aioli_step(double m, double y, double one_plus_br);
 
-class AioliLearner final : public Learner {
+class AioliLearner final : public Learner, public PredictsConcurrently {
  public:
   AioliLearner(const AioliOptions& options, const Loss& loss, int bits, bool test_only = false,
                uint64_t random_seed = 0);

@@ -48,7 +48,8 @@ class GdLearner final : public Learner,
                         public SharesTable,
                         public AuditsSlots,
                         public HasPredictOnlyState,
-                        public WritesVwText {
+                        public WritesVwText,
+                        public PredictsConcurrently {
  public:
   GdLearner(const GdOptions& options, const Loss& loss, int bits, bool test_only);
 

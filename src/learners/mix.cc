@@ -532,7 +532,7 @@ Prediction MixLearner::predict(const Example& x) const {
 
 bool MixLearner::concurrent_predict() const {
   for (size_t k = 0; k < size(); ++k)
-    if (active(k) && !members_[k]->concurrent_predict()) return false;
+    if (active(k) && !predicts_concurrently(*members_[k])) return false;
   return true;
 }
 

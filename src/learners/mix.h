@@ -71,7 +71,11 @@
 
 namespace lepus {
 
-class MixLearner final : public Learner, public LearnsBlocks, public WarmsUp, public HasPredictOnlyState {
+class MixLearner final : public Learner,
+                         public LearnsBlocks,
+                         public WarmsUp,
+                         public HasPredictOnlyState,
+                         public PredictsConcurrently {
  public:
   enum class Rule : uint8_t { kLog = 1, kSquare = 2, kHedge = 3 };
   struct LogSigmoids {  // ln σ(s) and ln σ(−s) of one prediction s

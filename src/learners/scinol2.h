@@ -66,7 +66,7 @@ struct Scinol2Options {
   static Scinol2Options from(ScinolKkwVariant variant, const OptionValues& values);  // throws ConfigError
 };
 
-class Scinol2Learner final : public Learner, public AuditsSlots {
+class Scinol2Learner final : public Learner, public AuditsSlots, public PredictsConcurrently {
  public:
   static constexpr double kMaxExponent = 650.0;  // ScInOL1: cap on |θ|/2 (exp(650) ~ 2e282)
   static constexpr double kMaxWealth = 1e280;    // ScInOL2: cap on η

@@ -58,7 +58,7 @@ struct VwOptimizerOptions {
   static VwOptimizerOptions from(VwOptimizer mode, const OptionValues& values);  // throws ConfigError
 };
 
-class VwOptimizerLearner final : public Learner, public AuditsSlots {
+class VwOptimizerLearner final : public Learner, public AuditsSlots, public PredictsConcurrently {
  public:
   // Slot field offsets, VW's order.
   enum Field { kXt = 0, kZt = 1, kG2 = 2, kMx = 3, kWe = 4, kMg = 5 };

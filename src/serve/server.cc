@@ -265,7 +265,7 @@ class Connection : public Drainable, public std::enable_shared_from_this<Connect
         holder_ = m;
       }
       space_->expand(ex);
-      if (m->learner->concurrent_predict()) {
+      if (predicts_concurrently(*m->learner)) {
         p = m->learner->predict(ex);
       } else {
         std::lock_guard<std::mutex> lock(m->mutex);
