@@ -5,7 +5,6 @@
 #include <cmath>
 #include <limits>
 #include <ostream>
-#include <stdexcept>
 
 #include "lepus/errors.h"
 
@@ -140,9 +139,9 @@ const SparseVector& AioliKernelLearner::as_vector(const Eigen::VectorXd& psi) co
 
 Prediction AioliKernelLearner::predict(const Example& x) const {
   const kernels::PointRef px = kernels::sorted_point(builder_.build(x), buffer_);
-  if (shared_a_) throw std::logic_error("aioli-kernel: a shared class matrix answers predict_problems only");
-  if (nystrom_) {
+  if (nystrom_) {  // under share_points, problem 0 (as learn())
     nystrom_->embed(px, psi_);
+    if (shared_a_) return output(shared_yhat(0, shared_solve(as_vector(psi_)), x.initial));
     return output(inner_[0]->predict_vector(as_vector(psi_), x.initial));
   }
   return output(evaluate(px, x.initial).yhat);
@@ -152,8 +151,6 @@ Prediction AioliKernelLearner::learn(const Example& x) {
   clip_.see(x);
   const SparseVector& v = builder_.build(x);
   safeguards_ += v.dropped;
-  if (shared_a_)
-    throw std::logic_error("aioli-kernel: a shared class matrix learns through learn_problems only");
   if (!common::teaches(x)) return predict(x);
   if (kernel_.pending() && v.size() > 0)
     kernel_.estimate_from(v);  // no warm-up: a caller that is not the driver
