@@ -264,9 +264,7 @@ double AioliKernelLearner::shared_solve(const SparseVector& v) const {
 }
 
 double AioliKernelLearner::shared_yhat(uint32_t problem, double s, double initial) const {
-  const std::vector<double>& b = shared_b_[problem];
-  double c = 0.0;
-  for (const Coord& u : solved_) c += u.x * b[u.slot];
+  double c = shared_b_[problem].dot(solved_);
   if (!std::isfinite(c)) [[unlikely]] {
     ++safeguards_;
     c = 0.0;
@@ -299,11 +297,8 @@ void AioliKernelLearner::shared_steps(const SparseVector& v, double initial, dou
   }
   const std::span<const Coord> x(v.begin(), v.size());
   if (kappa > 0.0) shared_a_->rank_one_update(x, kappa);
-  for (size_t i = 0; i < steps.size(); ++i) {
-    if (step_beta_[i] == 0.0) continue;
-    std::vector<double>& b = shared_b_[steps[i].problem];
-    for (const Coord& c : x) b[c.slot] += step_beta_[i] * c.x;
-  }
+  for (size_t i = 0; i < steps.size(); ++i)
+    if (step_beta_[i] != 0.0) shared_b_[steps[i].problem].add(x, step_beta_[i]);
 }
 
 bool AioliKernelLearner::share_kernel_rows(std::shared_ptr<kernels::RowCache> cache) {
@@ -319,7 +314,7 @@ bool AioliKernelLearner::share_points(uint32_t problems) {
   shared_b_.clear();
   if (opt_.class_matrix == AioliKernelOptions::ClassMatrix::kShared && problems > 1) {
     shared_a_ = make_shared_matrix(opt_);
-    shared_b_.assign(problems, std::vector<double>(size_t{1} << inner_bits(opt_.budget), 0.0));
+    for (uint32_t p = 0; p < problems; ++p) shared_b_.emplace_back(inner_bits(opt_.budget));
     return true;
   }
   for (uint32_t p = 0; p < problems; ++p) inner_.push_back(make_inner(opt_));
@@ -379,7 +374,7 @@ void AioliKernelLearner::save(ModelWriter& out) const {
     nystrom_->save(out);
     if (shared_a_) {
       shared_a_->save(out);
-      for (const std::vector<double>& b : shared_b_) out.put_values(b.data(), b.size());
+      for (const TrackedVector& b : shared_b_) b.save(out);
     }
     for (const auto& inner : inner_) inner->save(out);
     return;
@@ -428,17 +423,11 @@ void AioliKernelLearner::load(ModelReader& in) {
     std::unique_ptr<NystromEmbedding> nystrom = make_nystrom(o);
     nystrom->load(in, who);
     std::unique_ptr<Matrix> shared_a;
-    std::vector<std::vector<double>> shared_b;
+    std::vector<TrackedVector::Entries> shared_b;
     if (shared_a_) {
       shared_a = make_shared_matrix(o);
       shared_a->load(in);
-      shared_b.assign(problems, std::vector<double>(size_t{1} << inner_bits(o.budget), 0.0));
-      for (std::vector<double>& b : shared_b) {
-        if (b.size() * sizeof(double) > in.remaining()) throw bad("a class's b is cut short");
-        in.get_raw(b.data(), b.size() * sizeof(double), "aioli-kernel class b");
-        for (double e : b)
-          if (!std::isfinite(e)) throw bad("a non-finite entry of a class's b");
-      }
+      for (uint32_t p = 0; p < problems; ++p) shared_b.push_back(shared_b_[p].read(in));
     }
     std::vector<std::unique_ptr<AioliLearner>> inner;
     for (size_t p = 0; p < inner_.size(); ++p) {
@@ -449,7 +438,7 @@ void AioliKernelLearner::load(ModelReader& in) {
     inner_.swap(inner);
     if (shared_a_) {
       shared_a_ = std::move(shared_a);
-      shared_b_.swap(shared_b);
+      for (uint32_t p = 0; p < problems; ++p) shared_b_[p].assign(shared_b[p]);
     }
   } else {
     kernels::PointStore points;
@@ -521,8 +510,7 @@ void AioliKernelLearner::write_readable(std::ostream& out) const {
     out << "landmarks " << nystrom_->size() << "\n";
     for (size_t p = 0; p < shared_b_.size(); ++p) {  // the shared class matrix: each problem's b
       out << "problem " << p << "\n";
-      for (size_t i = 0; i < shared_b_[p].size(); ++i)
-        if (shared_b_[p][i] != 0.0) out << i << ":" << num(shared_b_[p][i]) << "\n";
+      shared_b_[p].for_each_nonzero([&](uint64_t i, double b) { out << i << ":" << num(b) << "\n"; });
     }
     for (size_t p = 0; p < inner_.size(); ++p) {
       if (inner_.size() > 1) out << "problem " << p << "\n";

@@ -158,7 +158,7 @@ class AioliKernelLearner final : public Learner,
   std::unique_ptr<NystromEmbedding> nystrom_;
   std::vector<std::unique_ptr<AioliLearner>> inner_;  // one per problem (share_points: K); none when shared
   std::unique_ptr<Matrix> shared_a_;                  // --aioli_class_matrix shared under share_points
-  std::vector<std::vector<double>> shared_b_;         // its b per problem, over ψ's 2^inner bits slots
+  std::vector<TrackedVector> shared_b_;               // its b per problem, over ψ's 2^inner bits slots
   std::vector<double> step_beta_;                     // shared_steps' scratch
   std::vector<uint8_t> listed_;                       // learn_budget's scratch: problems in the current group
   mutable std::vector<Coord> solved_;                 // A⁻¹ψ (shared)
