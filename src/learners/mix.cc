@@ -1,9 +1,11 @@
 // mix: exponentially weighted mixtures of registry learners (see mix.h for the rules and their papers).
 #include "learners/mix.h"
 
+#include "core/held_once.h"
 #include "core/splitmix.h"
 
 #include <algorithm>
+#include <bit>
 #include <cfloat>
 #include <cmath>
 #include <limits>
@@ -362,15 +364,39 @@ void MixLearner::keep(const Example& x, Kept& k) const {
   k.label = x.label;
   k.weight = x.weight;
   k.initial = x.initial;
-  k.num_linear = x.num_linear;
-  k.groups = x.groups;
+  thread_local KeptFeatures f;  // scratch: held_once copies it only when no equal features are held
+  f.num_linear = x.num_linear;
+  f.groups = x.groups;
   const size_t n = x.features.size();
-  if (k.features.capacity() > 2 * n + 16)
-    std::vector<Kept::Entry>().swap(k.features);  // not the widest's room
-  k.features.clear();                             // a reallocation copies nothing
-  k.features.resize(n);
+  f.entries.resize(n);
   for (size_t i = 0; i < n; ++i)
-    k.features[i] = Kept::Entry{static_cast<uint32_t>(x.features[i].index & mask), x.features[i].value};
+    f.entries[i] =
+        KeptFeatures::Entry{static_cast<uint32_t>(x.features[i].index & mask), x.features[i].value};
+  k.features = held_once(f);
+}
+
+bool MixLearner::KeptFeatures::operator==(const KeptFeatures& o) const {
+  auto same_group = [](const FeatureGroup& a, const FeatureGroup& b) {
+    return a.ns == b.ns && a.begin == b.begin && a.end == b.end;
+  };
+  auto same_entry = [](const Entry& a, const Entry& b) {
+    return a.slot == b.slot && std::bit_cast<uint32_t>(a.value) == std::bit_cast<uint32_t>(b.value);
+  };
+  return num_linear == o.num_linear &&
+         std::equal(groups.begin(), groups.end(), o.groups.begin(), o.groups.end(), same_group) &&
+         std::equal(entries.begin(), entries.end(), o.entries.begin(), o.entries.end(), same_entry);
+}
+
+// The process's one copy of kept features equal to f (under --oaa/--csoaa the classes keep the same examples).
+std::shared_ptr<const MixLearner::KeptFeatures> MixLearner::held_once(const KeptFeatures& f) {
+  static HeldOnce<KeptFeatures> held;
+  // The hash reads the counts and at most 32 entries spread over the example (equality reads them all).
+  const size_t n = f.entries.size(), step = std::max<size_t>(1, n / 32);
+  uint64_t h = splitmix64_mix(f.num_linear ^ (uint64_t{n} << 32));
+  for (size_t i = 0; i < n; i += step)
+    h = splitmix64_mix(h ^
+                       ((uint64_t{f.entries[i].slot} << 32) | std::bit_cast<uint32_t>(f.entries[i].value)));
+  return held.get(f, h);
 }
 
 std::vector<Example> MixLearner::sample() const {
@@ -384,11 +410,11 @@ void MixLearner::expand(const Kept& k, Example& x) {
   x.label = k.label;
   x.weight = k.weight;
   x.initial = k.initial;
-  x.num_linear = k.num_linear;
-  x.groups = k.groups;
-  x.features.resize(k.features.size());
-  for (size_t i = 0; i < k.features.size(); ++i)
-    x.features[i] = Feature{k.features[i].slot, k.features[i].value};
+  x.num_linear = k.features->num_linear;
+  x.groups = k.features->groups;
+  const std::vector<KeptFeatures::Entry>& entries = k.features->entries;
+  x.features.resize(entries.size());
+  for (size_t i = 0; i < entries.size(); ++i) x.features[i] = Feature{entries[i].slot, entries[i].value};
 }
 
 std::vector<double> MixLearner::validation_losses() const {

@@ -233,21 +233,27 @@ class MixLearner final : public Learner,
   size_t lead_ = 0;  // learn_block: the member run on the calling thread (the slowest over the last block)
   uint64_t validation_size_ = 0;
   double prune_ = 0.0;
-  // One example of the validation sample, compact: each feature as its slot (the index masked to the 2^b slots,
-  // all a member reads) and value, 8 bytes where an Example's feature takes 16 (under --oaa each class keeps a
-  // sample of its own).
-  struct Kept {
+  // One example of the validation sample. Its features are compact, each as its slot (the index masked to the
+  // 2^b slots, all a member reads) and value, 8 bytes where an Example's feature takes 16, and shared: equal
+  // features are held once in the process (under --oaa/--csoaa every class keeps the same examples, each with
+  // its own label).
+  struct KeptFeatures {
     struct Entry {
       uint32_t slot;
       float value;
     };
-    float label = 0.0f, weight = 0.0f, initial = 0.0f;
     uint32_t num_linear = 0;
     std::vector<FeatureGroup> groups;
-    std::vector<Entry> features;
+    std::vector<Entry> entries;
+    bool operator==(const KeptFeatures& o) const;
+  };
+  struct Kept {
+    float label = 0.0f, weight = 0.0f, initial = 0.0f;
+    std::shared_ptr<const KeptFeatures> features;
   };
   void keep(const Example& x, Kept& k) const;     // k <- x
   static void expand(const Kept& k, Example& x);  // x <- k, a labelled example
+  static std::shared_ptr<const KeptFeatures> held_once(const KeptFeatures& f);
   std::vector<Kept> sample_;        // the learned examples kept for validation (full models save them)
   std::vector<double> validation_;  // V_k as a loaded model holds them (empty: none)
 };
