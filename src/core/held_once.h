@@ -22,7 +22,8 @@ class HeldOnce {
       if (auto held = it->second.lock(); held && *held == value) return held;
     auto made = std::make_shared<const T>(value);
     table_.emplace(hash, made);
-    if (table_.size() >= sweep_at_) {  // an entry lapses with its last holder; lapsed ones go when the table doubled
+    // An entry lapses with its last holder; lapsed ones are swept when the table has doubled since the last sweep.
+    if (table_.size() >= sweep_at_) {
       std::erase_if(table_, [](const auto& entry) { return entry.second.expired(); });
       sweep_at_ = std::max<size_t>(kFirstSweep, 2 * table_.size());
     }
