@@ -20,8 +20,8 @@ AutoMatrix::AutoMatrix(const MatrixOptions& options) : opt_(options) {
     throw ConfigError("--max_dense_features must be between 1 and " + std::to_string(opt_.full_cap) +
                       ", got " + std::to_string(opt_.max_dense));
   full_ = make_full();
-  SketchMatrix check(opt_.lambda, opt_.sketch_rank, opt_.sketch_cap,
-                     opt_.sketch_shrink_back);  // the rank and cap are checked now
+  SketchMatrix check(opt_.lambda, opt_.sketch_rank, opt_.sketch_cap, opt_.sketch_shrink_back, 0,
+                     opt_.sketch_diagonal);  // the rank, cap and correction are checked now
 }
 
 std::unique_ptr<FullMatrix> AutoMatrix::make_full() const {
@@ -30,7 +30,8 @@ std::unique_ptr<FullMatrix> AutoMatrix::make_full() const {
 
 std::unique_ptr<SketchMatrix> AutoMatrix::make_sketch() const {
   return std::make_unique<SketchMatrix>(opt_.lambda, opt_.sketch_rank, opt_.sketch_cap,
-                                        opt_.sketch_shrink_back, opt_.tracked ? opt_.bits : 0);
+                                        opt_.sketch_shrink_back, opt_.tracked ? opt_.bits : 0,
+                                        opt_.sketch_diagonal);
 }
 
 const Matrix& AutoMatrix::current() const {

@@ -214,6 +214,7 @@ void FrequentDirections::shrink(std::span<Eigen::VectorXd* const> companions, co
     w.row(k) = (s > delta ? std::sqrt((s - delta) / s) : 0.0) * vectors.col(l - 1 - k).head(l).transpose();
     kept(k) = s > delta ? s - delta : 0.0;
   }
+  last_shrink_ = w;
   const Eigen::MatrixXd rotated = w * w_.topLeftCorner(l, width());
   w_.topLeftCorner(m, width()) = rotated;
   ++w_version_;

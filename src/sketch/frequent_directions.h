@@ -111,6 +111,9 @@ class FrequentDirections {
   uint32_t orthogonal_rows() const { return orthogonal_; }
   size_t columns() const { return index_.size(); }
   double shrinkage() const { return shrinkage_; }  // Δ
+  // The last shrink's m x (rows before it) matrix: the kept rows are it times the rows before (empty before
+  // the first shrink). A learner keeping a matrix over the rows (B M Bᵀ) maps it with this on both sides.
+  const Eigen::MatrixXd& last_shrink() const { return last_shrink_; }
   const CompactIndex& index() const { return index_; }
   // G = B Bᵀ: its top-left rows() x rows() block.
   const Eigen::MatrixXd& gram() const { return gram_; }
@@ -146,11 +149,12 @@ class FrequentDirections {
   CompactIndex index_;
   std::vector<double> base_;             // C, column-major, m per column
   std::vector<std::vector<Entry>> raw_;  // per column: R's nonzeros there, oldest first (for S x)
-  std::vector<Logged> log_;  // R's nonzeros in the order appended (for the passes over all of R: one
-                             // sequential read instead of a pointer chase per column)
-  Eigen::MatrixXd w_;        // W in the top-left rows x (m + k) block (2m rows, columns grown)
-  Eigen::MatrixXd gram_;     // 2m x 2m
-  SymEigen eig_;             // the shrink's, kept for its buffers
+  std::vector<Logged> log_;      // R's nonzeros in the order appended (for the passes over all of R: one
+                                 // sequential read instead of a pointer chase per column)
+  Eigen::MatrixXd w_;            // W in the top-left rows x (m + k) block (2m rows, columns grown)
+  Eigen::MatrixXd gram_;         // 2m x 2m
+  SymEigen eig_;                 // the shrink's, kept for its buffers
+  Eigen::MatrixXd last_shrink_;  // the last shrink's w (not state: a learner reads it right after append)
   std::vector<double> rebase_scratch_;  // the next base while it is formed
   uint64_t version_ = 0;                // changes whenever S does (a raw row, a rebase, clear, load)
   mutable Eigen::VectorXd s_;           // S x for gathered_ at gathered_version_

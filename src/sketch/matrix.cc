@@ -39,7 +39,7 @@ std::unique_ptr<Matrix> make_matrix(const MatrixOptions& o) {
     case MatrixKind::kDiag: return std::make_unique<DiagMatrix>(o.lambda, o.bits, o.tracked);
     case MatrixKind::kSketch:
       return std::make_unique<SketchMatrix>(o.lambda, o.sketch_rank, o.sketch_cap, o.sketch_shrink_back,
-                                            o.tracked ? o.bits : 0);
+                                            o.tracked ? o.bits : 0, o.sketch_diagonal);
     case MatrixKind::kAuto: return std::make_unique<AutoMatrix>(o);
   }
   throw ConfigError("unknown matrix kind");

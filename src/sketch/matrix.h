@@ -147,6 +147,7 @@ struct MatrixOptions {
   uint32_t sketch_rank = 32;      // sketch: m, the directions kept after a shrink (buffer 2m rows)
   uint64_t sketch_cap = 1 << 20;  // sketch: most slots held (memory 16 m bytes per slot)
   double sketch_shrink_back = 1.0;  // sketch: the fraction of the shrinkage mass Δ added to the ridge
+  double sketch_diagonal = 0.0;     // sketch: the diagonal correction's c (sketch_matrix.h; 0: none)
   uint64_t max_dense = 1000;        // auto: full up to this many slots, then `beyond`
   MatrixKind beyond = MatrixKind::kSketch;  // auto: what follows the full matrix, kSketch or kDiag
 };

@@ -9,13 +9,23 @@
 
 namespace lepus {
 
-SketchMatrix::SketchMatrix(double lambda, uint32_t rank, uint64_t cap, double shrink_back, int tracked_bits)
-    : lambda_(lambda), shrink_back_(shrink_back), prior_(lambda), sketch_(rank, cap), b_(tracked_bits) {
+SketchMatrix::SketchMatrix(double lambda, uint32_t rank, uint64_t cap, double shrink_back, int tracked_bits,
+                           double diagonal)
+    : lambda_(lambda),
+      shrink_back_(shrink_back),
+      prior_(lambda),
+      sketch_(rank, cap),
+      b_(tracked_bits),
+      diagonal_(diagonal),
+      floor_(lambda) {
   matrix_detail::check_lambda(lambda, "sketch matrix");
   if (!(shrink_back >= 0.0 && shrink_back <= 1.0))
     throw ConfigError("sketch matrix: the fraction of the shrinkage added back must be in [0, 1]");
+  if (!(diagonal >= 0.0 && diagonal <= 1e6))
+    throw ConfigError("sketch matrix: the diagonal correction must be in [0, 1e6]");
   l_.setZero(2 * Eigen::Index{rank}, 2 * Eigen::Index{rank});
   q_.setZero(2 * Eigen::Index{rank});
+  kd_.setZero(2 * Eigen::Index{rank}, 2 * Eigen::Index{rank});
 }
 
 double SketchMatrix::core(std::span<const Coord> x) const {
@@ -39,10 +49,12 @@ double SketchMatrix::core(std::span<const Coord> x) const {
 }
 
 double SketchMatrix::quad(std::span<const Coord> x) const {
+  if (diagonal_ > 0.0) return std::max(diag_core(x), 0.0) / scale_;
   return std::max(core(x), 0.0) / scale_;  // >= 0 exactly; rounding may cross it for x deep in B's span
 }
 
 double SketchMatrix::solve(std::span<const Coord> x, std::vector<Coord>& out) const {
+  if (diagonal_ > 0.0) return diag_solve(x, out);
   const double q = std::max(core(x), 0.0) / scale_;
   const Eigen::MatrixXd& g = sketch_.gram();
   const Eigen::Index m1 = sketch_.orthogonal_rows(), j = sketch_.rows() - m1;
@@ -70,6 +82,7 @@ double SketchMatrix::solve(std::span<const Coord> x, std::vector<Coord>& out) co
 }
 
 Matrix::Products SketchMatrix::products(std::span<const Coord> x) const {
+  if (diagonal_ > 0.0) return diag_products(x);
   Products out;
   out.quad = std::max(core(x), 0.0) / scale_;  // leaves z_ = diag(1/(δ+g)) p₁ and y_ = L⁻¹w
   if (!b_.enabled()) return out;
@@ -88,8 +101,13 @@ Matrix::Products SketchMatrix::products(std::span<const Coord> x) const {
 void SketchMatrix::update(std::span<const Coord> x, double weight, double beta) {
   matrix_detail::check_update(x, weight, "sketch matrix");
   matrix_detail::check_beta(beta, b_, "sketch matrix");
-  if (beta != 0.0) {  // q += β B̂x before the row of x joins (which then reads the new b)
-    sketch_.multiply(x, p_);
+  if (beta != 0.0) {  // q += β B̂x (u += β B̂D̂⁻¹x) before the row of x joins (which then reads the new b)
+    if (diagonal_ > 0.0) {
+      scaled(x, xs_);
+      sketch_.multiply(xs_, p_);
+    } else {
+      sketch_.multiply(x, p_);
+    }
     q_.head(sketch_.rows()) += beta * p_;
     b_.add(x, beta);
   }
@@ -101,7 +119,10 @@ void SketchMatrix::adopt_tracked(TrackedVector b) {
   b_ = std::move(b);
   q_.setZero();
   Eigen::VectorXd q;
-  sketch_.multiply_all([&](uint64_t slot) { return b_[slot]; }, q);
+  if (diagonal_ > 0.0)
+    sketch_.multiply_all([&](uint64_t slot) { return b_[slot] / d_at(sketch_.index().find(slot)); }, q);
+  else
+    sketch_.multiply_all([&](uint64_t slot) { return b_[slot]; }, q);
   q_.head(sketch_.rows()) = q;
 }
 
@@ -123,6 +144,7 @@ void SketchMatrix::border(uint32_t row) {
 void SketchMatrix::rank_one_update(std::span<const Coord> x, double weight) {
   matrix_detail::check_update(x, weight, "sketch matrix");
   if (weight == 0.0) return;
+  if (diagonal_ > 0.0) return diag_update(x, weight);
   const uint32_t rows = sketch_.rows();
   const double root = std::sqrt(weight / scale_);
   const bool shrank = sketch_.append(x, root, b_.enabled() ? &q_ : nullptr);  // the row √(w/s) x; ConfigError
@@ -143,7 +165,14 @@ void SketchMatrix::scale(double r) {
 
 void SketchMatrix::renormalize() {  // Â <- s Â (B <- √s B; G, Δ and the prior <- s ·; N unchanged), s <- 1
   sketch_.scale(scale_);
-  q_ *= std::sqrt(scale_);
+  if (diagonal_ > 0.0) {  // D̂ and the masses <- s ·; K and L unchanged; u = B̂D̂⁻¹b <- u / √s
+    q_ /= std::sqrt(scale_);
+    floor_ *= scale_;
+    for (double& v : mass_) v *= scale_;
+    for (double& v : ridge_) v *= scale_;
+  } else {
+    q_ *= std::sqrt(scale_);
+  }
   prior_ *= scale_;
   scale_ = 1.0;
 }
@@ -155,6 +184,10 @@ void SketchMatrix::reset() {
   q_.setZero();
   scale_ = 1.0;
   prior_ = lambda_;
+  floor_ = lambda_;
+  mass_.clear();
+  ridge_.clear();
+  kd_.setZero();
 }
 
 void SketchMatrix::save(ModelWriter& out) const {
@@ -164,10 +197,22 @@ void SketchMatrix::save(ModelWriter& out) const {
   out.put_f64(scale_);
   out.put_f64(prior_);
   sketch_.save(out);
-  const uint32_t j = sketch_.rows() - sketch_.orthogonal_rows();
+  const uint32_t j = factor_size(sketch_);
   for (uint32_t k = 0; k < j; ++k) out.put_values(l_.col(k).data() + k, j - k);  // lower triangle
   b_.save(out);
   if (b_.enabled()) out.put_values(q_.data(), sketch_.rows());
+  if (diagonal_ == 0.0) return;  // the diagonal correction's state follows (its c is the learner's option)
+  out.put_f64(diagonal_);
+  out.put_f64(floor_);
+  out.put_u64(mass_.size());
+  out.put_values(mass_.data(), mass_.size());
+  out.put_u64(ridge_.size());
+  out.put_values(ridge_.data(), ridge_.size());
+  for (uint32_t k = 0; k < sketch_.rows(); ++k) out.put_values(kd_.col(k).data() + k, sketch_.rows() - k);
+}
+
+uint32_t SketchMatrix::factor_size(const FrequentDirections& sketch) const {
+  return diagonal_ > 0.0 ? sketch.rows() : sketch.rows() - sketch.orthogonal_rows();
 }
 
 void SketchMatrix::load(ModelReader& in) {
@@ -188,7 +233,7 @@ void SketchMatrix::load(ModelReader& in) {
     throw bad("scale or prior out of range");
   FrequentDirections sketch(sketch_.rank(), sketch_.cap());
   sketch.load(in);
-  const uint32_t j = sketch.rows() - sketch.orthogonal_rows();
+  const uint32_t j = factor_size(sketch);
   Eigen::MatrixXd l = Eigen::MatrixXd::Zero(l_.rows(), l_.cols());
   for (uint32_t k = 0; k < j; ++k) {
     in.get_raw(l.col(k).data() + k, (j - k) * sizeof(double), "sketch matrix factor");
@@ -203,18 +248,63 @@ void SketchMatrix::load(ModelReader& in) {
     for (uint32_t k = 0; k < sketch.rows(); ++k)
       if (!std::isfinite(q(k))) throw bad("a non-finite tracked product");
   }
+  Diagonal d;
+  if (diagonal_ > 0.0) d = load_diagonal(in, sketch);
   scale_ = scale;
   prior_ = prior;
   sketch_ = std::move(sketch);
   l_.swap(l);
   b_.assign(b);
   q_.swap(q);
+  floor_ = diagonal_ > 0.0 ? d.floor : prior_;
+  mass_.swap(d.mass);
+  ridge_.swap(d.ridge);
+  kd_.swap(d.kd);
+  if (diagonal_ == 0.0) kd_.setZero(l_.rows(), l_.cols());
+}
+
+SketchMatrix::Diagonal SketchMatrix::load_diagonal(ModelReader& in, const FrequentDirections& sketch) const {
+  auto bad = [&](const std::string& what) {
+    return ModelFormatError(in.source() + ": sketch matrix state: " + what);
+  };
+  Diagonal d;
+  const double c = in.get_f64("sketch matrix diagonal correction");
+  if (c != diagonal_)
+    throw bad("saved with the diagonal correction " + std::to_string(c) + ", this run has " +
+              std::to_string(diagonal_));
+  d.floor = in.get_f64("sketch matrix floor");
+  if (!(d.floor > 0.0) || !std::isfinite(d.floor)) throw bad("floor out of range");
+  auto values = [&](std::vector<double>& v, uint64_t most, const char* what) {
+    const uint64_t n = in.get_u64(what);
+    if (n > most || n > in.remaining() / sizeof(double)) throw bad(std::string(what) + " out of range");
+    v.resize(n);
+    in.get_raw(v.data(), n * sizeof(double), what);
+    for (double x : v)
+      if (!(x >= 0.0) || !std::isfinite(x)) throw bad(std::string("a bad value in the ") + what);
+  };
+  values(d.mass, sketch.columns(), "sketch matrix column masses");
+  if (d.mass.size() != sketch.columns()) throw bad("column masses for another number of columns");
+  values(d.ridge, sketch.columns(), "sketch matrix column ridges");
+  const Eigen::Index r = sketch.rows();
+  d.kd = Eigen::MatrixXd::Zero(l_.rows(), l_.cols());
+  for (Eigen::Index k = 0; k < r; ++k) {
+    in.get_raw(d.kd.col(k).data() + k, (r - k) * sizeof(double), "sketch matrix core");
+    for (Eigen::Index i = k; i < r; ++i) {
+      if (!std::isfinite(d.kd(i, k))) throw bad("a non-finite core entry");
+      d.kd(k, i) = d.kd(i, k);
+    }
+  }
+  return d;
 }
 
 void SketchMatrix::visit(MatrixVisitor& v) const {
   v.scalar("lambda", lambda_);
   v.scalar("prior", prior_ * scale_);
   v.scalar("shrinkage", shrinkage());
+  if (diagonal_ > 0.0) {
+    v.scalar("diagonal correction", diagonal_);
+    v.scalar("floor", floor_ * scale_);
+  }
   v.scalar("rows", sketch_.rows());
   v.scalar("slots", static_cast<double>(sketch_.columns()));
   const double root = std::sqrt(scale_);
@@ -224,6 +314,9 @@ void SketchMatrix::visit(MatrixVisitor& v) const {
     for (uint32_t row = 0; row < sketch_.rows(); ++row)
       if (column(row) != 0.0) v.entry("sketch", row, sketch_.index().slot(pos), column(row) * root);
   }
+  for (uint32_t pos = 0; pos < ridge_.size(); ++pos)  // the diagonal correction's D − floor, where nonzero
+    if (ridge_[pos] != 0.0)
+      v.entry("ridge", sketch_.index().slot(pos), sketch_.index().slot(pos), ridge_[pos] * scale_);
   b_.visit(v);
 }
 

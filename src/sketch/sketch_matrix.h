@@ -37,6 +37,21 @@
 // rows. Then, with w_b the level-2 vector of q as w is of p above,
 //     xᵀA⁻¹b = (xᵀb − Σ_k p₁,k q₁,k / (δ + g_k)) / δ − (L⁻¹w)ᵀ(L⁻¹w_b)          O(m · nnz + m²),
 // where forming A⁻¹x through solve() would cost a pass over every column held.
+//
+// The diagonal correction (`diagonal` c > 0; lepus's variant): the ridge becomes a diagonal,
+//     A_sketch = D + BᵀB,   D = λ' I + c diag(R),   R = Σ_t w_t x_t x_tᵀ − BᵀB ⪰ 0 (the mass the shrinks removed),
+// λ' = λ + c_Δ Δ as above (shrink_back). diag(R) is exact per coordinate: the sketch keeps each column's
+// Σ w x² beside B, and R's diagonal is that less the column's squared norm in B. Where FD's Δ I spreads the
+// removed mass evenly over every direction, D returns it to the coordinates it came from: a pixel whose
+// variance the top directions miss keeps a ridge of its own size, and a rare text feature (never in those
+// directions) keeps its own mass rather than Δ, which grows with the whole stream. No Loewner bound is
+// claimed for this form (D is refreshed in steps, below); AIOLI, its user, claims none for its sketch either.
+// Products, one level (Woodbury over D): with K = I + B D⁻¹ Bᵀ = L Lᵀ (rows x rows) and u = B D⁻¹ b,
+//     quad(x) = xᵀD⁻¹x − ‖L⁻¹ B D⁻¹ x‖²,   xᵀA⁻¹b = xᵀD⁻¹b − (L⁻¹ B D⁻¹ x)ᵀ(L⁻¹ u)     O(m · nnz + m²).
+// D (λ' included) is refreshed when the sketch forms its base again (frequent_directions.h: every
+// ~sqrt(m · columns / 5) rows, right after a shrink), where B's columns are read anyway: O(m² · columns) then.
+// Between refreshes D stays as it was (a column new since has the λ' of the last refresh), so K follows B exactly: an appended row borders L (O(m · nnz
+// + m²)), a shrink maps K − I by its m x 2m matrix on both sides and factors the m x m result (O(m³)).
 #pragma once
 #include <Eigen/Dense>
 #include <cstdint>
@@ -54,8 +69,9 @@ class SketchMatrix final : public Matrix {
   // lambda > 0, 1 <= rank <= 1024, 1 <= cap <= 2^28 (ConfigError).
   // 0 <= shrink_back <= 1 (ConfigError).
   // tracked_bits > 0: keep b over 2^tracked_bits slots.
+  // 0 <= diagonal <= 1e6 (ConfigError): the diagonal correction's c (0: none).
   SketchMatrix(double lambda, uint32_t rank = kDefaultRank, uint64_t cap = kDefaultCap,
-               double shrink_back = 1.0, int tracked_bits = 0);
+               double shrink_back = 1.0, int tracked_bits = 0, double diagonal = 0.0);
 
   MatrixKind kind() const override { return MatrixKind::kSketch; }
   double quad(std::span<const Coord> x) const override;
@@ -73,6 +89,9 @@ class SketchMatrix final : public Matrix {
   void visit(MatrixVisitor& v) const override;
 
   double lambda() const { return lambda_; }
+  double diagonal() const { return diagonal_; }  // c
+  // D's entry at a slot, true units: λ' on a slot no row carried.
+  double ridge(uint64_t slot) const;
   double shrinkage() const { return sketch_.shrinkage() * scale_; }  // Δ, true units
   const FrequentDirections& sketch() const { return sketch_; }       // B / √s
 
@@ -82,6 +101,24 @@ class SketchMatrix final : public Matrix {
   double core(std::span<const Coord> x) const;
   void border(uint32_t row);  // L gains the row of B̂'s row `row` (a B₂ row)
   void renormalize();
+  // The diagonal correction's steps (sketch_matrix_diag.cc).
+  double d_at(uint32_t position) const {  // D̂ at a column position (kNone: a slot no row carried)
+    return floor_ + (position < ridge_.size() ? ridge_[position] : 0.0);
+  }
+  double scaled(std::span<const Coord> x, std::vector<Coord>& out) const;  // out = D̂⁻¹x; returns xᵀD̂⁻¹x
+  double diag_core(std::span<const Coord> x) const;  // xᵀÂ⁻¹x unclamped; leaves p_ = B̂D̂⁻¹x, y_ = L⁻¹p_
+  Products diag_products(std::span<const Coord> x) const;
+  double diag_solve(std::span<const Coord> x, std::vector<Coord>& out) const;
+  void diag_update(std::span<const Coord> x, double weight);
+  void refresh();                                                // D̂, K, L and u afresh over every column
+  uint32_t factor_size(const FrequentDirections& sketch) const;  // L's rows as saved
+  struct Diagonal {
+    double floor = 0.0;
+    std::vector<double> mass, ridge;
+    Eigen::MatrixXd kd;
+  };
+  Diagonal load_diagonal(ModelReader& in, const FrequentDirections& sketch) const;  // checked
+  void factor(uint32_t rows);  // L <- chol(I + kd_) over the first rows
 
   double lambda_;
   double shrink_back_;  // c: the fraction of Δ in the ridge
@@ -93,6 +130,16 @@ class SketchMatrix final : public Matrix {
   Eigen::VectorXd q_;  // B̂ b over the rows in use (2m entries, 0 beyond), when b is kept
   mutable Eigen::VectorXd p_, z_, y_, c_, zb_, yb_;  // scratch
   mutable std::vector<double> column_;               // scratch: Bᵀc
+  // The diagonal correction (diagonal_ > 0). L (l_) is then chol(I + B̂D̂⁻¹B̂ᵀ) over every row in use, and q_
+  // holds u = B̂ D̂⁻¹ b.
+  double diagonal_;
+  std::vector<double> mass_;  // per column position: Σ w x² / s, the exact diagonal of Â's data part
+  double floor_ = 0.0;        // δ̂ as of the last refresh (the prior before the first)
+  std::vector<double>
+      ridge_;           // per column position: D̂ − floor_ as of the last refresh (c · the removed mass)
+  Eigen::MatrixXd kd_;  // B̂ D̂⁻¹ B̂ᵀ over the rows in use (2m x 2m)
+  mutable std::vector<Coord> xs_;  // scratch: D̂⁻¹x
+  Eigen::VectorXd t_;              // scratch: B̂ D̂⁻¹ r for a row r joining
 };
 
 }  // namespace lepus
