@@ -13,8 +13,9 @@
 namespace lepus {
 namespace {
 
-constexpr uint32_t kStateVersion = 3;  // 2: b kept by the matrix; 3: the feature scales
+constexpr uint32_t kStateVersion = 4;  // 2: b kept by the matrix; 3: the feature scales; 4: the sketch's c
 constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kSketchDiagonal = 0.0;  // --aioli_sketch_diagonal's default
 
 }  // namespace
 
@@ -30,6 +31,7 @@ AioliOptions AioliOptions::from(const OptionValues& v) {
   o.beyond = common::beyond_dense_of(v);
   o.o2b = v.has("aioli_o2b") && v.text("aioli_o2b") == "1";
   o.scale = !v.has("aioli_scale") || v.text("aioli_scale") == "feature";
+  o.sketch_diagonal = v.has("aioli_sketch_diagonal") ? v.number("aioli_sketch_diagonal") : kSketchDiagonal;
   return o;
 }
 
@@ -76,6 +78,7 @@ namespace {
 MatrixOptions aioli_matrix(const AioliOptions& o, int bits) {
   MatrixOptions m = common::matrix_options(o.matrix, o.ridge(), bits, o.rank, o.max_dense);
   m.sketch_shrink_back = 0.0;
+  m.sketch_diagonal = o.sketch_diagonal;
   m.beyond = o.beyond;
   m.tracked = true;  // b, so that c = x'A^-1 b costs what s = x'A^-1 x costs
   if (o.full_cap > 0) m.full_cap = o.full_cap;
@@ -215,7 +218,10 @@ std::vector<std::string> AioliLearner::describe() const {
       std::string("aioli scale = ") + (opt_.scale ? "each feature by its largest |value| so far" : "none"),
       "matrix = " + std::string(matrix_kind_name(opt_.matrix)) +
           (opt_.matrix == MatrixKind::kSketch || opt_.matrix == MatrixKind::kAuto
-               ? ", rank " + std::to_string(opt_.rank)
+               ? ", rank " + std::to_string(opt_.rank) +
+                     (opt_.sketch_diagonal > 0.0
+                          ? ", diagonal correction " + common::number(opt_.sketch_diagonal)
+                          : std::string())
                : std::string()) +
           (opt_.matrix == MatrixKind::kAuto
                ? ", full up to " + std::to_string(opt_.max_dense) + " features, then " +
@@ -244,6 +250,7 @@ void AioliLearner::save(ModelWriter& out) const {
   out.put_f64(r_max_);
   out.put_u8(static_cast<uint8_t>(opt_.matrix));
   out.put_u32(opt_.rank);
+  out.put_f64(opt_.sketch_diagonal);
   clip_.save(out);
   a_->save(out);
   out.put_u8(opt_.o2b ? 1 : 0);
@@ -260,7 +267,7 @@ void AioliLearner::load(ModelReader& in) {
     return ModelFormatError(in.source() + ": aioli state: " + what);
   };
   const uint32_t version = in.get_u32("aioli state version");
-  if (version != kStateVersion && version != 2) throw bad("unknown state version");
+  if (version < 2 || version > kStateVersion) throw bad("unknown state version");
   AioliOptions o = opt_;
   o.radius = in.get_f64("aioli B");
   o.lambda = in.get_f64("aioli lambda");
@@ -269,6 +276,9 @@ void AioliLearner::load(ModelReader& in) {
   const double r_max = in.get_f64("aioli largest norm");
   const uint8_t kind = in.get_u8("aioli matrix");
   o.rank = in.get_u32("aioli rank");
+  o.sketch_diagonal = version >= 4 ? in.get_f64("aioli sketch diagonal correction") : 0.0;  // the model's own
+  if (!(o.sketch_diagonal >= 0.0 && o.sketch_diagonal <= 1e6))
+    throw bad("sketch diagonal correction out of range");
   if (!(o.radius > 0.0) || !std::isfinite(o.radius) || !(*o.lambda > 0.0) || !std::isfinite(*o.lambda) ||
       !(r >= 0.0) || !std::isfinite(r) || !(r_max >= 0.0) || !std::isfinite(r_max))
     throw bad("a hyper-parameter out of range");
@@ -344,6 +354,13 @@ LearnerRow aioli_row() {
           common::rank_option(),
           common::max_dense_option(),
           common::beyond_dense_option(),
+          {"aioli_sketch_diagonal",
+           "",
+           Kind::kNumber,
+           common::number(kSketchDiagonal),
+           "sketch mode: the share of each feature's variance the sketch discarded that returns as that "
+           "feature's own ridge (0: the plain sketch; docs/algorithms/aioli.md)",
+           {0.0, 1e6, false, false}},
           {"aioli_scale",
            "",
            Kind::kText,

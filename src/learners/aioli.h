@@ -61,6 +61,7 @@ struct AioliOptions {
   MatrixKind beyond = MatrixKind::kSketch;  // --beyond_dense, auto mode
   bool o2b = false;                         // --aioli_o2b
   bool scale = true;                        // --aioli_scale feature (true) or none
+  double sketch_diagonal = 0.0;             // --aioli_sketch_diagonal: the sketch's diagonal correction c
   uint64_t full_cap = 0;  // full mode: the most slots held (0: the component's default); not an option
   double ridge() const { return lambda ? *lambda : 1.0 / (radius * radius); }
   static AioliOptions from(const OptionValues& values);  // throws ConfigError

@@ -386,6 +386,46 @@ TEST(AioliScale, ScalesAreSavedAndResumed) {
   for (size_t t = 100; t < xs.size(); ++t) ASSERT_EQ(whole.learn(xs[t]).raw, resumed.learn(xs[t]).raw) << t;
 }
 
+// --aioli_sketch_diagonal: the sketch's diagonal correction is state. A run resumed from a model predicts as
+// the uninterrupted one and takes the model's c (not its own); a state of version 3 (before the correction)
+// loads with c = 0, the plain sketch it was. The correction changes what a low-rank sketch predicts.
+TEST(AioliSketchDiagonal, IsSavedResumedAndOlderStatesArePlain) {
+  const std::vector<Example> xs = scale_stream({1.0, 250.0, 0.01, 3.0, 40.0, 0.5, 7.0}, 400, 5);
+  AioliOptions corrected;
+  corrected.matrix = MatrixKind::kSketch;
+  corrected.rank = 2;
+  corrected.sketch_diagonal = 2.0;
+  AioliOptions plain = corrected;
+  plain.sketch_diagonal = 0.0;
+  AioliLearner whole(corrected, kLoss, 8), first(corrected, kLoss, 8), other(plain, kLoss, 8);
+  bool differs = false;
+  for (int t = 0; t < 200; ++t) {
+    const double a = whole.learn(xs[t]).raw;
+    first.learn(xs[t]);
+    differs = differs || a != other.learn(xs[t]).raw;
+  }
+  EXPECT_TRUE(differs);
+  ModelWriter w;
+  first.save(w);
+  AioliLearner resumed(plain, kLoss, 8);  // this run's own c is 0: the model's 2 applies
+  ModelReader r(w.bytes().data(), w.bytes().size(), "mem");
+  resumed.load(r);
+  for (size_t t = 200; t < xs.size(); ++t) ASSERT_EQ(whole.learn(xs[t]).raw, resumed.learn(xs[t]).raw) << t;
+
+  // Version 3: the same layout without the f64 c after the rank (at byte 42: version, B, lambda, R flag, R,
+  // the largest norm, the matrix kind, the rank).
+  ModelWriter pw;
+  other.save(pw);
+  std::vector<uint8_t> v3 = pw.bytes();
+  ASSERT_GT(v3.size(), 50u);
+  v3[0] = 3;
+  v3.erase(v3.begin() + 42, v3.begin() + 50);
+  AioliLearner old(corrected, kLoss, 8);  // this run's own c is 2: the model's plain sketch applies
+  ModelReader r3(v3.data(), v3.size(), "mem");
+  old.load(r3);
+  for (size_t t = 200; t < xs.size(); ++t) ASSERT_EQ(other.learn(xs[t]).raw, old.learn(xs[t]).raw) << t;
+}
+
 }  // namespace
 }  // namespace lepus
 
