@@ -50,8 +50,9 @@
 //     quad(x) = xᵀD⁻¹x − ‖L⁻¹ B D⁻¹ x‖²,   xᵀA⁻¹b = xᵀD⁻¹b − (L⁻¹ B D⁻¹ x)ᵀ(L⁻¹ u)     O(m · nnz + m²).
 // D (λ' included) is refreshed when the sketch forms its base again (frequent_directions.h: every
 // ~sqrt(m · columns / 5) rows, right after a shrink), where B's columns are read anyway: O(m² · columns) then.
-// Between refreshes D stays as it was (a column new since has the λ' of the last refresh), so K follows B exactly: an appended row borders L (O(m · nnz
-// + m²)), a shrink maps K − I by its m x 2m matrix on both sides and factors the m x m result (O(m³)).
+// Between refreshes D stays as it was (a column new since has the λ' of the last refresh), so K follows B
+// exactly: an appended row borders L (O(m · nnz + m²)), a shrink maps K − I by its m x 2m matrix on both sides
+// and factors the m x m result (O(m³)).
 #pragma once
 #include <Eigen/Dense>
 #include <cstdint>
@@ -89,9 +90,6 @@ class SketchMatrix final : public Matrix {
   void visit(MatrixVisitor& v) const override;
 
   double lambda() const { return lambda_; }
-  double diagonal() const { return diagonal_; }  // c
-  // D's entry at a slot, true units: λ' on a slot no row carried.
-  double ridge(uint64_t slot) const;
   double shrinkage() const { return sketch_.shrinkage() * scale_; }  // Δ, true units
   const FrequentDirections& sketch() const { return sketch_; }       // B / √s
 
@@ -133,11 +131,10 @@ class SketchMatrix final : public Matrix {
   // The diagonal correction (diagonal_ > 0). L (l_) is then chol(I + B̂D̂⁻¹B̂ᵀ) over every row in use, and q_
   // holds u = B̂ D̂⁻¹ b.
   double diagonal_;
-  std::vector<double> mass_;  // per column position: Σ w x² / s, the exact diagonal of Â's data part
-  double floor_ = 0.0;        // δ̂ as of the last refresh (the prior before the first)
-  std::vector<double>
-      ridge_;           // per column position: D̂ − floor_ as of the last refresh (c · the removed mass)
-  Eigen::MatrixXd kd_;  // B̂ D̂⁻¹ B̂ᵀ over the rows in use (2m x 2m)
+  std::vector<double> mass_;       // per column position: Σ w x² / s, the exact diagonal of Â's data part
+  double floor_ = 0.0;             // δ̂ as of the last refresh (the prior before the first)
+  std::vector<double> ridge_;      // per column position: c · its removed mass, as of the last refresh
+  Eigen::MatrixXd kd_;             // B̂ D̂⁻¹ B̂ᵀ over the rows in use (2m x 2m)
   mutable std::vector<Coord> xs_;  // scratch: D̂⁻¹x
   Eigen::VectorXd t_;              // scratch: B̂ D̂⁻¹ r for a row r joining
 };

@@ -7,10 +7,6 @@
 
 namespace lepus {
 
-double SketchMatrix::ridge(uint64_t slot) const {
-  return (diagonal_ > 0.0 ? d_at(sketch_.index().find(slot)) : delta()) * scale_;
-}
-
 double SketchMatrix::scaled(std::span<const Coord> x, std::vector<Coord>& out) const {
   const std::vector<uint32_t>& pos = sketch_.positions(x);  // read before the next gather replaces it
   out.resize(x.size());
