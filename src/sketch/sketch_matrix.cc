@@ -70,15 +70,19 @@ double SketchMatrix::solve(std::span<const Coord> x, std::vector<Coord>& out) co
   out.clear();
   out.reserve(n + x.size());
   for (uint32_t pos = 0; pos < n; ++pos) out.push_back({sketch_.index().slot(pos), -column_[pos] / ds});
-  for (const Coord& e : x) {  // + x / δ
+  add_into(x, ds, out);  // + x / δ
+  return q;
+}
+
+void SketchMatrix::add_into(std::span<const Coord> v, double divisor, std::vector<Coord>& out) const {
+  for (const Coord& e : v) {
     if (e.x == 0.0) continue;
     const uint32_t pos = sketch_.index().find(e.slot);
     if (pos == CompactIndex::kNone)
-      out.push_back({e.slot, e.x / ds});
+      out.push_back({e.slot, e.x / divisor});
     else
-      out[pos].x += e.x / ds;
+      out[pos].x += e.x / divisor;
   }
-  return q;
 }
 
 Matrix::Products SketchMatrix::products(std::span<const Coord> x) const {

@@ -99,6 +99,8 @@ class SketchMatrix final : public Matrix {
   double core(std::span<const Coord> x) const;
   void border(uint32_t row);  // L gains the row of B̂'s row `row` (a B₂ row)
   void renormalize();
+  // out[slot] += v / divisor for v's nonzero coordinates: a slot held at its position in out, another appended.
+  void add_into(std::span<const Coord> v, double divisor, std::vector<Coord>& out) const;
   // The diagonal correction's steps (sketch_matrix_diag.cc).
   double d_at(uint32_t position) const {  // D̂ at a column position (kNone: a slot no row carried)
     return floor_ + (position < ridge_.size() ? ridge_[position] : 0.0);

@@ -52,14 +52,7 @@ double SketchMatrix::diag_solve(std::span<const Coord> x, std::vector<Coord>& ou
   out.reserve(n + x.size());
   for (uint32_t pos = 0; pos < n; ++pos)
     out.push_back({sketch_.index().slot(pos), -column_[pos] / (d_at(pos) * scale_)});
-  for (const Coord& e : xs_) {  // + D̂⁻¹x
-    if (e.x == 0.0) continue;
-    const uint32_t pos = sketch_.index().find(e.slot);
-    if (pos == CompactIndex::kNone)
-      out.push_back({e.slot, e.x / scale_});
-    else
-      out[pos].x += e.x / scale_;
-  }
+  add_into(xs_, scale_, out);  // + D̂⁻¹x
   return q;
 }
 
