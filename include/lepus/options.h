@@ -36,6 +36,7 @@ struct OptionSpec {
   // kNumber: values that switch the learner into another mode (kons's --budget), which the registry-wide
   // tests run as variants as they do each choice.
   std::vector<std::string> modes;
+  bool whole = false;  // kNumber: a whole number (a count, a size), read by read_whole
 };
 
 // The one reading of a number in lepus's options (the command line, learners' options, a model's saved
@@ -77,5 +78,10 @@ class OptionValues {
 // Throws ConfigError naming the option unless every value in `values` of the options in `specs` is a finite
 // number within its range (kNumber) or one of its choices (kText with choices). Run before any data is read.
 void check_option_values(const std::vector<OptionSpec>& specs, const OptionValues& values);
+// The same check of one value of one option (the command line's own options use it too).
+void check_option_value(const OptionSpec& spec, const std::string& text);
+// What an option accepts, as --help shows it: " (> 0)", " (a whole number in [1, 32])", " (one of: a b)"; empty
+// for free text and flags.
+std::string accepted_text(const OptionSpec& spec);
 
 }  // namespace lepus

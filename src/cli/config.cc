@@ -62,13 +62,31 @@ struct CoreOption {
   };
   enum class Kind { kFlag, kValue, kList };  // a switch, one value (the last given), values gathered
   enum class Restore { kNo, kYes, kOverridable };
+  // What a kValue or kList option's values must be, declared as a learner's options are (OptionSpec's kind,
+  // range, whole, choices): checked by check_option_value, on the command line and in a model, and shown in
+  // --help. Free text by default (a path, a name, a list of letters; those are read where they are used).
+  struct Accepts {
+    OptionSpec::Kind kind = OptionSpec::Kind::kText;
+    OptionSpec::Range range = {};
+    bool whole = false;
+    std::vector<std::string> choices = {};
+  };
   Group group;
   const char* name;  // "bit_precision,b": the long name, then a one-letter one
   Kind kind;
   const char* default_value;  // nullptr: none
   Restore restore;
   const char* help;
+  Accepts accepts = {};
 };
+using Accepts = CoreOption::Accepts;
+constexpr double kNoEnd = std::numeric_limits<double>::infinity();
+// A whole number in [lo, hi]; a number above lo; one of the words.
+Accepts whole(double lo, double hi = kNoEnd) { return {OptionSpec::Kind::kNumber, {lo, hi}, true}; }
+Accepts above(double lo) { return {OptionSpec::Kind::kNumber, {lo, kNoEnd, true}}; }
+Accepts one_of(std::vector<std::string> words) {
+  return {OptionSpec::Kind::kText, {}, false, std::move(words)};
+}
 // --help's headings, in CoreOption::Group's order; the learners' groups come after kLastGroupBeforeLearners.
 const char* const kGroupTitles[] = {"General",
                                     "Input (data files may also be given as bare words: lepus a.vw b.vw)",
@@ -101,13 +119,15 @@ const CoreOption kCoreOptions[] = {
      "without a data file, read no examples instead of stdin (e.g. to convert a model with -i "
      "and --readable_model)"},
     {G::kInput, "format", K::kValue, "vw", R::kNo,
-     "input format: vw | libsvm | csv | tsv"},
+     "input format",
+     one_of({"vw", "libsvm", "csv", "tsv"})},
     {G::kInput, "libsvm_namespace", K::kValue, "f", R::kYes,
      "namespace of libsvm features"},
     {G::kInput, "positive_label", K::kValue, nullptr, R::kOverridable,
      "this label (compared as text) becomes 1, every other label -1"},
     {G::kInput, "examples", K::kValue, nullptr, R::kNo,
-     "stop after this many examples (default: all)"},
+     "stop after this many examples (default: all)",
+     whole(0)},
     {G::kInput, "strict_parse", K::kFlag, nullptr, R::kNo,
      "the first malformed input line is an error (exit 1)"},
     {G::kInput, "max_line_bytes", K::kValue, "256M", R::kNo,
@@ -136,11 +156,15 @@ const CoreOption kCoreOptions[] = {
     {G::kTables, "csv_header", K::kValue, nullptr, R::kNo,
      "with --csv: the column names, comma-separated, instead of the file's first line"},
     {G::kFeatures, "bit_precision,b", K::kValue, "18", R::kYes,
-     "number of weight-table bits: 2^b slots"},
+     "number of weight-table bits: 2^b slots",
+     whole(1, kMaxBits)},
     {G::kFeatures, "hash", K::kValue, "strings", R::kYes,
-     "feature hashing: strings | all"},
+     "feature hashing: strings (a name that is a whole number is used as that number, as VW does) or "
+     "all (every name hashed)",
+     one_of({"strings", "all"})},
     {G::kFeatures, "hash_seed", K::kValue, "0", R::kYes,
-     "seed of the feature hash"},
+     "seed of the feature hash",
+     whole(0, 4294967295.0)},
     {G::kFeatures, "quadratic,q", K::kList, nullptr, R::kYes,
      "quadratic interaction ab (':' = any namespace)"},
     {G::kFeatures, "cubic", K::kList, nullptr, R::kYes,
@@ -166,11 +190,13 @@ const CoreOption kCoreOptions[] = {
      "no constant (bias) feature"},
     {G::kFeatures, "max_features", K::kValue, "10000000", R::kNo,
      "most features one example may have with its interactions; more is an error naming the "
-     "line"},
+     "line",
+     whole(1)},
     {G::kLoss, "loss_function", K::kValue, "squared", R::kOverridable,
      "squared | logistic | hinge | quantile"},
     {G::kLoss, "quantile_tau", K::kValue, "0.5", R::kOverridable,
-     "quantile level of the quantile loss"},
+     "quantile level of the quantile loss",
+     {OptionSpec::Kind::kNumber}},
     {G::kLoss, "link", K::kValue, "identity", R::kOverridable,
      "printed prediction: identity | logistic | glf1 | poisson"},
     {G::kLoss, "binary", K::kFlag, nullptr, R::kOverridable,
@@ -179,24 +205,29 @@ const CoreOption kCoreOptions[] = {
      "learning algorithm (`--learner help` says when to choose each); without it, an option of VW's "
      "learner (-l, --power_t, --sgd, --adaptive, --l1, ...) or --distributed selects sgd, VW's learner"},
     {G::kLearner, "random_seed", K::kValue, "0", R::kOverridable,
-     "seed of every random choice a learner makes (saved in the model)"},
+     "seed of every random choice a learner makes (saved in the model)",
+     whole(0)},
     {G::kLearner, "sketch_rank", K::kValue, nullptr, R::kNo,
      "the rank of a second-order learner's sketch (--matrix sketch); --rank is accepted too "
      "where the learner has a sketch (VW's --rank is another thing: its matrix factorization)"},
     {G::kReductions, "oaa", K::kValue, nullptr, R::kYes,
      "one against all: K classes, labels 1..K (or 0..K-1); one problem per class, the "
-     "prediction the class of the largest score"},
+     "prediction the class of the largest score",
+     whole(1, kMaxClasses)},
     {G::kReductions, "csoaa", K::kValue, nullptr, R::kYes,
      "cost-sensitive one against all: K classes, labels 'class:cost ...'; the prediction the "
-     "class of the smallest predicted cost"},
+     "class of the smallest predicted cost",
+     whole(1, kMaxClasses)},
     {G::kReductions, "probabilities", K::kFlag, nullptr, R::kYes,
      "with --oaa: write each class's probability (logistic loss)"},
     {G::kReductions, "named_labels", K::kValue, nullptr, R::kYes,
      "class names a,b,c for classes 1, 2, 3 (labels and predictions use them)"},
     {G::kReductions, "indexing", K::kValue, nullptr, R::kYes,
-     "classes numbered 0..K-1 (0) or 1..K (1); default: a label 0 or K decides"},
+     "classes numbered 0..K-1 (0) or 1..K (1); default: a label 0 or K decides",
+     one_of({"0", "1"})},
     {G::kPasses, "passes", K::kValue, "1", R::kNo,
-     "passes over the data (holdout is on when > 1)"},
+     "passes over the data (holdout is on when > 1)",
+     whole(1)},
     {G::kPasses, "cache,c", K::kFlag, nullptr, R::kNo,
      "cache parsed examples in DATA.cache (reused when it matches)"},
     {G::kPasses, "cache_file", K::kValue, nullptr, R::kNo,
@@ -208,13 +239,17 @@ const CoreOption kCoreOptions[] = {
     {G::kPasses, "holdout_off", K::kFlag, nullptr, R::kNo,
      "no holdout: learn from every example in every pass"},
     {G::kPasses, "holdout_period", K::kValue, "10", R::kNo,
-     "every Nth line is held out"},
+     "every Nth line is held out",
+     whole(1)},
     {G::kPasses, "holdout_after", K::kValue, nullptr, R::kNo,
-     "lines after this one are held out (instead of every Nth)"},
+     "lines after this one are held out (instead of every Nth)",
+     whole(1)},
     {G::kPasses, "early_terminate", K::kValue, "3", R::kNo,
-     "stop after this many passes without holdout gain"},
+     "stop after this many passes without holdout gain",
+     whole(1)},
     {G::kPasses, "threads", K::kValue, "0", R::kNo,
-     "parser threads (0 = all cores); results do not depend on it"},
+     "parser threads (0 = all cores); results do not depend on it",
+     whole(0, 1024)},
     {G::kPasses, "onethread", K::kFlag, nullptr, R::kNo,
      "parse and learn on one thread (--threads 1)"},
     {G::kModel, "final_regressor,f", K::kValue, nullptr, R::kNo,
@@ -272,7 +307,8 @@ const CoreOption kCoreOptions[] = {
      "summary; -p, -r and --cache_file take {rank} too, for a file per rank"},
     {G::kDistributed, "sync_every", K::kValue, "0", R::kNo,
      "with --distributed, also combine the models every this many examples a rank reads (0: "
-     "only at the end of each pass), so that one pass mixes what the ranks learn"},
+     "only at the end of each pass), so that one pass mixes what the ranks learn",
+     whole(0)},
     {G::kDistributed, "sync_timeout", K::kValue, "auto", R::kNo,
      "with --distributed, end the job, naming the rank, when the others wait in a combination "
      "for a rank that has neither joined it nor shown a sign of life (reading, learning) for "
@@ -285,20 +321,24 @@ const CoreOption kCoreOptions[] = {
      "address to listen on; VW listens on every interface, lepus on loopback unless told "
      "(0.0.0.0: every one)"},
     {G::kServing, "port", K::kValue, "26542", R::kNo,
-     "TCP port (0: any free port, see --port_file)"},
+     "TCP port (0: any free port, see --port_file)",
+     whole(0, 65535)},
     {G::kServing, "port_file", K::kValue, nullptr, R::kNo,
      "write the port listened on to this file once listening"},
     {G::kServing, "pid_file", K::kValue, nullptr, R::kNo,
      "write the daemon's process id to this file"},
     {G::kServing, "num_children", K::kValue, "0", R::kNo,
      "threads answering connections (0: one per core); VW forks this many processes, lepus "
-     "runs threads"},
+     "runs threads",
+     whole(0, 1024)},
     {G::kServing, "foreground", K::kFlag, nullptr, R::kNo,
      "stay in the foreground (by default the daemon detaches once it listens)"},
     {G::kServing, "max_connections", K::kValue, "256", R::kNo,
-     "connections served at once; more are answered with an error line and closed"},
+     "connections served at once; more are answered with an error line and closed",
+     whole(1)},
     {G::kServing, "idle_timeout", K::kValue, "60", R::kNo,
-     "seconds a connection may neither send nor read its answers before it is closed"},
+     "seconds a connection may neither send nor read its answers before it is closed",
+     above(0)},
 };
 // clang-format on
 
@@ -313,6 +353,17 @@ const CoreOption* core_option(const std::string& name) {
   for (const CoreOption& o : kCoreOptions)
     if (long_name(o) == name) return &o;
   return nullptr;
+}
+
+// A row as a learner's option is declared, for the one check of values (check_option_value) and --help.
+OptionSpec spec_of(const CoreOption& o) {
+  OptionSpec s;
+  s.name = long_name(o);
+  s.kind = o.kind == CoreOption::Kind::kFlag ? OptionSpec::Kind::kFlag : o.accepts.kind;
+  s.range = o.accepts.range;
+  s.whole = o.accepts.whole;
+  s.choices = o.accepts.choices;
+  return s;
 }
 
 bool restored(const std::string& name) {
@@ -467,21 +518,9 @@ void check_model_options(const std::map<std::string, Entry>& saved, const Learne
     }
     const std::string v = e.values.empty() ? "" : e.values.back();
     try {
-      if (name == "bit_precision") {
-        const int b = to_number<int>(name, v);
-        if (b < 1 || b > kMaxBits) bad(name, "is " + v + ", outside 1.." + std::to_string(kMaxBits));
-      } else if (name == "hash" && v != "strings" && v != "all") {
-        bad(name, "is '" + v + "', not strings or all");
-      } else if (name == "hash_seed") {
-        to_number<uint32_t>(name, v);
-      } else if (name == "random_seed") {
-        to_number<uint64_t>(name, v);
-      } else if (name == "oaa" || name == "csoaa") {
-        const uint64_t k = to_number<uint64_t>(name, v);
-        if (k < 1 || k > kMaxClasses) bad(name, "is " + v + ", outside 1.." + std::to_string(kMaxClasses));
-      } else if (name == "indexing" && v != "0" && v != "1") {
-        bad(name, "is '" + v + "', not 0 or 1");
-      } else if (name == "named_labels") {
+      if (core != nullptr && core->kind != CoreOption::Kind::kFlag)
+        for (const auto& each : e.values) check_option_value(spec_of(*core), each);
+      if (name == "named_labels") {
         split_named_labels(v);
       } else if (name == "link") {
         parse_link(v);
@@ -600,14 +639,25 @@ void check_paths(const Config& c) {
 // One row of kCoreOptions into its --help group.
 void declare(po::options_description& group, const CoreOption& o) {
   using S = std::string;
+  const std::string help = o.help + accepted_text(spec_of(o));
   if (o.kind == CoreOption::Kind::kFlag) {
-    group.add_options()(o.name, po::bool_switch(), o.help);
+    group.add_options()(o.name, po::bool_switch(), help.c_str());
   } else if (o.kind == CoreOption::Kind::kList) {
-    group.add_options()(o.name, po::value<std::vector<S>>()->composing(), o.help);
+    group.add_options()(o.name, po::value<std::vector<S>>()->composing(), help.c_str());
   } else if (o.default_value != nullptr) {
-    group.add_options()(o.name, po::value<S>()->default_value(o.default_value), o.help);
+    group.add_options()(o.name, po::value<S>()->default_value(o.default_value), help.c_str());
   } else {
-    group.add_options()(o.name, po::value<S>(), o.help);
+    group.add_options()(o.name, po::value<S>(), help.c_str());
+  }
+}
+
+// Every value the command line gives lepus's own options, checked against its row (Accepts) before any is
+// read: one message for every option ("--passes must be a whole number >= 1, got '0'").
+void check_core_values(const OptionMap& m) {
+  for (const CoreOption& o : kCoreOptions) {
+    const auto it = m.find(long_name(o));
+    if (o.kind == CoreOption::Kind::kFlag || it == m.end()) continue;
+    for (const auto& v : it->second.values) check_option_value(spec_of(o), v);
   }
 }
 
@@ -635,15 +685,7 @@ void declare_learner_rows(po::options_description& all) {
     for (const auto& s : row.options) {
       if (!declared.insert(s.name).second) continue;
       const std::string n = s.short_name.empty() ? s.name : s.name + "," + s.short_name;
-      std::string help = s.help;
-      if (s.kind == OptionSpec::Kind::kNumber &&
-          (std::isfinite(s.range.lo) || std::isfinite(s.range.hi)))  // the declared range, as checked
-        help += " (" + s.range.text() + ")";
-      if (!s.choices.empty()) {
-        help += " (one of:";
-        for (const auto& ch : s.choices) help += " " + ch;
-        help += ")";
-      }
+      std::string help = s.help + accepted_text(s);  // the declared range or choices, as checked
       if (option_rows[s.name].size() > 1) {
         help += " (learners:";
         for (const auto& r : option_rows[s.name]) help += " " + r;
@@ -1003,17 +1045,7 @@ void read_input(Config& c, Args& a) {
 
 void read_features(Config& c, Args& a) {
   c.bits = to_number<int>("bit_precision", a.text("bit_precision"));
-  if (c.bits < 1 || c.bits > kMaxBits)
-    throw ConfigError("-b must be between 1 and " + std::to_string(kMaxBits) + ", got " +
-                      std::to_string(c.bits));
-  const std::string hash = a.text("hash");
-  if (hash == "strings") {
-    c.driver.parse.hash_mode = HashMode::kStrings;
-  } else if (hash == "all") {
-    c.driver.parse.hash_mode = HashMode::kAll;
-  } else {
-    throw ConfigError("unknown --hash '" + hash + "' (choose strings or all)");
-  }
+  c.driver.parse.hash_mode = a.text("hash") == "all" ? HashMode::kAll : HashMode::kStrings;
   c.driver.parse.hash_seed = to_number<uint32_t>("hash_seed", a.text("hash_seed"));
   c.space.quadratic = a.list("quadratic");
   c.space.cubic = a.list("cubic");
@@ -1044,7 +1076,6 @@ void read_features(Config& c, Args& a) {
   c.space.leave_duplicates = a.flag("leave_duplicate_interactions");
   c.space.constant = !a.flag("noconstant");
   c.space.max_features = to_number<uint64_t>("max_features", a.text("max_features"));
-  if (c.space.max_features < 1) throw ConfigError("--max_features must be at least 1");
   chars_to_table(a.list("ignore_linear"), c.space.ignore_linear);
   chars_to_table(a.list("ignore"), c.driver.parse.drop_group);
   if (!a.list("keep").empty()) {
@@ -1080,17 +1111,8 @@ void read_reductions(Config& c, Args& a, const LearnerRow* row) {
     const std::string name = oaa ? "oaa" : "csoaa";
     MulticlassOptions mc;
     mc.kind = oaa ? MulticlassOptions::Kind::kOaa : MulticlassOptions::Kind::kCsoaa;
-    const uint64_t k = to_number<uint64_t>(name, a.text(name));
-    if (k < 1 || k > kMaxClasses)
-      throw ConfigError("--" + name + " must be between 1 and " + std::to_string(kMaxClasses) + ", got " +
-                        a.text(name));
-    mc.classes = static_cast<uint32_t>(k);
-    if (a.given("indexing")) {
-      if (a.text("indexing") != "0" && a.text("indexing") != "1")
-        throw ConfigError("--indexing is 0 (classes 0..K-1) or 1 (classes 1..K), got '" + a.text("indexing") +
-                          "'");
-      mc.indexing = a.text("indexing") == "0" ? 0 : 1;
-    }
+    mc.classes = to_number<uint32_t>(name, a.text(name));
+    if (a.given("indexing")) mc.indexing = a.text("indexing") == "0" ? 0 : 1;
     mc.probabilities = a.flag("probabilities");
     if (mc.probabilities && !oaa) throw ConfigError("--probabilities goes with --oaa");
     if (mc.probabilities) {
@@ -1174,14 +1196,10 @@ void read_daemon(Config& c, Args& a) {
     ServeOptions& so = c.serve;
     so.listen = a.text("listen");
     const auto port = to_number<uint64_t>("port", a.text("port"));
-    if (port > 65535) throw ConfigError("--port must be between 0 and 65535");
     so.port = static_cast<uint16_t>(port);
     so.threads = to_number<int>("num_children", a.text("num_children"));
-    if (so.threads < 0 || so.threads > 1024) throw ConfigError("--num_children must be between 0 and 1024");
     so.max_connections = to_number<size_t>("max_connections", a.text("max_connections"));
-    if (so.max_connections < 1) throw ConfigError("--max_connections must be at least 1");
-    so.idle_seconds = read_number(a.text("idle_timeout")).value_or(0.0);
-    if (!(so.idle_seconds > 0.0)) throw ConfigError("--idle_timeout must be a positive number of seconds");
+    so.idle_seconds = to_number<double>("idle_timeout", a.text("idle_timeout"));
     // A line is held whole before it is answered: the daemon's default is 1 MiB a connection, not 256 MiB.
     so.max_line_bytes = a.given("max_line_bytes") ? c.driver.max_line_bytes : size_t{1} << 20;
     so.test_only = c.driver.test_only;
@@ -1228,7 +1246,6 @@ void read_progress(Config& c, Args& a) {
 // --passes (checked against the learner by read_passes, after --distributed's rules).
 void read_pass_count(Config& c, Args& a) {
   c.driver.passes = to_number<int>("passes", a.text("passes"));
-  if (c.driver.passes < 1) throw ConfigError("--passes must be at least 1");
   if (c.daemon && c.driver.passes > 1) throw ConfigError("--daemon learns in one pass: leave out --passes");
 }
 
@@ -1330,7 +1347,6 @@ void read_passes(Config& c, Args& a, const LearnerRow* row) {
     throw ConfigError("--passes " + a.text("passes") + " reads stdin more than once: add --cache_file FILE");
   c.driver.holdout_off = a.flag("holdout_off");
   c.driver.holdout_period = to_number<uint64_t>("holdout_period", a.text("holdout_period"));
-  if (c.driver.holdout_period < 1) throw ConfigError("--holdout_period must be at least 1");
   if (c.driver.holdout_period == 1 && c.driver.passes > 1 && !c.driver.holdout_off &&
       !a.given("holdout_after"))
     throw ConfigError(
@@ -1338,13 +1354,9 @@ void read_passes(Config& c, Args& a, const LearnerRow* row) {
         "least 2, or --holdout_off");
   if (a.given("holdout_after")) {
     c.driver.holdout_after = to_number<uint64_t>("holdout_after", a.text("holdout_after"));
-    if (c.driver.holdout_after < 1) throw ConfigError("--holdout_after must be at least 1");
   }
   c.driver.early_terminate = to_number<int>("early_terminate", a.text("early_terminate"));
-  if (c.driver.early_terminate < 1) throw ConfigError("--early_terminate must be at least 1");
   c.driver.threads = to_number<int>("threads", a.text("threads"));
-  if (c.driver.threads < 0 || c.driver.threads > 1024)
-    throw ConfigError("--threads must be between 0 and 1024");
   if (a.flag("onethread")) {
     if (a.given("threads") && c.driver.threads != 1)
       throw ConfigError("--onethread conflicts with --threads " + a.text("threads"));
@@ -1418,6 +1430,7 @@ Config parse_command_line(int argc, const char* const argv[]) {
   const po::variables_map vm = store(answer_vw_options(argc, argv, all, c.warnings), all, c.warnings);
   if (answer_info(vm, all, c)) return c;
   OptionMap m = from_variables(vm);
+  check_core_values(m);
   Args a{m};
   select_vw_learner(a);
   read_model_paths(c, a);

@@ -192,9 +192,8 @@ TEST(Cli, OptionsThatCannotWrapOrMislead) {
     std::string args, says;
   };
   for (const Refused& r : std::vector<Refused>{
-           {"--examples -5", "--examples must be a whole number of at least 0, got '-5'"},
-           {"--holdout_period -1 --passes 2 -c",
-            "--holdout_period must be a whole number of at least 0, got '-1'"},
+           {"--examples -5", "--examples must be a whole number >= 0, got '-5'"},
+           {"--holdout_period -1 --passes 2 -c", "--holdout_period must be a whole number >= 1, got '-1'"},
            {"-l -1", "--learning_rate must be a number > 0, got '-1'"},
            {"--decay_learning_rate -1", "--decay_learning_rate must be a number >= 0, got '-1'"},
            {"--initial_t -3", "--initial_t must be a number >= 0, got '-3'"},

@@ -237,6 +237,32 @@ TEST(CommandLine, LearnerOptionRangesAreDeclaredOnce) {
   EXPECT_TRUE(contains(help, "(one of: seen bits clock)"));
 }
 
+// lepus's own options declare what they accept as the learners' do (kind, range, whole, choices): one check,
+// one message, and --help shows it.
+TEST(CommandLine, CoreOptionRangesAreDeclaredOnce) {
+  EXPECT_EQ(error_of({"-b", "40", "--no_stdin"}),
+            "--bit_precision must be a whole number in [1, 32], got '40'");
+  EXPECT_EQ(error_of({"--passes", "0", "d.vw"}), "--passes must be a whole number >= 1, got '0'");
+  EXPECT_EQ(error_of({"--oaa", "3", "--indexing", "2", "d.vw"}), "unknown --indexing '2' (choose 0, 1)");
+  EXPECT_EQ(error_of({"--daemon", "--port", "70000"}),
+            "--port must be a whole number in [0, 65535], got '70000'");
+  EXPECT_EQ(error_of({"--daemon", "--idle_timeout", "0"}), "--idle_timeout must be a number > 0, got '0'");
+  EXPECT_EQ(error_of({"--threads", "1025", "d.vw"}),
+            "--threads must be a whole number in [0, 1024], got '1025'");
+  EXPECT_EQ(error_of({"--hash_seed", "4294967296", "d.vw"}),
+            "--hash_seed must be a whole number in [0, 4294967295], got '4294967296'");
+  EXPECT_EQ(error_of({"--format", "xml", "d.vw"}), "unknown --format 'xml' (choose vw, libsvm, csv, tsv)");
+  EXPECT_EQ(error_of({"--no_stdin"}), "");  // every default passes its own row's check
+  EXPECT_EQ(parse({"-b", "32", "--hash_seed", "4294967295", "d.vw"}).bits, 32);
+  std::string help;
+  for (char ch : parse({"--help"}).help_text) {
+    const bool space = ch == ' ' || ch == '\n';
+    if (!(space && !help.empty() && help.back() == ' ')) help += space ? ' ' : ch;
+  }
+  EXPECT_TRUE(contains(help, "(a whole number in [1, 32])"));
+  EXPECT_TRUE(contains(help, "(one of: vw libsvm csv tsv)"));
+}
+
 // A learner's losses come from its row: its default when none is given, anything else refused.
 TEST(CommandLine, LearnerLossesComeFromTheRegistry) {
   EXPECT_EQ(parse({"--learner", "nlms"}).loss.name, "squared");

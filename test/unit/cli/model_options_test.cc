@@ -91,7 +91,10 @@ TEST_F(ModelOptions, ValuesOutOfRangeAreRefused) {
                                                        {"sgd", "1", true},
                                                        {"learning_rate", "nan", true},
                                                        {"learning_rate", "1e999", true},
-                                                       {"random_seed", "-", true}}) {
+                                                       {"random_seed", "-", true},
+                                                       {"hash_seed", "4294967296", true},
+                                                       {"oaa", "0", true},
+                                                       {"indexing", "2", true}}) {
     std::vector<SavedOption> opts;
     for (const auto& p : kPlain)
       if (p.name != o.name) opts.push_back(p);
