@@ -8,11 +8,12 @@
 namespace lepus {
 
 double SketchMatrix::scaled(std::span<const Coord> x, std::vector<Coord>& out) const {
-  const std::vector<uint32_t>& pos = sketch_.positions(x);  // read before the next gather replaces it
+  // The index, not positions(x): that gathers S x, which the caller's multiply of D̂⁻¹x would gather again.
+  const CompactIndex& index = sketch_.index();
   out.resize(x.size());
   double q = 0.0;
   for (size_t i = 0; i < x.size(); ++i) {
-    const double v = x[i].x / d_at(pos[i]);
+    const double v = x[i].x / d_at(index.find(x[i].slot));
     out[i] = Coord{x[i].slot, v, x[i].first};
     q += x[i].x * v;
   }
