@@ -34,6 +34,17 @@ std::string error_of(std::vector<std::string> args) {
 
 bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
+// --help with every run of whitespace as one space: the text wraps at 80 columns wherever the longest option puts
+// its description column.
+std::string help_words() {
+  std::string help;
+  for (char ch : parse({"--help"}).help_text) {
+    const bool space = ch == ' ' || ch == '\n';
+    if (!(space && !help.empty() && help.back() == ' ')) help += space ? ' ' : ch;
+  }
+  return help;
+}
+
 TEST(VwOptionTable, HoldsVwsOptions) {
   const auto& all = vw_options();
   EXPECT_GT(all.size(), 400u);
@@ -226,13 +237,7 @@ TEST(CommandLine, LearnerOptionRangesAreDeclaredOnce) {
   EXPECT_TRUE(contains(error_of({"--learning_rate", "nan"}), "--learning_rate must be a number"));
   EXPECT_TRUE(contains(error_of({"--l1", "-1"}), "--l1 must be a number >= 0"));
   EXPECT_EQ(error_of({"--learner", "nlms", "--nlms_mu", "0.5"}), "");
-  // The help text wraps at 80 columns wherever the longest option puts its description column: compare with
-  // every run of whitespace as one space.
-  std::string help;
-  for (char ch : parse({"--help"}).help_text) {
-    const bool space = ch == ' ' || ch == '\n';
-    if (!(space && !help.empty() && help.back() == ' ')) help += space ? ' ' : ch;
-  }
+  const std::string help = help_words();
   EXPECT_TRUE(contains(help, "(in (0, 2))"));
   EXPECT_TRUE(contains(help, "(one of: seen bits clock)"));
 }
@@ -254,11 +259,7 @@ TEST(CommandLine, CoreOptionRangesAreDeclaredOnce) {
   EXPECT_EQ(error_of({"--format", "xml", "d.vw"}), "unknown --format 'xml' (choose vw, libsvm, csv, tsv)");
   EXPECT_EQ(error_of({"--no_stdin"}), "");  // every default passes its own row's check
   EXPECT_EQ(parse({"-b", "32", "--hash_seed", "4294967295", "d.vw"}).bits, 32);
-  std::string help;
-  for (char ch : parse({"--help"}).help_text) {
-    const bool space = ch == ' ' || ch == '\n';
-    if (!(space && !help.empty() && help.back() == ' ')) help += space ? ' ' : ch;
-  }
+  const std::string help = help_words();
   EXPECT_TRUE(contains(help, "(a whole number in [1, 32])"));
   EXPECT_TRUE(contains(help, "(one of: vw libsvm csv tsv)"));
 }
