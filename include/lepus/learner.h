@@ -1,5 +1,6 @@
 // The learner contract and THE learner registry (src/learners/registry.cc).
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -263,7 +264,10 @@ struct LearnerContext {
 
 // A learner's static facts, read by the command line and the registry-wide tests (neither names learners).
 struct LearnerTraits {
-  std::vector<std::string> losses;        // the losses it accepts, the first the default; empty: every loss
+  std::vector<std::string> losses;  // the losses it accepts, the first the default; empty: every loss
+  // The losses under which the default mixture (--learner mix without --mix) includes it; empty: every loss it
+  // accepts. A member named with --mix runs under any loss it accepts.
+  std::vector<std::string> mixture_losses;
   bool passes = true;                     // may run more than one pass over the data
   bool state_grows = false;               // its state grows with the examples it learns (kernel learners)
   std::vector<std::string> matrix_modes;  // --matrix values it accepts, the first the default; empty: none
@@ -291,6 +295,11 @@ struct LearnerRow {
   // The most examples the registry-wide numerics test feeds this learner (0: no cap), for a learner whose
   // cost or memory grows with every example.
   uint64_t numerics_test_cap = 0;
+  bool in_default_mixture(const std::string& loss) const {
+    return accepts_loss(loss) && (traits.mixture_losses.empty() ||
+                                  std::find(traits.mixture_losses.begin(), traits.mixture_losses.end(),
+                                            loss) != traits.mixture_losses.end());
+  }
   bool accepts_loss(const std::string& loss) const {
     if (traits.losses.empty()) return true;
     for (const auto& l : traits.losses)

@@ -1088,9 +1088,9 @@ void read_features(Config& c, Args& a) {
 
 void read_loss(Config& c, Args& a, const LearnerRow* row) {
   c.loss.name = a.text("loss_function");
-  // The learner's losses (its row's traits): the default when none is given, anything else refused.
-  if (!row->traits.losses.empty() && !a.given("loss_function") && !row->accepts_loss(c.loss.name))
-    c.loss.name = row->traits.losses.front();
+  // The learner's losses (its row's traits): the first is its default when none is given (aioli: logistic,
+  // though it takes the squared loss too), anything else refused.
+  if (!row->traits.losses.empty() && !a.given("loss_function")) c.loss.name = row->traits.losses.front();
   if (!row->accepts_loss(c.loss.name)) {
     std::string allowed;
     for (const auto& l : row->traits.losses) allowed += (allowed.empty() ? "" : ", ") + l;

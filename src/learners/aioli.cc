@@ -13,7 +13,8 @@
 namespace lepus {
 namespace {
 
-constexpr uint32_t kStateVersion = 4;  // 2: b kept by the matrix; 3: the feature scales; 4: the sketch's c
+// 2: b kept by the matrix; 3: the feature scales; 4: the sketch's c; 5: the loss's rule (logistic or squared)
+constexpr uint32_t kStateVersion = 5;
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kSketchDiagonal = 0.0;  // --aioli_sketch_diagonal's default
 
@@ -92,6 +93,7 @@ AioliLearner::AioliLearner(const AioliOptions& options, const Loss& loss, int bi
       bits_(bits),
       clip_(loss.initial_range(), test_only),
       a_(make_matrix(aioli_matrix(options, bits))),
+      squared_(loss.name() == "squared"),
       test_only_(test_only),
       seed_(random_seed),
       scale_(options.scale ? bits : 0),
@@ -155,7 +157,7 @@ AioliLearner::Round AioliLearner::evaluate_with(const Matrix& a, const SparseVec
     r.s = std::isfinite(r.s) ? r.s : 0.0;
     r.c = std::isfinite(r.c) ? r.c : 0.0;
   }
-  r.yhat = aioli_root(r.s, r.c) + initial;
+  r.yhat = (squared_ ? r.c / (1.0 + r.s) : aioli_root(r.s, r.c)) + initial;
   return r;
 }
 
@@ -180,7 +182,8 @@ Prediction AioliLearner::learn(const Example& x) {
   const SparseVector& v = input(x, common::teaches(x));  // s grows exactly when learn_round updates A
   safeguards_ += v.dropped;
   if (test_only_ && opt_.o2b) return output(predict_o2b(x));
-  return learn_round(v, x.initial, common::teaches(x), x.label > 0.0f ? 1.0 : -1.0,
+  return learn_round(v, x.initial, common::teaches(x),
+                     squared_ ? static_cast<double>(x.label) - x.initial : (x.label > 0.0f ? 1.0 : -1.0),
                      static_cast<double>(x.weight), std::sqrt(v.norm2()));
 }
 
@@ -200,6 +203,10 @@ Prediction AioliLearner::learn_round(const SparseVector& v, double initial, bool
   if (opt_.o2b && uniform(seed_, rounds_ + 1) * static_cast<double>(rounds_ + 1) < 1.0) take_snapshot();
   ++rounds_;
   r_max_ = std::max(r_max_, norm);
+  if (squared_) {  // A += w x xᵀ, b += w y x
+    a_->update(std::span<const Coord>(v.begin(), v.size()), weight, weight * y);
+    return p;
+  }
   // The surrogate at the played prediction (the float reported), as Theorem 7 assumes.
   const AioliStep st = aioli_step(y * static_cast<double>(p.raw), y, 1.0 + opt_.radius * r());
   const double kappa = weight * st.kappa, beta = weight * st.beta;
@@ -251,6 +258,7 @@ void AioliLearner::save(ModelWriter& out) const {
   out.put_u8(static_cast<uint8_t>(opt_.matrix));
   out.put_u32(opt_.rank);
   out.put_f64(opt_.sketch_diagonal);
+  out.put_u8(squared_ ? 1 : 0);
   clip_.save(out);
   a_->save(out);
   out.put_u8(opt_.o2b ? 1 : 0);
@@ -279,6 +287,12 @@ void AioliLearner::load(ModelReader& in) {
   o.sketch_diagonal = version >= 4 ? in.get_f64("aioli sketch diagonal correction") : 0.0;  // the model's own
   if (!(o.sketch_diagonal >= 0.0 && o.sketch_diagonal <= 1e6))
     throw bad("sketch diagonal correction out of range");
+  const uint8_t squared = version >= 5 ? in.get_u8("aioli rule") : 0;  // before 5: logistic only
+  if (squared > 1) throw bad("unknown rule");
+  if ((squared == 1) != squared_)
+    throw bad(std::string("learned with the ") + (squared ? "squared" : "logistic") +
+              " loss; it cannot continue or predict under the " + (squared_ ? "squared" : "logistic") +
+              " loss (leave out --loss_function)");
   if (!(o.radius > 0.0) || !std::isfinite(o.radius) || !(*o.lambda > 0.0) || !std::isfinite(*o.lambda) ||
       !(r >= 0.0) || !std::isfinite(r) || !(r_max >= 0.0) || !std::isfinite(r_max))
     throw bad("a hyper-parameter out of range");
@@ -329,8 +343,8 @@ LearnerRow aioli_row() {
   LearnerRow row{
       "aioli",
       "improper online logistic regression, second order: predictions shrink toward 0 on inputs unlike the "
-      "past; "
-      "logistic loss only (Jezequel, Gaillard, Rudi 2020, AIOLI)",
+      "past (Jezequel, Gaillard, Rudi 2020, AIOLI); with --loss_function squared, the Vovk-Azoury-Warmuth "
+      "forecaster, its counterpart for regression",
       {
           {"aioli_B",
            "",
@@ -380,7 +394,10 @@ LearnerRow aioli_row() {
         return std::make_unique<AioliLearner>(AioliOptions::from(c.options), c.loss, c.bits, c.test_only,
                                               c.random_seed);
       }};
-  row.traits.losses = {"logistic"};
+  row.traits.losses = {"logistic", "squared"};
+  // Measured with the squared loss in the default mixture: --csoaa 10 on mnist_t10k 2.19x sgd's time (1.92x
+  // without) and a worse loss (0.1243 against 0.1239); yearpredictionmsd test RMSE 24.69 against 21.3.
+  row.traits.mixture_losses = {"logistic"};
   row.traits.matrix_modes = {"auto", "full", "diag", "sketch"};
   return row;
 }

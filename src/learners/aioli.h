@@ -38,6 +38,20 @@
 // the ball ||diag(s) theta|| <= B; while an s_i still grows, the past rounds' statistics keep their older scale
 // (the bound is then not claimed). Predictions are unchanged by multiplying any feature column by a nonzero
 // constant (exactly, up to rounding). --aioli_scale none is the published algorithm.
+// The squared loss (--loss_function squared): the regularization AIOLI takes from the Vovk-Azoury-Warmuth
+// forecaster (the paper's Section 1, "non-linear Ridge": the current input with label 0) is, for this loss, the
+// whole algorithm, and aioli runs it (V. Vovk, "Competitive on-line statistics", 2001, the Vovk-Azoury-Warmuth
+// forecaster; K. Azoury, M. Warmuth, "Relative loss bounds for on-line density estimation with the exponential
+// family of distributions", 2001):
+//     theta_t = argmin sum_{s<t} (theta.x_s - y_s)^2 + (theta.x_t)^2 + lambda ||theta||^2,
+//     A_t = A_{t-1} + x_t x_t', b_t = b_{t-1} + y_t x_t,   yhat_t = x' (A_{t-1} + x x')^-1 b_{t-1} = c / (1 + s)
+// (Sherman-Morrison), labels minus the base prediction, an importance weight k multiplying both increments.
+// Regret against every theta for labels |y| <= Y: lambda ||theta||^2 + d Y^2 log(1 + n R^2 / (d lambda)) (Vovk
+// 2001's bound, as E. Moroshko's "New Min-Max Algorithms and Analysis for Online Regression", Technion 2013,
+// Table 4.1 lists it), with the same feature scales and the same claim as above. It is the min-max rule `aaw`
+// over the matrix component (its modes, its feature scales). B and R enter only the logistic rule. The default
+// mixture keeps aioli for the logistic loss (LearnerTraits::mixture_losses; docs/algorithms/aioli.md says what
+// including it measured).
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -133,6 +147,7 @@ class AioliLearner final : public Learner, public PredictsConcurrently {
   common::LabelClip clip_;
   std::unique_ptr<Matrix> a_;  // A = lambda I + sum kappa_t x_t x_t' and (tracked) b = sum beta_t x_t
   double r_max_ = 0.0;         // the largest ||x|| learned from (R when --aioli_R is not given)
+  bool squared_ = false;       // the squared loss: the Vovk-Azoury-Warmuth forecaster (see above)
   bool test_only_;
   uint64_t seed_;
   uint64_t rounds_ = 0;             // rounds learned (the reservoir's t)

@@ -196,7 +196,7 @@ MixLearner::MixLearner(const std::string& members, double share, const LearnerCo
   if (default_list)
     std::erase_if(names_, [&](const std::string& n) {
       const LearnerRow* row = find_learner(row_name(n));
-      return row != nullptr && !row->accepts_loss(std::string(c.loss.name()));
+      return row != nullptr && !row->in_default_mixture(std::string(c.loss.name()));
     });
   if (names_.empty()) throw ConfigError("--mix names no learner");
   member_options_.reserve(names_.size());
@@ -1016,7 +1016,7 @@ LearnerRow mix_row() {
            "the learners --learner mix runs, comma-separated, each with its own defaults unless options "
            "follow "
            "its name (aioli:matrix=diag, a flag as :name); by default those of this list that accept the "
-           "loss (aioli is logistic only), and under --oaa / --csoaa sgd, scinol2 and aioli",
+           "loss (aioli joins for the logistic loss only), and under --oaa / --csoaa sgd, scinol2 and aioli",
            {},
            {}},
           {"mix_test_share",

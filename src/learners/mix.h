@@ -91,7 +91,8 @@ class MixLearner final : public Learner,
   // Builds the members named in `members` (comma-separated registry rows) through the registry; throws
   // ConfigError for an unknown or nested member, one that does not accept the loss, or an empty list. With
   // `default_list` (the user named no members), a member that does not accept the loss is left out instead
-  // (aioli is logistic only), and a saved model loads with the default members it was saved with.
+  // (and aioli under any loss but the logistic: LearnerTraits::mixture_losses), and a saved model loads with the
+  // default members it was saved with.
   MixLearner(const std::string& members, double share, const LearnerContext& context,
              bool default_list = false);
 

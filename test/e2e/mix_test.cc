@@ -171,8 +171,9 @@ TEST(MixCli, MembersTakeOptions) {
   }
 }
 
-// With the squared loss the default members are those that accept it (aioli is logistic only): the run works
-// and the summary names four members.
+// With the squared loss the default members are those its rows put in the default mixture under it (aioli
+// joins for the logistic loss only): the run works and the summary names four members. A list the user names
+// runs aioli's squared rule; a member that refuses the loss is an error.
 TEST(MixCli, DefaultMembersFollowTheLoss) {
   const std::string d = scratch_dir("mix_squared");
   ASSERT_EQ(run_lepus(kRcv1 + " --learner mix 2> " + d + "/log"), 0) << read_file(d + "/log");
@@ -180,7 +181,10 @@ TEST(MixCli, DefaultMembersFollowTheLoss) {
   for (const std::string member : {"sgd", "scinol2", "vw-pistol", "vw-coin"})
     EXPECT_TRUE(has(log, "mix member " + member + ": weight = ")) << log;
   EXPECT_FALSE(has(log, "mix member aioli")) << log;
-  EXPECT_NE(run_lepus(kRcv1 + " --learner mix --mix sgd,aioli 2> " + d + "/log2"), 0);
+  EXPECT_EQ(run_lepus(kRcv1 + " --learner mix --mix sgd,aioli 2> " + d + "/log1"), 0)
+      << read_file(d + "/log1");
+  EXPECT_TRUE(has(read_file(d + "/log1"), "mix member aioli: weight = ")) << read_file(d + "/log1");
+  EXPECT_NE(run_lepus(kRcv1 + " --learner mix --mix sgd,aioli-kernel 2> " + d + "/log2"), 0);
   EXPECT_TRUE(has(read_file(d + "/log2"), "does not accept the squared loss")) << read_file(d + "/log2");
 }
 

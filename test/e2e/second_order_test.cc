@@ -70,7 +70,7 @@ TEST(SecondOrder, AModeTheLearnerLacksIsRefusedNamingWhatToUse) {
   EXPECT_NE(read_file(d + "/e1").find("--learner scinol-coord"), std::string::npos) << read_file(d + "/e1");
   EXPECT_EQ(run_lepus(kHeart + " --learner ftprl-full --matrix diag 2> " + d + "/e2"), 1);
   EXPECT_NE(read_file(d + "/e2").find("ftprl-diag"), std::string::npos) << read_file(d + "/e2");
-  EXPECT_EQ(run_lepus(kHeart + " --learner aioli --loss_function squared 2> " + d + "/e3"), 1);
+  EXPECT_EQ(run_lepus(kHeart + " --learner aioli --loss_function hinge 2> " + d + "/e3"), 1);
   EXPECT_EQ(run_lepus(kHeart + " --learner aioli --matrix dense 2> " + d + "/e4"), 1);
   EXPECT_EQ(run_lepus(kHeart + " --learner aioli --rank 0 2> " + d + "/e5"), 1);
   // Past the cap: a clear error naming the cap and the alternative, before anything is written.

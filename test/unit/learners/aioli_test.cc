@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 #include "long_run.h"
 
+#include <Eigen/Dense>
 #include <cmath>
 #include <random>
 #include <vector>
@@ -344,28 +345,32 @@ TEST(AioliScale, IsThePublishedAlgorithmOnScaledInputs) {
   }
 }
 
+// Both rules: the logistic one and the squared loss's (the Vovk-Azoury-Warmuth forecaster).
 TEST(AioliScale, PredictionsUnchangedByRescalingAnyColumn) {
   const std::vector<double> ones(6, 1.0), factor = {1e-3, 1.0, 255.0, 0.5, 1e3, 7.0};
-  for (MatrixKind kind : {MatrixKind::kFull, MatrixKind::kDiag, MatrixKind::kSketch, MatrixKind::kAuto}) {
-    AioliOptions o;  // every default: B = 1, lambda = 1, R the largest norm so far, scale feature
-    o.matrix = kind;
-    o.rank = 3;
-    AioliLearner a(o, kLoss, 6), b(o, kLoss, 6);
-    const std::vector<Example> xs = scale_stream(ones, 400, 11), ys = scale_stream(factor, 400, 11);
-    double worst = 0.0;
-    for (size_t t = 0; t < xs.size(); ++t) {
-      const double pa = a.learn(xs[t]).raw, pb = b.learn(ys[t]).raw;
-      worst = std::max(worst, std::fabs(pa - pb) / std::max(1.0, std::fabs(pa)));
+  const SquaredLoss squared;
+  for (const Loss* loss : {static_cast<const Loss*>(&kLoss), static_cast<const Loss*>(&squared)})
+    for (MatrixKind kind : {MatrixKind::kFull, MatrixKind::kDiag, MatrixKind::kSketch, MatrixKind::kAuto}) {
+      SCOPED_TRACE(std::string(loss->name()));
+      AioliOptions o;  // every default: B = 1, lambda = 1, R the largest norm so far, scale feature
+      o.matrix = kind;
+      o.rank = 3;
+      AioliLearner a(o, *loss, 6), b(o, *loss, 6);
+      const std::vector<Example> xs = scale_stream(ones, 400, 11), ys = scale_stream(factor, 400, 11);
+      double worst = 0.0;
+      for (size_t t = 0; t < xs.size(); ++t) {
+        const double pa = a.learn(xs[t]).raw, pb = b.learn(ys[t]).raw;
+        worst = std::max(worst, std::fabs(pa - pb) / std::max(1.0, std::fabs(pa)));
+      }
+      EXPECT_LT(worst, 1e-5) << matrix_kind_name(kind);
+      AioliOptions none = o;  // the published algorithm is not invariant (the test can fail)
+      none.scale = false;
+      AioliLearner c(none, *loss, 6), d(none, *loss, 6);
+      double diff = 0.0;
+      for (size_t t = 0; t < xs.size(); ++t)
+        diff = std::max(diff, std::fabs(static_cast<double>(c.learn(xs[t]).raw) - d.learn(ys[t]).raw));
+      EXPECT_GT(diff, 0.1) << matrix_kind_name(kind);
     }
-    EXPECT_LT(worst, 1e-5) << matrix_kind_name(kind);
-    AioliOptions none = o;  // the published algorithm is not invariant (the test can fail)
-    none.scale = false;
-    AioliLearner c(none, kLoss, 6), d(none, kLoss, 6);
-    double diff = 0.0;
-    for (size_t t = 0; t < xs.size(); ++t)
-      diff = std::max(diff, std::fabs(static_cast<double>(c.learn(xs[t]).raw) - d.learn(ys[t]).raw));
-    EXPECT_GT(diff, 0.1) << matrix_kind_name(kind);
-  }
 }
 
 // The scales are state: a run saved and resumed predicts as the uninterrupted one; a model saved without them
@@ -412,14 +417,14 @@ TEST(AioliSketchDiagonal, IsSavedResumedAndOlderStatesArePlain) {
   resumed.load(r);
   for (size_t t = 200; t < xs.size(); ++t) ASSERT_EQ(whole.learn(xs[t]).raw, resumed.learn(xs[t]).raw) << t;
 
-  // Version 3: the same layout without the f64 c after the rank (at byte 42: version, B, lambda, R flag, R,
-  // the largest norm, the matrix kind, the rank).
+  // Version 3: the same layout without the f64 c and the u8 rule after the rank (at byte 42: version, B,
+  // lambda, R flag, R, the largest norm, the matrix kind, the rank).
   ModelWriter pw;
   other.save(pw);
   std::vector<uint8_t> v3 = pw.bytes();
-  ASSERT_GT(v3.size(), 50u);
+  ASSERT_GT(v3.size(), 51u);
   v3[0] = 3;
-  v3.erase(v3.begin() + 42, v3.begin() + 50);
+  v3.erase(v3.begin() + 42, v3.begin() + 51);
   AioliLearner old(corrected, kLoss, 8);  // this run's own c is 2: the model's plain sketch applies
   ModelReader r3(v3.data(), v3.size(), "mem");
   old.load(r3);
@@ -485,6 +490,68 @@ TEST(AioliO2b, TestOnlyRunsPredictWithTheSnapshot) {
   const Example q = example({{0, 1.0}, {1, 1.0}}, 1);
   EXPECT_EQ(t.predict(q).raw, static_cast<float>(l.predict_o2b(q)));
   EXPECT_NE(l.predict(q).raw, t.predict(q).raw);  // the final state predicts otherwise (snapshot round < 20)
+}
+
+}  // namespace
+}  // namespace lepus
+
+namespace lepus {
+namespace {
+
+// The squared loss: the Vovk-Azoury-Warmuth forecaster, each pre-update prediction against its dense formula
+// x_t' (lambda I + sum_{s<=t} x_s x_s')^-1 sum_{s<t} y_s x_s, labels far outside [-1, 1], lambda = 0.5 (the
+// published feature scale, full matrix).
+TEST(AioliSquared, IsTheVovkAzouryWarmuthForecaster) {
+  const SquaredLoss squared;
+  AioliLearner l(opts(1, 0.5, 1), squared, 8);
+  std::mt19937_64 rng(3);
+  std::normal_distribution<double> g(0.0, 1.0);
+  Eigen::MatrixXd a = 0.5 * Eigen::MatrixXd::Identity(4, 4);
+  Eigen::VectorXd b = Eigen::VectorXd::Zero(4);
+  for (int t = 0; t < 60; ++t) {
+    Eigen::VectorXd x(4);
+    for (int i = 0; i < 4; ++i) x(i) = static_cast<float>(g(rng) * (i + 1));  // as the example holds it
+    const float y = static_cast<float>(20.0 + 3.0 * x(0) - x(2) + g(rng));
+    const Example ex = example({{1, x(0)}, {2, x(1)}, {3, x(2)}, {4, x(3)}}, y);
+    const double got = l.learn(ex).raw;
+    a += x * x.transpose();
+    const double want = x.dot(a.ldlt().solve(b));
+    EXPECT_NEAR(got, want, 1e-5 * std::fabs(want) + 1e-6) << t;
+    b += static_cast<double>(y) * x;
+  }
+}
+
+// The rule is saved: a squared-loss state resumes bit for bit, and a learner of the other loss refuses it (as
+// a logistic one refuses a squared state); a version-4 state, from before the squared rule, loads as logistic.
+TEST(AioliSquared, TheRuleIsSavedAndTheOtherLossRefused) {
+  const SquaredLoss squared;
+  const std::vector<Example> xs = scale_stream({1.0, 250.0, 0.01, 3.0}, 200, 9);
+  AioliOptions o;
+  AioliLearner whole(o, squared, 8), first(o, squared, 8);
+  for (int t = 0; t < 100; ++t) {
+    whole.learn(xs[t]);
+    first.learn(xs[t]);
+  }
+  ModelWriter w;
+  first.save(w);
+  AioliLearner resumed(o, squared, 8), logistic(o, kLoss, 8);
+  ModelReader r(w.bytes().data(), w.bytes().size(), "mem");
+  resumed.load(r);
+  for (size_t t = 100; t < xs.size(); ++t) ASSERT_EQ(whole.learn(xs[t]).raw, resumed.learn(xs[t]).raw) << t;
+  ModelReader again(w.bytes().data(), w.bytes().size(), "mem");
+  EXPECT_THROW(logistic.load(again), ModelFormatError);
+
+  ModelWriter lw;
+  logistic.save(lw);
+  std::vector<uint8_t> v4 = lw.bytes();
+  ASSERT_GT(v4.size(), 51u);
+  v4[0] = 4;
+  v4.erase(v4.begin() + 50);  // the rule byte after c
+  AioliLearner old_logistic(o, kLoss, 8), old_squared(o, squared, 8);
+  ModelReader r4(v4.data(), v4.size(), "mem");
+  EXPECT_NO_THROW(old_logistic.load(r4));
+  ModelReader r4b(v4.data(), v4.size(), "mem");
+  EXPECT_THROW(old_squared.load(r4b), ModelFormatError);
 }
 
 }  // namespace
