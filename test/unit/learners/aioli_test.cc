@@ -375,16 +375,22 @@ TEST(AioliScale, PredictionsUnchangedByRescalingAnyColumn) {
 
 // The scales are state: a run saved and resumed predicts as the uninterrupted one; a model saved without them
 // (state version 2, before scales existed) loads as the published algorithm.
-TEST(AioliScale, ScalesAreSavedAndResumed) {
-  const std::vector<Example> xs = scale_stream({1.0, 250.0, 0.01}, 200, 3);
-  AioliOptions o;
-  AioliLearner whole(o, kLoss, 6), first(o, kLoss, 6);
-  for (int t = 0; t < 100; ++t) {
+// Both learners through xs[0, n); the second's state, saved.
+ModelWriter saved_after(AioliLearner& whole, AioliLearner& first, const std::vector<Example>& xs, int n) {
+  for (int t = 0; t < n; ++t) {
     whole.learn(xs[t]);
     first.learn(xs[t]);
   }
   ModelWriter w;
   first.save(w);
+  return w;
+}
+
+TEST(AioliScale, ScalesAreSavedAndResumed) {
+  const std::vector<Example> xs = scale_stream({1.0, 250.0, 0.01}, 200, 3);
+  AioliOptions o;
+  AioliLearner whole(o, kLoss, 6), first(o, kLoss, 6);
+  const ModelWriter w = saved_after(whole, first, xs, 100);
   AioliLearner resumed(o, kLoss, 6);
   ModelReader r(w.bytes().data(), w.bytes().size(), "mem");
   resumed.load(r);
@@ -528,12 +534,7 @@ TEST(AioliSquared, TheRuleIsSavedAndTheOtherLossRefused) {
   const std::vector<Example> xs = scale_stream({1.0, 250.0, 0.01, 3.0}, 200, 9);
   AioliOptions o;
   AioliLearner whole(o, squared, 8), first(o, squared, 8);
-  for (int t = 0; t < 100; ++t) {
-    whole.learn(xs[t]);
-    first.learn(xs[t]);
-  }
-  ModelWriter w;
-  first.save(w);
+  const ModelWriter w = saved_after(whole, first, xs, 100);
   AioliLearner resumed(o, squared, 8), logistic(o, kLoss, 8);
   ModelReader r(w.bytes().data(), w.bytes().size(), "mem");
   resumed.load(r);
