@@ -62,30 +62,41 @@ struct CoreOption {
   };
   enum class Kind { kFlag, kValue, kList };  // a switch, one value (the last given), values gathered
   enum class Restore { kNo, kYes, kOverridable };
-  // What a kValue or kList option's values must be, declared as a learner's options are (OptionSpec's kind,
-  // range, whole, choices): checked by check_option_value, on the command line and in a model, and shown in
-  // --help. Free text by default (a path, a name, a list of letters; those are read where they are used).
-  struct Accepts {
-    OptionSpec::Kind kind = OptionSpec::Kind::kText;
-    OptionSpec::Range range = {};
-    bool whole = false;
-    std::vector<std::string> choices = {};
-  };
+  // What a kValue or kList option's values must be, declared as a learner's options are (an OptionSpec's kind,
+  // range, whole and choices; its name comes from the row): checked by check_option_value, on the command line
+  // and in a model, and shown in --help. Free text by default (a path, a name, a list of letters; those are
+  // read where they are used).
+  using Accepts = OptionSpec;
   Group group;
   const char* name;  // "bit_precision,b": the long name, then a one-letter one
   Kind kind;
   const char* default_value;  // nullptr: none
   Restore restore;
   const char* help;
-  Accepts accepts = {};
+  Accepts accepts = {"", "", OptionSpec::Kind::kText};  // free text
 };
 using Accepts = CoreOption::Accepts;
 constexpr double kNoEnd = std::numeric_limits<double>::infinity();
-// A whole number in [lo, hi]; a number above lo; one of the words.
-Accepts whole(double lo, double hi = kNoEnd) { return {OptionSpec::Kind::kNumber, {lo, hi}, true}; }
-Accepts above(double lo) { return {OptionSpec::Kind::kNumber, {lo, kNoEnd, true}}; }
+// Any finite number; a whole number in [lo, hi]; a number above lo; one of the words.
+Accepts any_number() { return {"", "", OptionSpec::Kind::kNumber}; }
+Accepts whole(double lo, double hi = kNoEnd) {
+  Accepts a;
+  a.kind = OptionSpec::Kind::kNumber;
+  a.range = {lo, hi};
+  a.whole = true;
+  return a;
+}
+Accepts above(double lo) {
+  Accepts a;
+  a.kind = OptionSpec::Kind::kNumber;
+  a.range = {lo, kNoEnd, true};
+  return a;
+}
 Accepts one_of(std::vector<std::string> words) {
-  return {OptionSpec::Kind::kText, {}, false, std::move(words)};
+  Accepts a;
+  a.kind = OptionSpec::Kind::kText;
+  a.choices = std::move(words);
+  return a;
 }
 // --help's headings, in CoreOption::Group's order; the learners' groups come after kLastGroupBeforeLearners.
 const char* const kGroupTitles[] = {"General",
@@ -196,7 +207,7 @@ const CoreOption kCoreOptions[] = {
      "squared | logistic | hinge | quantile"},
     {G::kLoss, "quantile_tau", K::kValue, "0.5", R::kOverridable,
      "quantile level of the quantile loss",
-     {OptionSpec::Kind::kNumber}},
+     any_number()},
     {G::kLoss, "link", K::kValue, "identity", R::kOverridable,
      "printed prediction: identity | logistic | glf1 | poisson"},
     {G::kLoss, "binary", K::kFlag, nullptr, R::kOverridable,
@@ -357,12 +368,9 @@ const CoreOption* core_option(const std::string& name) {
 
 // A row as a learner's option is declared, for the one check of values (check_option_value) and --help.
 OptionSpec spec_of(const CoreOption& o) {
-  OptionSpec s;
+  OptionSpec s = o.accepts;
   s.name = long_name(o);
-  s.kind = o.kind == CoreOption::Kind::kFlag ? OptionSpec::Kind::kFlag : o.accepts.kind;
-  s.range = o.accepts.range;
-  s.whole = o.accepts.whole;
-  s.choices = o.accepts.choices;
+  if (o.kind == CoreOption::Kind::kFlag) s.kind = OptionSpec::Kind::kFlag;
   return s;
 }
 
@@ -955,12 +963,10 @@ void read_input(Config& c, Args& a) {
     c.driver.format = InputFormat::kVw;
   } else if (fmt == "libsvm" || fmt == "svmlight") {
     c.driver.format = InputFormat::kLibsvm;
-  } else if (fmt == "csv" || fmt == "tsv") {
+  } else {  // csv or tsv: the row's one_of has refused any other word
     c.driver.format = InputFormat::kCsv;
     c.driver.csv.delimiter = fmt == "csv" ? ',' : '\t';
     c.driver.csv.quoted = fmt == "csv";
-  } else {
-    throw ConfigError("unknown --format '" + fmt + "' (choose vw, libsvm, csv or tsv)");
   }
   auto columns = [&](const std::string& n) {  // repeated and comma-separated lists
     std::vector<std::string> out;

@@ -184,7 +184,7 @@ Prediction AioliLearner::learn(const Example& x) {
   if (test_only_ && opt_.o2b) return output(predict_o2b(x));
   return learn_round(v, x.initial, common::teaches(x),
                      squared_ ? static_cast<double>(x.label) - x.initial : (x.label > 0.0f ? 1.0 : -1.0),
-                     static_cast<double>(x.weight), std::sqrt(v.norm2()));
+                     static_cast<double>(x.weight), squared_ ? 0.0 : std::sqrt(v.norm2()));
 }
 
 double AioliLearner::learn_vector(const SparseVector& v, double y, double weight, double initial,
@@ -202,11 +202,11 @@ Prediction AioliLearner::learn_round(const SparseVector& v, double initial, bool
   if (!teach || v.size() == 0) return p;
   if (opt_.o2b && uniform(seed_, rounds_ + 1) * static_cast<double>(rounds_ + 1) < 1.0) take_snapshot();
   ++rounds_;
-  r_max_ = std::max(r_max_, norm);
-  if (squared_) {  // A += w x xᵀ, b += w y x
+  if (squared_) {  // A += w x xᵀ, b += w y x (no radius: only the logistic rule's B r reads it)
     a_->update(std::span<const Coord>(v.begin(), v.size()), weight, weight * y);
     return p;
   }
+  r_max_ = std::max(r_max_, norm);
   // The surrogate at the played prediction (the float reported), as Theorem 7 assumes.
   const AioliStep st = aioli_step(y * static_cast<double>(p.raw), y, 1.0 + opt_.radius * r());
   const double kappa = weight * st.kappa, beta = weight * st.beta;

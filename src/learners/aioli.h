@@ -146,8 +146,9 @@ class AioliLearner final : public Learner, public PredictsConcurrently {
   int bits_;
   common::LabelClip clip_;
   std::unique_ptr<Matrix> a_;  // A = lambda I + sum kappa_t x_t x_t' and (tracked) b = sum beta_t x_t
-  double r_max_ = 0.0;         // the largest ||x|| learned from (R when --aioli_R is not given)
-  bool squared_ = false;       // the squared loss: the Vovk-Azoury-Warmuth forecaster (see above)
+  double r_max_ =
+      0.0;  // the largest ||x|| learned from (R when --aioli_R is not given); 0 under the squared rule
+  bool squared_ = false;  // the squared loss: the Vovk-Azoury-Warmuth forecaster (see above)
   bool test_only_;
   uint64_t seed_;
   uint64_t rounds_ = 0;             // rounds learned (the reservoir's t)
