@@ -6,6 +6,7 @@
 
 #include "learners/common/merge.h"
 #include "learners/common/plumbing.h"
+#include "learners/common/state.h"
 #include "lepus/errors.h"
 
 namespace lepus {
@@ -65,35 +66,21 @@ Prediction NlmsLearner::learn(const Example& x) {
   return out;
 }
 
-void NlmsLearner::save(ModelWriter& out) const {
-  out.put_u32(kStateVersion);
-  out.put_f64(opt_.mu);
-  out.put_u8(opt_.eps ? 1 : 0);
-  out.put_f64(opt_.eps.value_or(0.0));
-  out.put_f64(norm2_sum_);
-  out.put_f64(learned_);
-  common::save_slots(out, w_);
+// μ, ε (absent: the default, from the ||x||^2 sum and count that follow), the sum, the count, the weights.
+template <class Self, class V>
+void NlmsLearner::state(Self& self, V& v) {
+  v.tag(kStateVersion);
+  v.number("mu", self.opt_.mu, common::Bounds{{0.0, 2.0, true, true}});
+  v.optional("eps", self.opt_.eps, common::kNonNegative);
+  v.number("norm2_sum", self.norm2_sum_, common::kNonNegative);
+  v.number("examples", self.learned_, common::kNonNegative);  // a mean across ranks after a merge
+  v.slots(
+      self.w_, [](double) { return true; }, [](std::ostream& out, size_t, double w) { out << w; });
 }
 
-void NlmsLearner::load(ModelReader& in) {
-  auto bad = [&](const std::string& what) { return ModelFormatError(in.source() + ": nlms state: " + what); };
-  if (in.get_u32("nlms state version") != kStateVersion) throw bad("unknown state version");
-  const double mu = in.get_f64("nlms mu");
-  const bool eps_given = in.get_u8("nlms eps flag") != 0;
-  const double eps = in.get_f64("nlms eps");
-  const double norm2_sum = in.get_f64("nlms norm sum");
-  const double learned = in.get_f64("nlms count");
-  if (!(mu > 0.0 && mu < 2.0) || !(eps >= 0.0) || !std::isfinite(eps) || !(norm2_sum >= 0.0) ||
-      !std::isfinite(norm2_sum) || !(learned >= 0.0) || !std::isfinite(learned))
-    throw bad("a hyper-parameter or counter out of range");
-  ZeroedTable<double> w(w_.size());
-  common::load_slots(in, w, "nlms");
-  opt_.mu = mu;
-  opt_.eps = eps_given ? std::optional<double>(eps) : std::nullopt;
-  norm2_sum_ = norm2_sum;
-  learned_ = learned;
-  w_.swap(w);
-}
+void NlmsLearner::save(ModelWriter& out) const { common::save_state(*this, out); }
+
+void NlmsLearner::load(ModelReader& in) { common::load_state(*this, in); }
 
 std::vector<std::string> NlmsLearner::describe() const {
   return {"nlms mu = " + common::number(opt_.mu),
@@ -101,14 +88,7 @@ std::vector<std::string> NlmsLearner::describe() const {
                    : std::string("nlms eps = 1e-6 x average ||x||^2 (online)")};
 }
 
-void NlmsLearner::write_readable(std::ostream& out) const {
-  out << "mu " << opt_.mu << "\n";
-  out << "eps " << epsilon() << (opt_.eps ? "" : " (1e-6 x average ||x||^2)") << "\n";
-  out << "examples " << learned_ << "\n";
-  w_.for_each_touched([&](size_t i) {
-    if (w_[i] != 0.0) out << i << ":" << w_[i] << "\n";
-  });
-}
+void NlmsLearner::write_readable(std::ostream& out) const { common::write_state(*this, out); }
 
 // --distributed: the ranks' mean w (VW's plain average); the default ε's ||x||^2 sum and count averaged alike, so
 // their ratio is the average over every rank's examples.

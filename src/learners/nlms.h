@@ -46,6 +46,9 @@ class NlmsLearner final : public Learner, public AuditsSlots {
   uint64_t safeguard_count() const override { return safeguards_; }
   double weight(uint64_t slot) const { return w_[slot]; }
   double epsilon() const;  // the ε in force
+  // The saved state, declared once (learners/common/state.h).
+  template <class Self, class V>
+  static void state(Self& self, V& v);
 
  private:
   double score(const SparseVector& v) const;

@@ -2,6 +2,7 @@
 // see scinol2.h for the problem, the update and the mapping.
 #include "learners/scinol2.h"
 #include "learners/common/merge.h"
+#include "learners/common/state.h"
 
 #include <algorithm>
 #include <cfloat>
@@ -264,65 +265,31 @@ std::vector<std::string> Scinol2Learner::describe() const {
           "scinol_L = " + number(opt_.lipschitz)};
 }
 
-void Scinol2Learner::write_readable(std::ostream& out) const {
-  out << (one() ? "scinol1_eps " : "scinol2_eps ") << opt_.eps << "\n";
-  out << "scinol_L " << opt_.lipschitz << "\n";
-  out << "t " << t_ << "\n";
-  clip_.write_readable(out);
-  // Per slot: the indicative weight (M unchanged; w depends on x), then the state G, S2, M, β or η.
-  block_.for_each_touched([&](size_t i) {
-    const Slot& s = slots_[i];
-    if (s.m == 0.0) return;
-    out << i << ":" << weight(i, 0.0) << " " << s.g << " " << s.s2 << " " << s.m << " " << s.p << "\n";
-  });
+// eps, L, t, the label range, then per slot G, S2, M, β or η (readable: the indicative weight first, M
+// unchanged, since w depends on x).
+template <class Self, class V>
+void Scinol2Learner::state(Self& self, V& v) {
+  const bool one = self.one();
+  v.tag(one ? kStateTag1 : kStateTag2);
+  v.number(one ? "scinol1_eps" : "scinol2_eps", self.opt_.eps, common::kPositive);
+  v.number("scinol_L", self.opt_.lipschitz, common::kPositive);
+  v.number("t", self.t_, common::kCount);
+  v.clip(self.clip_);
+  v.slots(
+      self.block_,
+      [one](const Slot& s) { return s.m > 0.0 && s.s2 >= 0.0 && s.p >= 0.0 && (!one || s.p <= 1.0); },
+      [&self](std::ostream& out, size_t i, const Slot& s) {
+        out << self.weight(i, 0.0) << " " << s.g << " " << s.s2 << " " << s.m << " " << s.p;
+      });
 }
 
-void Scinol2Learner::save(ModelWriter& out) const {
-  out.put_u32(one() ? kStateTag1 : kStateTag2);
-  out.put_f64(opt_.eps);
-  out.put_f64(opt_.lipschitz);
-  out.put_f64(t_);
-  clip_.save(out);
-  const uint64_t size = mask_ + 1;
-  common::save_table(
-      out, size, common::touched(block_), [&](uint64_t i) { return slots_[i].m != 0.0; },
-      [&](uint64_t i) { out.put_values(&slots_[i].g, 4); });
-}
+void Scinol2Learner::write_readable(std::ostream& out) const { common::write_state(*this, out); }
+
+void Scinol2Learner::save(ModelWriter& out) const { common::save_state(*this, out); }
 
 void Scinol2Learner::load(ModelReader& in) {
-  const std::string who(name());
-  auto bad = [&](const std::string& what) {
-    return ModelFormatError(in.source() + ": " + who + " state: " + what);
-  };
-  const uint32_t tag = in.get_u32((who + " state version").c_str());
-  if (tag != (one() ? kStateTag1 : kStateTag2)) throw bad("not a " + who + " state, or an unknown version");
-  const double eps = in.get_f64((who + " eps").c_str());
-  const double lipschitz = in.get_f64((who + " L").c_str());
-  const double t = in.get_f64((who + " t").c_str());
-  if (!(eps > 0.0) || !std::isfinite(eps)) throw bad("eps " + number(eps) + " is not > 0");
-  if (!(lipschitz > 0.0) || !std::isfinite(lipschitz)) throw bad("L " + number(lipschitz) + " is not > 0");
-  if (!(t >= 0.0) || !std::isfinite(t) || t != std::floor(t)) throw bad("bad round count");
-  common::LabelClip clip = clip_;
-  clip.load(in, who);
-  const uint64_t size = mask_ + 1;
-  common::load_table_size(in, size, who);
-  // Read into a fresh table, so that a refused state leaves this learner as it was.
-  ZeroedTable<Slot> block(size);
-  Slot* const slots = block.data();
-  common::load_count_and_records(in, size, sizeof(Slot), who, [&](uint64_t i) {
-    Slot& s = slots[i];
-    in.get_raw(&s, sizeof(Slot), (who + " slot").c_str());
-    if (!std::isfinite(s.g) || !std::isfinite(s.s2) || !std::isfinite(s.m) || !std::isfinite(s.p))
-      throw bad("non-finite value in slot " + std::to_string(i));
-    if (!(s.m > 0.0) || !(s.s2 >= 0.0) || !(s.p >= 0.0) || (one() && s.p > 1.0))
-      throw bad("slot " + std::to_string(i) + " out of range");
-  });
-  opt_.eps = eps;
-  opt_.lipschitz = lipschitz;
-  t_ = t;
-  clip_ = clip;
-  block_ = std::move(block);
-  slots_ = slots;
+  common::load_state(*this, in);
+  slots_ = block_.data();
 }
 
 // --distributed: VW's weighted average of each slot (G, S2, p) with weights S2 (common::weighted_average: the

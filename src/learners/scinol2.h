@@ -110,6 +110,9 @@ class Scinol2Learner final : public Learner, public AuditsSlots, public Predicts
   double weight(uint64_t i, double x) const;
   double rounds() const { return t_; }
   const Scinol2Options& options() const { return opt_; }
+  // The saved state, declared once (learners/common/state.h).
+  template <class Self, class V>
+  static void state(Self& self, V& v);
 
  private:
   bool one() const { return opt_.variant == ScinolKkwVariant::kScinol1; }

@@ -1,0 +1,194 @@
+// A learner's model state, declared once. A learner lists its saved fields in file order in one function,
+//
+//   template <class Self, class V> static void state(Self& self, V& v) {
+//     v.tag(kStateTag);
+//     v.number("t", self.t_, common::kCount);
+//     v.clip(self.clip_);
+//     v.slots(self.slots_, slot_ok, slot_text);
+//   }
+//
+// and three visitors walk it (Self is const for the first and third):
+//   StateSaver  the bytes of a model file;
+//   StateLoader reads each field and refuses one outside its declared bounds (a ModelFormatError naming the
+//               learner and the field); the learner changes only after the last field has been read, so a
+//               refused state leaves it as it was;
+//   StateText   --readable_full's text: "name value" per number, the label range, a line per kept slot.
+// number() and flag() return the value visited (the one read, for the loader), so that a later field's
+// declaration may depend on an earlier one.
+#pragma once
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <initializer_list>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "core/zeroed_table.h"
+#include "learners/common/plumbing.h"
+#include "lepus/errors.h"
+#include "lepus/model_io.h"
+#include "lepus/options.h"
+
+namespace lepus::common {
+
+// The values a saved number may take: finite, within the range (OptionSpec's, as --help shows it), and a
+// whole number when `whole`.
+struct Bounds {
+  OptionSpec::Range range;
+  bool whole = false;
+  bool contains(double v) const { return range.contains(v) && (!whole || v == std::floor(v)); }
+};
+inline const Bounds kAnyNumber{};
+inline const Bounds kNonNegative{{0.0}};
+inline const Bounds kPositive{{0.0, std::numeric_limits<double>::infinity(), true}};
+inline const Bounds kCount{{0.0}, true};
+
+class StateSaver {
+ public:
+  explicit StateSaver(ModelWriter& out) : out_(out) {}
+  void tag(uint32_t t) { out_.put_u32(t); }
+  double number(const char*, double x, const Bounds& = kAnyNumber) {
+    out_.put_f64(x);
+    return x;
+  }
+  bool flag(const char*, bool b) {
+    out_.put_u8(b ? 1 : 0);
+    return b;
+  }
+  void optional(const char*, const std::optional<double>& x, const Bounds& = kAnyNumber) {
+    out_.put_u8(x ? 1 : 0);
+    out_.put_f64(x.value_or(0.0));
+  }
+  void clip(const LabelClip& c) { c.save(out_); }
+  template <class Slot, class Ok, class Text>
+  void slots(const ZeroedTable<Slot>& t, Ok&&, Text&&) {
+    save_slots(out_, t);
+  }
+
+ private:
+  ModelWriter& out_;
+};
+
+class StateLoader {
+ public:
+  StateLoader(ModelReader& in, std::string who) : in_(in), who_(std::move(who)) {}
+  void tag(uint32_t t) {
+    if (in_.get_u32((who_ + " state version").c_str()) != t)
+      throw bad("not a " + who_ + " state, or an unknown version");
+  }
+  double number(const char* name, double& x, const Bounds& b = kAnyNumber) {
+    const double v = read_number(name, b);
+    commits_.push_back([&x, v] { x = v; });
+    return v;
+  }
+  bool flag(const char* name, bool& b) {
+    const bool v = read_flag(name);
+    commits_.push_back([&b, v] { b = v; });
+    return v;
+  }
+  // A number that may be absent: a flag, then the number (0 when absent).
+  void optional(const char* name, std::optional<double>& x, const Bounds& b = kAnyNumber) {
+    const bool given = read_flag((std::string(name) + " flag").c_str());
+    const double v = read_number(name, given ? b : kAnyNumber);
+    commits_.push_back([&x, given, v] { x = given ? std::optional<double>(v) : std::nullopt; });
+  }
+  void clip(LabelClip& c) {
+    LabelClip read = c;
+    read.load(in_, who_);
+    commits_.push_back([&c, read] { c = read; });
+  }
+  // Every slot's fields finite, and ok(slot) true; read into a fresh table.
+  template <class Slot, class Ok, class Text>
+  void slots(ZeroedTable<Slot>& t, Ok&& ok, Text&&) {
+    auto read = std::make_shared<ZeroedTable<Slot>>(t.size());
+    load_slots(in_, *read, who_);
+    read->for_each_touched([&](size_t i) {
+      if (!all_zero((*read)[i]) && !ok((*read)[i])) throw bad("slot " + std::to_string(i) + " out of range");
+    });
+    commits_.push_back([&t, read] { t = std::move(*read); });
+  }
+  // Changes the learner: every field read has passed its check.
+  void commit() {
+    for (auto& c : commits_) c();
+    commits_.clear();
+  }
+
+ private:
+  ModelFormatError bad(const std::string& what) const {
+    return ModelFormatError(in_.source() + ": " + who_ + " state: " + what);
+  }
+  double read_number(const char* name, const Bounds& b) {
+    const double v = in_.get_f64((who_ + " " + name).c_str());
+    if (!b.contains(v))
+      throw bad(std::string(name) + " " + common::number(v) + " is not " + (b.whole ? "a whole number " : "") +
+                b.range.text());
+    return v;
+  }
+  bool read_flag(const char* name) {
+    const uint8_t v = in_.get_u8((who_ + " " + name).c_str());
+    if (v > 1) throw bad(std::string(name) + " is not 0 or 1");
+    return v == 1;
+  }
+  ModelReader& in_;
+  std::string who_;
+  std::vector<std::function<void()>> commits_;
+};
+
+class StateText {
+ public:
+  explicit StateText(std::ostream& out) : out_(out) {}
+  void tag(uint32_t) {}
+  double number(const char* name, double x, const Bounds& = kAnyNumber) {
+    out_ << name << " " << x << "\n";
+    return x;
+  }
+  bool flag(const char* name, bool b) {
+    out_ << name << " " << (b ? 1 : 0) << "\n";
+    return b;
+  }
+  void optional(const char* name, const std::optional<double>& x, const Bounds& = kAnyNumber) {
+    out_ << name << " ";
+    if (x)
+      out_ << *x << "\n";
+    else
+      out_ << "none\n";
+  }
+  void clip(const LabelClip& c) { c.write_readable(out_); }
+  // "index:" and text(out, index, slot) per slot with any nonzero field, in index order.
+  template <class Slot, class Ok, class Text>
+  void slots(const ZeroedTable<Slot>& t, Ok&&, Text&& text) {
+    t.for_each_touched([&](size_t i) {
+      if (all_zero(t[i])) return;
+      out_ << i << ":";
+      text(out_, i, t[i]);
+      out_ << "\n";
+    });
+  }
+
+ private:
+  std::ostream& out_;
+};
+
+// The three uses, for a learner L with a static state(self, visitor) as above.
+template <class L>
+void save_state(const L& learner, ModelWriter& out) {
+  StateSaver v(out);
+  L::state(learner, v);
+}
+template <class L>
+void load_state(L& learner, ModelReader& in) {
+  StateLoader v(in, std::string(learner.name()));
+  L::state(learner, v);
+  v.commit();
+}
+template <class L>
+void write_state(const L& learner, std::ostream& out) {
+  StateText v(out);
+  L::state(learner, v);
+}
+
+}  // namespace lepus::common
