@@ -159,6 +159,9 @@ class FtprlDiagLearner final : public FtprlBase {
   // R_i: R, or c / (M_i X^) (infinite before the slot's first update).
   double slot_radius(uint64_t slot) const;
   double largest_norm() const { return x_max_; }  // X^, the largest ||x^|| learned from, x^_i = x_i / M_i
+  // The saved state, declared once (learners/common/state.h).
+  template <class Self, class V>
+  static void state(Self& self, V& v);
 
  private:
   double score(const Example& x) const override;
@@ -195,6 +198,9 @@ class FtprlConstBoxLearner final : public FtprlBase {
   double diameter() const { return 2.0 * half_diameter_; }
   bool data_radius() const { return data_radius_; }
   double largest_value() const { return m_; }  // M, the largest |x_i| learned from (the data-derived radius)
+  // The saved state, declared once (learners/common/state.h).
+  template <class Self, class V>
+  static void state(Self& self, V& v);
 
  private:
   double score(const Example& x) const override;
@@ -244,6 +250,9 @@ class FtprlBallLearner final : public FtprlBase {
   double projection_factor() const;  // c = min(1, R / ||u^||)
   bool data_radius() const { return data_radius_; }
   double largest_norm() const { return x_max_; }  // X, the largest ||x^|| learned from (data-derived radius)
+  // The saved state, declared once (learners/common/state.h).
+  template <class Self, class V>
+  static void state(Self& self, V& v);
 
  private:
   double score(const Example& x) const override;

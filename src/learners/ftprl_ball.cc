@@ -46,6 +46,7 @@
 #include <ostream>
 
 #include "learners/common/merge.h"
+#include "learners/common/state.h"
 #include "learners/ftprl.h"
 #include "learners/ftprl_internal.h"
 #include "lepus/errors.h"
@@ -270,116 +271,78 @@ std::vector<std::string> FtprlBallLearner<kScaled>::describe() const {
   return lines;
 }
 
+// State "ftprl-const-ball-2" / "ftprl-scale-2": the data-derived radius flag, c and X, then as the versions
+// before it (which still load, as a given radius): R, the label range, (the scale spec,) G, abar, sigma, N, the
+// update count and the slots (ftprl-scale's now (v, a, M); before, (v, a)); readable: w_i and u^_i first.
 template <bool kScaled>
-void FtprlBallLearner<kScaled>::write_readable(std::ostream& out) const {
-  if (data_radius_) {
-    out << "ftprl_radius data " << c_ << "\n";
+template <class Self, class V>
+void FtprlBallLearner<kScaled>::state(Self& self, V& v) {
+  bool data = false;
+  const bool old = v.version({kScaled ? "ftprl-scale-2" : "ftprl-const-ball-2",
+                              kScaled ? "ftprl-scale" : "ftprl-const-ball"}) == 1;
+  if (old) {
+    v.absent(self.data_radius_, false);
+    v.absent(self.c_, 1.0);
+    v.absent(self.x_max_, 0.0);
   } else {
-    out << "ftprl_radius " << radius_ << "\n";
+    data = v.flag("data_radius", self.data_radius_);
+    v.number("c", self.c_, common::kPositive);
+    v.number("X", self.x_max_, common::kNonNegative);
   }
-  clip_.write_readable(out);
+  v.number("ftprl_radius", self.radius_, common::kPositive);
+  v.clip(self.clip_);
+  if constexpr (kScaled)
+    v.text("ftprl_scale", self.spec_text_, [](const std::string& t) { FtprlScaleSpec::parse(t); });
+  v.number("G", self.g_sum_, common::kNonNegative);
+  v.number("abar", self.abar_, common::kNonNegative);
+  v.number("sigma", self.sigma_, common::kPositive);
+  v.number("N", self.norm2_, common::kNonNegative);
+  v.whole("updates", self.updates_);
+  auto ok = [data](const Slot& s) {
+    if constexpr (kScaled)
+      return !(s.a < 0.0 || s.m < 0.0 || (s.a == 0.0 && s.v != 0.0) ||
+               (data && (s.a == 0.0) != (s.m == 0.0)));
+    return true;
+  };
   if constexpr (kScaled) {
-    out << "ftprl_scale " << spec_text_ << "\n";
-  } else {
-    out << "ftprl_set ball\n";
-  }
-  if (data_radius_) out << "X " << x_max_ << "\nR " << radius_ << "\n";
-  out << "G " << g_sum_ << "\n";
-  out << "abar " << abar_ << "\n";
-  out << "norm " << std::sqrt(norm2_) << "\n";
-  const double c = projection_factor();
-  slots_.for_each_touched([&](size_t i) {
-    const Slot& s = slots_[i];
-    if (common::all_zero(s)) return;
-    const double u = sigma_ * s.v;
-    out << i << ":" << c * u * scale_of(s) << " " << u;
-    if constexpr (kScaled) out << " " << s.a;
-    if constexpr (kScaled) {
-      if (data_radius_) out << " " << s.m;
+    struct OldSlot {
+      double v, a;
+    };
+    if (old) {
+      v.template older_slots<OldSlot>(
+          self.slots_,
+          [](const OldSlot& o) {
+            return Slot{o.v, o.a, 0.0};
+          },
+          ok);
+      return;
     }
-    out << "\n";
+  }
+  const double c = self.projection_factor();
+  v.slots(self.slots_, ok, [&self, c, data](std::ostream& out, size_t, const Slot& s) {
+    const double u = self.sigma_ * s.v;
+    out << c * u * self.scale_of(s) << " " << u;
+    if constexpr (kScaled) {
+      out << " " << s.a;
+      if (data) out << " " << s.m;
+    }
   });
 }
 
-// State "ftprl-const-ball-2" / "ftprl-scale-2": a flag (1: the data-derived radius), c and X, then as the
-// versions before it (which still load, as a given radius): R, the label range, (the scale spec,) G, abar,
-// sigma, N, the update count and the slots (ftprl-scale's now (v, a, M); before, (v, a)).
+template <bool kScaled>
+void FtprlBallLearner<kScaled>::write_readable(std::ostream& out) const {
+  common::write_state(*this, out);
+}
+
 template <bool kScaled>
 void FtprlBallLearner<kScaled>::save(ModelWriter& out) const {
-  out.put_string(kScaled ? "ftprl-scale-2" : "ftprl-const-ball-2");
-  out.put_u8(data_radius_ ? 1 : 0);
-  out.put_f64(c_);
-  out.put_f64(x_max_);
-  out.put_f64(radius_);
-  clip_.save(out);
-  if constexpr (kScaled) out.put_string(spec_text_);
-  out.put_f64(g_sum_);
-  out.put_f64(abar_);
-  out.put_f64(sigma_);
-  out.put_f64(norm2_);
-  out.put_u64(updates_);
-  common::save_slots(out, slots_);
+  common::save_state(*this, out);
 }
 
 template <bool kScaled>
 void FtprlBallLearner<kScaled>::load(ModelReader& in) {
-  const std::string old_tag = kScaled ? "ftprl-scale" : "ftprl-const-ball";
-  const std::string tag = in.get_string("ftprl learner");
-  if (tag != old_tag && tag != old_tag + "-2")
-    throw ModelFormatError(in.source() + ": not an " + old_tag + " model state");
-  const bool old = tag == old_tag;
-  bool data = false;
-  double c = 1.0, x_max = 0.0;
-  if (!old) {
-    const uint8_t flag = in.get_u8("ftprl radius flag");
-    if (flag > 1) throw ModelFormatError(in.source() + ": ftprl radius flag is not 0 or 1");
-    data = flag == 1;
-    c = ftprl::checked(in.get_f64("ftprl radius constant"), in, "radius constant", true);
-    x_max = ftprl::checked(in.get_f64("ftprl X"), in, "X");
-    if (x_max < 0.0) throw ModelFormatError(in.source() + ": ftprl X is negative");
-  }
-  radius_ = ftprl::checked(in.get_f64("ftprl radius"), in, "radius", true);
-  clip_.load(in, "ftprl");
-  if constexpr (kScaled) {
-    spec_text_ = in.get_string("ftprl scale spec");
-    try {
-      spec_ = FtprlScaleSpec::parse(spec_text_);
-    } catch (const ConfigError& e) {
-      throw ModelFormatError(in.source() + ": " + e.what());
-    }
-  }
-  g_sum_ = ftprl::checked(in.get_f64("ftprl G"), in, "G");
-  abar_ = ftprl::checked(in.get_f64("ftprl abar"), in, "abar");
-  sigma_ = ftprl::checked(in.get_f64("ftprl sigma"), in, "sigma", true);
-  norm2_ = ftprl::checked(in.get_f64("ftprl norm"), in, "norm");
-  if (g_sum_ < 0.0 || abar_ < 0.0 || norm2_ < 0.0)
-    throw ModelFormatError(in.source() + ": ftprl G, abar or norm is negative");
-  updates_ = in.get_u64("ftprl update count");
-  if constexpr (kScaled) {
-    if (old) {
-      struct OldSlot {
-        double v, a;
-      };
-      ZeroedTable<OldSlot> table(slots_.size());
-      common::load_slots(in, table, "ftprl-scale");
-      slots_.clear();
-      table.for_each_touched([&](size_t i) {
-        if (table[i].v != 0.0 || table[i].a != 0.0) slots_[i] = Slot{table[i].v, table[i].a, 0.0};
-      });
-    } else {
-      common::load_slots(in, slots_, "ftprl-scale");
-    }
-    slots_.for_each_touched([&](size_t i) {
-      const Slot& s = slots_[i];
-      if (s.a < 0.0 || s.m < 0.0 || (s.a == 0.0 && s.v != 0.0) || (data && (s.a == 0.0) != (s.m == 0.0)))
-        throw ModelFormatError(in.source() + ": ftprl-scale slot without a valid scale");
-    });
-  } else {
-    common::load_slots(in, slots_, "ftprl-const");
-  }
-  data_radius_ = data;
-  c_ = c;
-  x_max_ = x_max;
+  common::load_state(*this, in);
+  if constexpr (kScaled) spec_ = FtprlScaleSpec::parse(spec_text_);
 }
 
 template class FtprlBallLearner<false>;

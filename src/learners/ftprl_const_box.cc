@@ -29,6 +29,7 @@
 #include <ostream>
 
 #include "learners/common/merge.h"
+#include "learners/common/state.h"
 #include "learners/ftprl.h"
 #include "learners/ftprl_internal.h"
 #include "lepus/errors.h"
@@ -131,60 +132,37 @@ std::vector<std::string> FtprlConstBoxLearner::describe() const {
               ", L2 diameter D = " + ftprl::num(2.0 * half_diameter_)};
 }
 
-void FtprlConstBoxLearner::write_readable(std::ostream& out) const {
-  if (data_radius_) {
-    out << "ftprl_radius data " << radius_ << "\n";
+// State "ftprl-const-box-2": the data-derived radius flag and M, then as "ftprl-const-box" (which still loads,
+// as a given radius): R or c, the label range, G, abar, the slots (u, abar; readable: w_i first).
+template <class Self, class V>
+void FtprlConstBoxLearner::state(Self& self, V& v) {
+  bool data = false;
+  if (v.version({"ftprl-const-box-2", "ftprl-const-box"}) == 1) {
+    v.absent(self.data_radius_, false);
+    v.absent(self.m_, 0.0);
   } else {
-    out << "ftprl_radius " << radius_ << "\n";
+    data = v.flag("data_radius", self.data_radius_);
+    v.number("M", self.m_, common::kNonNegative);
   }
-  clip_.write_readable(out);
-  out << "ftprl_set box\n";
-  if (data_radius_) out << "M " << m_ << "\n";
-  out << "G " << g_sum_ << "\n";
-  out << "abar " << abar_ << "\n";
-  const double inv = data_radius_ ? (m_ > 0.0 ? 1.0 / m_ : 0.0) : 1.0;  // w_i = clip(u_i) / M
-  slots_.for_each_touched([&](size_t i) {
-    const Slot& s = slots_[i];
-    if (s.u == 0.0 && s.abar == 0.0) return;
-    out << i << ":" << clip(s.u, radius_) * inv << " " << s.u << " " << s.abar << "\n";
-  });
+  v.number("ftprl_radius", self.radius_, common::kPositive);
+  v.clip(self.clip_);
+  v.number("G", self.g_sum_, common::kNonNegative);
+  v.number("abar", self.abar_, common::kNonNegative);
+  v.slots(
+      self.slots_, [](const Slot&) { return true; },
+      [&self, data](std::ostream& out, size_t, const Slot& s) {
+        const double inv = data ? (self.m_ > 0.0 ? 1.0 / self.m_ : 0.0) : 1.0;  // w_i = clip(u_i) / M
+        out << clip(s.u, self.radius_) * inv << " " << s.u << " " << s.abar;
+      });
 }
 
-// State "ftprl-const-box-2": a flag (1: the data-derived radius) and M, then as "ftprl-const-box" (which
-// still loads, as a given radius): R or c, the label range, G, abar, the slots.
-void FtprlConstBoxLearner::save(ModelWriter& out) const {
-  out.put_string("ftprl-const-box-2");
-  out.put_u8(data_radius_ ? 1 : 0);
-  out.put_f64(m_);
-  out.put_f64(radius_);
-  clip_.save(out);
-  out.put_f64(g_sum_);
-  out.put_f64(abar_);
-  common::save_slots(out, slots_);
-}
+void FtprlConstBoxLearner::write_readable(std::ostream& out) const { common::write_state(*this, out); }
+
+void FtprlConstBoxLearner::save(ModelWriter& out) const { common::save_state(*this, out); }
 
 void FtprlConstBoxLearner::load(ModelReader& in) {
-  const std::string tag = in.get_string("ftprl learner");
-  if (tag != "ftprl-const-box" && tag != "ftprl-const-box-2")
-    throw ModelFormatError(in.source() + ": not an ftprl-const --ftprl_set box model state");
-  bool data = false;
-  double m = 0.0;
-  if (tag == "ftprl-const-box-2") {
-    const uint8_t flag = in.get_u8("ftprl radius flag");
-    if (flag > 1) throw ModelFormatError(in.source() + ": ftprl radius flag is not 0 or 1");
-    data = flag == 1;
-    m = ftprl::checked(in.get_f64("ftprl M"), in, "M");
-    if (m < 0.0) throw ModelFormatError(in.source() + ": ftprl M is negative");
-  }
-  radius_ = ftprl::checked(in.get_f64("ftprl radius"), in, "radius", true);
-  clip_.load(in, "ftprl");
+  common::load_state(*this, in);
   half_diameter_ = radius_ * std::sqrt(static_cast<double>(slots_.size()));
-  g_sum_ = ftprl::checked(in.get_f64("ftprl G"), in, "G");
-  abar_ = ftprl::checked(in.get_f64("ftprl abar"), in, "abar");
-  if (g_sum_ < 0.0 || abar_ < 0.0) throw ModelFormatError(in.source() + ": ftprl G or abar is negative");
-  common::load_slots(in, slots_, "ftprl-const");
-  data_radius_ = data;
-  m_ = m;
 }
 
 }  // namespace lepus

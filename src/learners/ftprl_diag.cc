@@ -51,6 +51,7 @@
 #include <type_traits>
 
 #include "learners/common/merge.h"
+#include "learners/common/state.h"
 #include "learners/ftprl.h"
 #include "learners/ftprl_internal.h"
 #include "lepus/errors.h"
@@ -172,21 +173,7 @@ std::vector<std::string> FtprlDiagLearner::describe() const {
   return {"ftprl_radius = " + ftprl::num(radius_), "feasible set = box |w_i| <= " + ftprl::num(radius_)};
 }
 
-void FtprlDiagLearner::write_readable(std::ostream& out) const {
-  if (data_radius_) {
-    out << "ftprl_radius data " << radius_ << "\nX^ " << x_max_ << "\n";
-  } else {
-    out << "ftprl_radius " << radius_ << "\n";
-  }
-  clip_.write_readable(out);
-  slots_.for_each_touched([&](size_t i) {
-    const Slot& s = slots_[i];
-    if (s.u == 0.0 && s.s == 0.0) return;
-    out << i << ":" << weight(i) << " " << s.u << " " << s.s * s.s;
-    if (data_radius_) out << " " << s.m << " " << s.k;
-    out << "\n";
-  });
-}
+void FtprlDiagLearner::write_readable(std::ostream& out) const { common::write_state(*this, out); }
 
 // --distributed: VW's weighted average of each slot (u, s) with weights G = s^2 (common::weighted_average),
 // as VW merges sgd's adaptive sums, and the ranks' largest M_i, k_i and X^; w = clip(u, -R_i, R_i) stays in
@@ -200,55 +187,48 @@ void FtprlDiagLearner::merge(Collective& ranks) {
   common::merge_range(ranks, clip_);
 }
 
-// State "ftprl-diag-2": a flag (1: the data-derived radius), X^, R or c, the label range, the slots (u, s, M,
-// k). "ftprl-diag" (before the data-derived radius) still loads: R given, slots (u, s).
-void FtprlDiagLearner::save(ModelWriter& out) const {
-  out.put_string("ftprl-diag-2");
-  out.put_u8(data_radius_ ? 1 : 0);
-  out.put_f64(x_max_);
-  out.put_f64(radius_);
-  clip_.save(out);
-  common::save_slots(out, slots_);
-}
-
-void FtprlDiagLearner::load(ModelReader& in) {
-  const std::string tag = in.get_string("ftprl learner");
-  if (tag != "ftprl-diag" && tag != "ftprl-diag-2")
-    throw ModelFormatError(in.source() + ": not an ftprl-diag model state");
+// State "ftprl-diag-2": the data-derived radius flag, X^, R or c, the label range, the slots (u, sqrt(G), M,
+// X^ at the slot's last update; readable: w_i first, and G). "ftprl-diag" (before the data-derived radius) still
+// loads: R given, slots (u, sqrt(G)).
+template <class Self, class V>
+void FtprlDiagLearner::state(Self& self, V& v) {
+  const bool old = v.version({"ftprl-diag-2", "ftprl-diag"}) == 1;
   bool data = false;
-  double x_max = 0.0;
-  if (tag == "ftprl-diag-2") {
-    const uint8_t flag = in.get_u8("ftprl-diag radius flag");
-    if (flag > 1) throw ModelFormatError(in.source() + ": ftprl-diag radius flag is not 0 or 1");
-    data = flag == 1;
-    x_max = ftprl::checked(in.get_f64("ftprl-diag X"), in, "X");
-    if (x_max < 0.0) throw ModelFormatError(in.source() + ": ftprl-diag X is negative");
+  if (old) {
+    v.absent(self.data_radius_, false);
+    v.absent(self.x_max_, 0.0);
+  } else {
+    data = v.flag("data_radius", self.data_radius_);
+    v.number("X^", self.x_max_, common::kNonNegative);
   }
-  const double radius = ftprl::checked(in.get_f64("ftprl radius"), in, "radius", true);
-  clip_.load(in, "ftprl");
-  if (tag == "ftprl-diag") {
+  v.number("ftprl_radius", self.radius_, common::kPositive);
+  v.clip(self.clip_);
+  if (old) {
     struct OldSlot {
       double u, s;
     };
-    ZeroedTable<OldSlot> old(slots_.size());
-    common::load_slots(in, old, "ftprl-diag");
-    slots_.clear();
-    old.for_each_touched([&](size_t i) {
-      if (old[i].u != 0.0 || old[i].s != 0.0) slots_[i] = Slot{old[i].u, old[i].s, 0.0, 0.0};
-    });
-  } else {
-    common::load_slots(in, slots_, "ftprl-diag");
-    slots_.for_each_touched([&](size_t i) {
-      const Slot& s = slots_[i];
-      if (s.s < 0.0 || s.m < 0.0 || s.k < 0.0 ||
-          (data && (s.m == 0.0 || s.k == 0.0) && (s.u != 0.0 || s.s != 0.0)))
-        throw ModelFormatError(in.source() +
-                               ": ftprl-diag slot with a negative G, M or X, or state without them");
-    });
+    v.template older_slots<OldSlot>(
+        self.slots_,
+        [](const OldSlot& o) {
+          return Slot{o.u, o.s, 0.0, 0.0};
+        },
+        [](const Slot& s) { return s.s >= 0.0; });
+    return;
   }
-  data_radius_ = data;
-  x_max_ = x_max;
-  radius_ = radius;
+  v.slots(
+      self.slots_,
+      [data](const Slot& s) {  // under the data-derived radius, a slot's first update sets M and X^
+        return s.s >= 0.0 && s.m >= 0.0 && s.k >= 0.0 &&
+               !(data && (s.m == 0.0 || s.k == 0.0) && (s.u != 0.0 || s.s != 0.0));
+      },
+      [&self, data](std::ostream& out, size_t i, const Slot& s) {
+        out << self.weight(i) << " " << s.u << " " << s.s * s.s;
+        if (data) out << " " << s.m << " " << s.k;
+      });
 }
+
+void FtprlDiagLearner::save(ModelWriter& out) const { common::save_state(*this, out); }
+
+void FtprlDiagLearner::load(ModelReader& in) { common::load_state(*this, in); }
 
 }  // namespace lepus

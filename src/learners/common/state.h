@@ -14,7 +14,10 @@
 //               refused state leaves it as it was;
 //   StateText   --readable_full's text: "name value" per number, the label range, a line per kept slot.
 // number() and flag() return the value visited (the one read, for the loader), so that a later field's
-// declaration may depend on an earlier one.
+// declaration may depend on an earlier one. A state whose layout changed names its versions by text tag,
+// newest first: version() returns 0 for the newest (the only one saved or written as text), k for the k-th
+// older; a field an older version lacks is declared absent(field, value) there (the loader sets it), and an
+// older slot layout older_slots<Old>(table, convert, ok).
 #pragma once
 #include <cmath>
 #include <cstdint>
@@ -51,10 +54,20 @@ class StateSaver {
  public:
   explicit StateSaver(ModelWriter& out) : out_(out) {}
   void tag(uint32_t t) { out_.put_u32(t); }
+  size_t version(std::initializer_list<const char*> tags) {
+    out_.put_string(*tags.begin());
+    return 0;
+  }
   double number(const char*, double x, const Bounds& = kAnyNumber) {
     out_.put_f64(x);
     return x;
   }
+  void whole(const char*, uint64_t x) { out_.put_u64(x); }
+  void text(const char*, const std::string& x, void (*)(const std::string&) = nullptr) { out_.put_string(x); }
+  template <class T, class U>
+  void absent(T&, U) {}
+  template <class Old, class Slot, class Convert, class Ok>
+  void older_slots(const ZeroedTable<Slot>&, Convert&&, Ok&&) {}
   bool flag(const char*, bool b) {
     out_.put_u8(b ? 1 : 0);
     return b;
@@ -80,6 +93,12 @@ class StateLoader {
     if (in_.get_u32((who_ + " state version").c_str()) != t)
       throw bad("not a " + who_ + " state, or an unknown version");
   }
+  size_t version(std::initializer_list<const char*> tags) {
+    const std::string got = in_.get_string((who_ + " state version").c_str());
+    for (size_t k = 0; k < tags.size(); ++k)
+      if (got == tags.begin()[k]) return k;
+    throw bad("not a " + who_ + " state, or an unknown version");
+  }
   double number(const char* name, double& x, const Bounds& b = kAnyNumber) {
     const double v = read_number(name, b);
     commits_.push_back([&x, v] { x = v; });
@@ -89,6 +108,37 @@ class StateLoader {
     const bool v = read_flag(name);
     commits_.push_back([&b, v] { b = v; });
     return v;
+  }
+  void whole(const char* name, uint64_t& x) {
+    const uint64_t v = in_.get_u64((who_ + " " + name).c_str());
+    commits_.push_back([&x, v] { x = v; });
+  }
+  // Text, refused when check(text) throws a ConfigError.
+  void text(const char* name, std::string& x, void (*check)(const std::string&) = nullptr) {
+    std::string v = in_.get_string((who_ + " " + name).c_str());
+    try {
+      if (check) check(v);
+    } catch (const ConfigError& e) {
+      throw bad(std::string(name) + ": " + e.what());
+    }
+    commits_.push_back([&x, v] { x = v; });
+  }
+  template <class T, class U>
+  void absent(T& x, U value) {
+    commits_.push_back([&x, value] { x = value; });
+  }
+  // An older version's slots (every field finite), each converted to the current Slot and then checked.
+  template <class Old, class Slot, class Convert, class Ok>
+  void older_slots(ZeroedTable<Slot>& t, Convert&& convert, Ok&& ok) {
+    ZeroedTable<Old> old(t.size());
+    load_slots(in_, old, who_);
+    auto read = std::make_shared<ZeroedTable<Slot>>(t.size());
+    old.for_each_touched([&](size_t i) {
+      if (all_zero(old[i])) return;
+      (*read)[i] = convert(old[i]);
+      if (!ok((*read)[i])) throw bad("slot " + std::to_string(i) + " out of range");
+    });
+    commits_.push_back([&t, read] { t = std::move(*read); });
   }
   // A number that may be absent: a flag, then the number (0 when absent).
   void optional(const char* name, std::optional<double>& x, const Bounds& b = kAnyNumber) {
@@ -124,8 +174,8 @@ class StateLoader {
   double read_number(const char* name, const Bounds& b) {
     const double v = in_.get_f64((who_ + " " + name).c_str());
     if (!b.contains(v))
-      throw bad(std::string(name) + " " + common::number(v) + " is not " + (b.whole ? "a whole number " : "") +
-                b.range.text());
+      throw bad(std::string(name) + " " + common::number(v) + " is not " +
+                (b.whole ? "a whole number " : "") + b.range.text());
     return v;
   }
   bool read_flag(const char* name) {
@@ -142,10 +192,19 @@ class StateText {
  public:
   explicit StateText(std::ostream& out) : out_(out) {}
   void tag(uint32_t) {}
+  size_t version(std::initializer_list<const char*>) { return 0; }
   double number(const char* name, double x, const Bounds& = kAnyNumber) {
     out_ << name << " " << x << "\n";
     return x;
   }
+  void whole(const char* name, uint64_t x) { out_ << name << " " << x << "\n"; }
+  void text(const char* name, const std::string& x, void (*)(const std::string&) = nullptr) {
+    out_ << name << " " << x << "\n";
+  }
+  template <class T, class U>
+  void absent(T&, U) {}
+  template <class Old, class Slot, class Convert, class Ok>
+  void older_slots(const ZeroedTable<Slot>&, Convert&&, Ok&&) {}
   bool flag(const char* name, bool b) {
     out_ << name << " " << (b ? 1 : 0) << "\n";
     return b;

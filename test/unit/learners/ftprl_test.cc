@@ -1301,5 +1301,43 @@ TEST(FtprlDataRadius, DiagModelOfTheFormerLayoutLoads) {
   for (size_t i = 0; i < 16; ++i) EXPECT_EQ(back.slots()[i].u, d.slots()[i].u);
 }
 
+// The other layouts before the data-derived radius ("ftprl-const-box", "ftprl-const-ball", "ftprl-scale": no
+// flag, c, X or M; ftprl-scale's slots (v, a)) still load, as the published algorithm with its radius: the
+// current state of a given-radius run cut back to the former layout predicts as the run does.
+TEST(FtprlDataRadius, BoxAndBallModelsOfTheFormerLayoutsLoad) {
+  LogisticLoss loss(-1.0f, 1.0f);
+  for (const std::string kind : {"box", "ball", "scale"}) {
+    auto l = make(kind, loss, 4, 0.5, "*:2");
+    for (size_t t = 0; t < 30; ++t) l->learn(heart()[t]);
+    const std::vector<uint8_t> now = state_of(*l);
+    const std::string tag = kind == "box"    ? "ftprl-const-box"
+                            : kind == "ball" ? "ftprl-const-ball"
+                                             : "ftprl-scale";
+    const size_t rest =
+        8 + tag.size() + 2 + 1 + (kind == "box" ? 8 : 16);  // the tag "...-2", the flag, c / M, X
+    size_t table = now.size();  // ftprl-scale: the slot table at the end, records (index, v, a, M)
+    uint64_t kept = 0;
+    if (kind == "scale") {
+      const auto& slots = dynamic_cast<const FtprlScaleLearner&>(*l).slots();
+      for (size_t i = 0; i < slots.size(); ++i) kept += common::all_zero(slots[i]) ? 0 : 1;
+      ASSERT_GT(kept, 0u);
+      table = now.size() - 16 - kept * 32;
+    }
+    ModelWriter w;
+    w.put_string(tag);
+    w.put_raw(now.data() + rest, table - rest);
+    if (kind == "scale") {
+      w.put_raw(now.data() + table, 16);
+      for (uint64_t k = 0; k < kept; ++k) w.put_raw(now.data() + table + 16 + k * 32, 24);  // index, v, a
+    }
+    auto back = make_any(kind, loss, /*data=*/true, 4);
+    ModelReader in(w.bytes().data(), w.bytes().size(), "mem");
+    back->load(in);
+    EXPECT_EQ(dynamic_cast<const FtprlBase&>(*back).radius(), 0.5) << kind;
+    for (size_t t = 30; t < 60; ++t)
+      EXPECT_EQ(back->predict(heart()[t]).raw, l->predict(heart()[t]).raw) << kind;
+  }
+}
+
 }  // namespace
 }  // namespace lepus
