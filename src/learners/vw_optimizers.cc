@@ -2,6 +2,7 @@
 // Every expression below keeps VW's f32 evaluation order (the build has no FMA): changing the bracketing changes
 // the last bits, and with them -p.
 #include "learners/vw_optimizers.h"
+#include "learners/common/state.h"
 
 #include <cfloat>
 #include <cmath>
@@ -288,86 +289,32 @@ std::optional<uint64_t> VwOptimizerLearner::nonzero_weights() const {
   return n;
 }
 
-void VwOptimizerLearner::write_readable(std::ostream& out) const {
-  out << "ftrl_alpha " << opt_.alpha << "\n";
-  out << "ftrl_beta " << opt_.beta << "\n";
-  if (opt_.mode == VwOptimizer::kFtrl) {
-    out << "l1 " << opt_.l1 << "\n";
-    out << "l2 " << opt_.l2 << "\n";
-  }
-  clip_.write_readable(out);
-  if (opt_.mode == VwOptimizer::kCoin) {
-    out << "normalized_sum_norm_x " << norm_sum_ << "\n";
-    out << "total_weight " << weight_sum_ << "\n";
-  }
-  const size_t n = fields();
-  common::touched(w_, shift_)([&](uint64_t i) {
-    const float* s = &w_[i << shift_];
-    bool any = false;
-    for (size_t k = 0; k < n; ++k) any = any || s[k] != 0.0f;
-    if (!any) return;
-    out << i << ":" << s[0];
-    for (size_t k = 1; k < n; ++k) out << " " << s[k];
-    out << "\n";
-  });
-}
-
 // Tag, version, hyper-parameters, range, coin's sums, then the slots with any nonzero field (3, 4 or 6 floats).
-void VwOptimizerLearner::save(ModelWriter& out) const {
-  out.put_u32(tag_of(opt_.mode));
-  out.put_u32(kStateVersion);
-  out.put_f32(opt_.alpha);
-  out.put_f32(opt_.beta);
-  out.put_f32(opt_.l1);
-  out.put_f32(opt_.l2);
-  clip_.save(out);
-  out.put_f64(norm_sum_);
-  out.put_f64(weight_sum_);
-  const size_t n = fields();
-  common::save_table(
-      out, mask_ + 1, common::touched(w_, shift_),
-      [&](uint64_t i) {
-        for (size_t k = 0; k < n; ++k)
-          if (w_[(i << shift_) + k] != 0.0f) return true;
-        return false;
-      },
-      [&](uint64_t i) { out.put_values(&w_[i << shift_], n); });
+template <class Self, class V>
+void VwOptimizerLearner::state(Self& self, V& v) {
+  v.tag(tag_of(self.opt_.mode));
+  v.tag(kStateVersion);
+  v.number("ftrl_alpha", self.opt_.alpha, common::kPositive);
+  v.number("ftrl_beta", self.opt_.beta, common::kNonNegative);
+  v.number("l1", self.opt_.l1, common::kNonNegative);
+  v.number("l2", self.opt_.l2, common::kNonNegative);
+  v.clip(self.clip_);
+  v.number("normalized_sum_norm_x", self.norm_sum_, common::kNonNegative);
+  v.number("total_weight", self.weight_sum_, common::kNonNegative);
+  const size_t n = self.fields();
+  v.strided(
+      self.w_, static_cast<unsigned>(self.shift_), n, [](const float*) { return true; },
+      [n](std::ostream& out, size_t, const float* s) {
+        out << s[0];
+        for (size_t k = 1; k < n; ++k) out << " " << s[k];
+      });
 }
 
-void VwOptimizerLearner::load(ModelReader& in) {
-  const std::string who(name());
-  auto bad = [&](const std::string& what) {
-    return ModelFormatError(in.source() + ": " + who + " state: " + what);
-  };
-  if (in.get_u32((who + " state tag").c_str()) != tag_of(opt_.mode)) throw bad("not this learner's state");
-  if (in.get_u32((who + " state version").c_str()) != kStateVersion) throw bad("unknown state version");
-  VwOptimizerOptions o = opt_;
-  o.alpha = in.get_f32("ftrl_alpha");
-  o.beta = in.get_f32("ftrl_beta");
-  o.l1 = in.get_f32("l1");
-  o.l2 = in.get_f32("l2");
-  if (!(o.alpha > 0.0f) || !finite(o.alpha) || !(o.beta >= 0.0f) || !finite(o.beta) || !(o.l1 >= 0.0f) ||
-      !finite(o.l1) || !(o.l2 >= 0.0f) || !finite(o.l2))
-    throw bad("a hyper-parameter out of range");
-  clip_.load(in, who);
-  const double norm_sum = in.get_f64((who + " normalized sum").c_str());
-  const double weight_sum = in.get_f64((who + " total weight").c_str());
-  if (!(norm_sum >= 0.0) || !std::isfinite(norm_sum) || !(weight_sum >= 0.0) || !std::isfinite(weight_sum))
-    throw bad("a running sum out of range");
-  common::load_table_size(in, mask_ + 1, who);
-  w_.clear();
-  const size_t n = fields();
-  const std::string slot_what = who + " slot";
-  common::load_count_and_records(in, mask_ + 1, n * sizeof(float), who, [&](uint64_t i) {
-    float* s = &w_[i << shift_];
-    in.get_raw(s, n * sizeof(float), slot_what.c_str());
-    for (size_t k = 0; k < n; ++k)
-      if (!finite(s[k])) throw bad("non-finite value in slot " + std::to_string(i));
-  });
-  opt_ = o;
-  norm_sum_ = norm_sum;
-  weight_sum_ = weight_sum;
-}
+void VwOptimizerLearner::write_readable(std::ostream& out) const { common::write_state(*this, out); }
+
+void VwOptimizerLearner::save(ModelWriter& out) const { common::save_state(*this, out); }
+
+void VwOptimizerLearner::load(ModelReader& in) { common::load_state(*this, in); }
 
 // ---- registry rows ----
 

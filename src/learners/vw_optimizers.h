@@ -86,6 +86,9 @@ class VwOptimizerLearner final : public Learner, public AuditsSlots, public Pred
   float field(uint64_t index, Field f) const { return w_[((index & mask_) << shift_) + f]; }
   double coin_norm_sum() const { return norm_sum_; }
   double coin_weight_sum() const { return weight_sum_; }
+  // The saved state, declared once (learners/common/state.h).
+  template <class Self, class V>
+  static void state(Self& self, V& v);
 
   // One slot's update for one feature (x, g = u x), VW's arithmetic; false (slot unchanged) when the new state
   // would not be finite. Public so unit tests can check each rule on hand-computed values.

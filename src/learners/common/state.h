@@ -28,6 +28,7 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "core/zeroed_table.h"
@@ -50,6 +51,15 @@ inline const Bounds kNonNegative{{0.0}};
 inline const Bounds kPositive{{0.0, std::numeric_limits<double>::infinity(), true}};
 inline const Bounds kCount{{0.0}, true};
 
+template <class T>
+bool any_nonzero(const T* fields, size_t n) {
+  for (size_t k = 0; k < n; ++k)
+    if (fields[k] != T{0}) return true;
+  return false;
+}
+inline void put(ModelWriter& out, float x) { out.put_f32(x); }
+inline void put(ModelWriter& out, double x) { out.put_f64(x); }
+
 class StateSaver {
  public:
   explicit StateSaver(ModelWriter& out) : out_(out) {}
@@ -58,8 +68,9 @@ class StateSaver {
     out_.put_string(*tags.begin());
     return 0;
   }
-  double number(const char*, double x, const Bounds& = kAnyNumber) {
-    out_.put_f64(x);
+  template <class T>
+  T number(const char*, T x, const Bounds& = kAnyNumber) {
+    put(out_, x);
     return x;
   }
   void whole(const char*, uint64_t x) { out_.put_u64(x); }
@@ -81,6 +92,13 @@ class StateSaver {
   void slots(const ZeroedTable<Slot>& t, Ok&&, Text&&) {
     save_slots(out_, t);
   }
+  template <class T, class Ok, class Text>
+  void strided(const ZeroedTable<T>& t, unsigned shift, size_t n, Ok&&, Text&&) {
+    save_table(
+        out_, t.size() >> shift, touched(t, shift),
+        [&](uint64_t i) { return any_nonzero(&t[i << shift], n); },
+        [&](uint64_t i) { out_.put_values(&t[i << shift], n); });
+  }
 
  private:
   ModelWriter& out_;
@@ -99,8 +117,9 @@ class StateLoader {
       if (got == tags.begin()[k]) return k;
     throw bad("not a " + who_ + " state, or an unknown version");
   }
-  double number(const char* name, double& x, const Bounds& b = kAnyNumber) {
-    const double v = read_number(name, b);
+  template <class T>
+  T number(const char* name, T& x, const Bounds& b = kAnyNumber) {
+    const T v = read_number<T>(name, b);
     commits_.push_back([&x, v] { x = v; });
     return v;
   }
@@ -143,7 +162,7 @@ class StateLoader {
   // A number that may be absent: a flag, then the number (0 when absent).
   void optional(const char* name, std::optional<double>& x, const Bounds& b = kAnyNumber) {
     const bool given = read_flag((std::string(name) + " flag").c_str());
-    const double v = read_number(name, given ? b : kAnyNumber);
+    const double v = read_number<double>(name, given ? b : kAnyNumber);
     commits_.push_back([&x, given, v] { x = given ? std::optional<double>(v) : std::nullopt; });
   }
   void clip(LabelClip& c) {
@@ -161,6 +180,22 @@ class StateLoader {
     });
     commits_.push_back([&t, read] { t = std::move(*read); });
   }
+  // Slot i is entries [i << shift, (i << shift) + n) of t; each finite, and ok(first entry) true.
+  template <class T, class Ok, class Text>
+  void strided(ZeroedTable<T>& t, unsigned shift, size_t n, Ok&& ok, Text&&) {
+    auto read = std::make_shared<ZeroedTable<T>>(t.size());
+    const uint64_t size = t.size() >> shift;
+    load_table_size(in_, size, who_);
+    const std::string slot_what = who_ + " slot";
+    load_count_and_records(in_, size, n * sizeof(T), who_, [&](uint64_t i) {
+      T* s = &(*read)[i << shift];
+      in_.get_raw(s, n * sizeof(T), slot_what.c_str());
+      for (size_t k = 0; k < n; ++k)
+        if (!std::isfinite(s[k])) throw bad("non-finite value in slot " + std::to_string(i));
+      if (!ok(static_cast<const T*>(s))) throw bad("slot " + std::to_string(i) + " out of range");
+    });
+    commits_.push_back([&t, read] { t = std::move(*read); });
+  }
   // Changes the learner: every field read has passed its check.
   void commit() {
     for (auto& c : commits_) c();
@@ -171,8 +206,14 @@ class StateLoader {
   ModelFormatError bad(const std::string& what) const {
     return ModelFormatError(in_.source() + ": " + who_ + " state: " + what);
   }
-  double read_number(const char* name, const Bounds& b) {
-    const double v = in_.get_f64((who_ + " " + name).c_str());
+  template <class T>
+  T read_number(const char* name, const Bounds& b) {
+    const std::string what = who_ + " " + name;
+    T v;
+    if constexpr (std::is_same_v<T, float>)
+      v = in_.get_f32(what.c_str());
+    else
+      v = in_.get_f64(what.c_str());
     if (!b.contains(v))
       throw bad(std::string(name) + " " + common::number(v) + " is not " +
                 (b.whole ? "a whole number " : "") + b.range.text());
@@ -193,7 +234,8 @@ class StateText {
   explicit StateText(std::ostream& out) : out_(out) {}
   void tag(uint32_t) {}
   size_t version(std::initializer_list<const char*>) { return 0; }
-  double number(const char* name, double x, const Bounds& = kAnyNumber) {
+  template <class T>
+  T number(const char* name, T x, const Bounds& = kAnyNumber) {
     out_ << name << " " << x << "\n";
     return x;
   }
@@ -217,6 +259,16 @@ class StateText {
       out_ << "none\n";
   }
   void clip(const LabelClip& c) { c.write_readable(out_); }
+  // "index:" and text(out, index, first entry) per slot with any nonzero entry, in index order.
+  template <class T, class Ok, class Text>
+  void strided(const ZeroedTable<T>& t, unsigned shift, size_t n, Ok&&, Text&& text) {
+    touched(t, shift)([&](uint64_t i) {
+      if (!any_nonzero(&t[i << shift], n)) return;
+      out_ << i << ":";
+      text(out_, i, &t[i << shift]);
+      out_ << "\n";
+    });
+  }
   // "index:" and text(out, index, slot) per slot with any nonzero field, in index order.
   template <class Slot, class Ok, class Text>
   void slots(const ZeroedTable<Slot>& t, Ok&&, Text&& text) {
