@@ -1,6 +1,7 @@
 // VW 9.11.2's "gd" learner, restated; see gd.h for the papers.
 #include "learners/gd.h"
 #include "learners/common/merge.h"
+#include "learners/common/state.h"
 
 #include "dist/collective.h"
 
@@ -317,16 +318,7 @@ std::vector<std::string> GdLearner::describe() const {
   return lines;
 }
 
-void GdLearner::write_readable(std::ostream& out) const {
-  out << "initial_t " << opt_.initial_t << "\n";
-  out << "norm normalizer " << total_norm_ << "\n";
-  out << "t " << t_ << "\n";
-  clip_.write_readable(out);
-  out << "total_weight " << total_weight_ << "\n";
-  out << "l1_state " << gravity_ << "\n";
-  out << "l2_state " << contraction_ << "\n";
-  write_slots(out, opt_.adaptive, opt_.normalized);
-}
+void GdLearner::write_readable(std::ostream& out) const { common::write_state(*this, out, false); }
 
 // VW 9.11.2's gd text (its save_resume layout, which VW 9 always writes): the resume flag, gd's state among
 // the run's figures in VW's order, then VW's slot lines, whose adaptive and normalizer sums VW leaves out
@@ -420,82 +412,56 @@ std::optional<uint64_t> GdLearner::nonzero_weights() const {
   return n;
 }
 
-void GdLearner::save(ModelWriter& out) const { save_slots(out, false); }
-// Predict-only: the scalars (the clipping range among them) and each nonzero weight, without G, N and r.
-void GdLearner::save_predict_only(ModelWriter& out) const { save_slots(out, true); }
-
-// The scalars, the table size, the count of slots kept, then (index, slot or weight) for each.
-void GdLearner::save_slots(ModelWriter& out, bool weights_only) const {
-  save_scalars(out);
-  common::save_table(
-      out, slots_.size(), common::touched(slots_),
-      [&](uint64_t i) {
-        const Slot& s = slots_[i];
-        return s.w != 0.0f || (!weights_only && (s.g != 0.0f || s.n != 0.0f || s.r != 0.0f));
+// The flags and hyper-parameters, the range, the sums (each problem's under a reduction, share_table), then
+// each kept slot: (w, G, N, r), or a predict-only model's w alone.
+template <class Self, class V>
+void GdLearner::state(Self& self, V& v, bool weights_only) {
+  v.flag("adaptive", self.opt_.adaptive);
+  v.flag("normalized", self.opt_.normalized);
+  v.flag("invariant", self.opt_.invariant);
+  v.number("learning_rate", self.opt_.eta);
+  v.number("power_t", self.opt_.power_t);
+  v.number("initial_t", self.opt_.initial_t);
+  v.number("l1", self.opt_.l1, common::kNonNegative);
+  v.number("l2", self.opt_.l2, common::kNonNegative);
+  v.clip(self.clip_);
+  v.number("norm_normalizer", self.total_norm_);
+  v.number("total_weight", self.total_weight_);
+  v.number("t", self.t_);
+  v.number("multiplier", self.multiplier_);
+  v.number("l1_state", self.gravity_);
+  v.number("l2_state", self.contraction_);
+  for (auto& [norm, weight] : self.problem_sums_) {
+    v.number("problem_norm_sum", norm);
+    v.number("problem_total_weight", weight);
+  }
+  const bool adaptive = self.opt_.adaptive, normalized = self.opt_.normalized;
+  v.template slots<float>(
+      self.slots_, [](const Slot&) { return true; },
+      [adaptive, normalized, weights_only](std::ostream& out, size_t, const Slot& s) {
+        out << s.w;
+        if (adaptive && !weights_only) out << " " << s.g;
+        if (normalized && !weights_only) out << " " << s.n;
       },
-      [&](uint64_t i) { out.put_values(&slots_[i].w, weights_only ? 1 : sizeof(Slot) / sizeof(float)); });
+      weights_only ? 1 : sizeof(Slot) / sizeof(float));
 }
 
-void GdLearner::load(ModelReader& in) { load_slots(in, false); }
-void GdLearner::load_predict_only(ModelReader& in) { load_slots(in, true); }
+void GdLearner::save(ModelWriter& out) const { common::save_state(*this, out, false); }
+// Predict-only: the scalars (the clipping range among them) and each nonzero weight, without G, N and r.
+void GdLearner::save_predict_only(ModelWriter& out) const { common::save_state(*this, out, true); }
 
-void GdLearner::save_scalars(ModelWriter& out) const {
-  out.put_u8(opt_.adaptive);
-  out.put_u8(opt_.normalized);
-  out.put_u8(opt_.invariant);
-  out.put_f32(opt_.eta);
-  out.put_f32(opt_.power_t);
-  out.put_f64(opt_.initial_t);
-  out.put_f32(opt_.l1);
-  out.put_f32(opt_.l2);
-  clip_.save(out);
-  out.put_f64(total_norm_);
-  out.put_f64(total_weight_);
-  out.put_f64(t_);
-  out.put_f32(multiplier_);
-  out.put_f64(gravity_);
-  out.put_f64(contraction_);
-  for (const auto& [norm, weight] : problem_sums_) {  // under a reduction only (share_table)
-    out.put_f64(norm);
-    out.put_f64(weight);
-  }
+void GdLearner::load(ModelReader& in) {
+  common::load_state(*this, in, false);
+  loaded();
+}
+void GdLearner::load_predict_only(ModelReader& in) {
+  common::load_state(*this, in, true);
+  loaded();
 }
 
-void GdLearner::load_slots(ModelReader& in, bool weights_only) {
-  opt_.adaptive = in.get_u8("sgd adaptive flag");
-  opt_.normalized = in.get_u8("sgd normalized flag");
-  opt_.invariant = in.get_u8("sgd invariant flag");
-  opt_.eta = in.get_f32("sgd learning rate");
-  opt_.power_t = in.get_f32("sgd power_t");
-  opt_.initial_t = in.get_f64("sgd initial_t");
-  opt_.l1 = in.get_f32("sgd l1");
-  opt_.l2 = in.get_f32("sgd l2");
-  clip_.load(in, "sgd");
-  total_norm_ = in.get_f64("sgd normalizer");
-  total_weight_ = in.get_f64("sgd total weight");
-  t_ = in.get_f64("sgd t");
+void GdLearner::loaded() {
   merged_ = {t_, total_norm_, total_weight_};
-  multiplier_ = in.get_f32("sgd multiplier");
-  gravity_ = in.get_f64("sgd l1 state");
-  contraction_ = in.get_f64("sgd l2 state");
-  for (auto& [norm, weight] : problem_sums_) {
-    norm = in.get_f64("sgd problem's norm sum");
-    weight = in.get_f64("sgd problem's weight sum");
-  }
   choose_kernels();
-  common::load_table_size(in, slots_.size(), "sgd");
-  slots_.clear();
-  common::load_count_and_records(
-      in, slots_.size(), weights_only ? sizeof(float) : sizeof(Slot), "sgd", [&](uint64_t i) {
-        Slot& s = slots_[i];
-        if (weights_only) {
-          s.w = in.get_f32("sgd weight");
-        } else {
-          in.get_raw(&s, sizeof(Slot), "sgd slot");
-        }
-        if (!std::isfinite(s.w) || !std::isfinite(s.g) || !std::isfinite(s.n) || !std::isfinite(s.r))
-          throw ModelFormatError(in.source() + ": sgd state: non-finite value in slot " + std::to_string(i));
-      });
 }
 
 }  // namespace lepus

@@ -85,11 +85,12 @@ class GdLearner final : public Learner,
   using Slot = GdSlot;
   const ZeroedTable<Slot>& slots() const { return slots_; }
   double normalizer() const { return total_norm_; }
+  // The saved state, declared once (learners/common/state.h); weights_only: a predict-only model's.
+  template <class Self, class V>
+  static void state(Self& self, V& v, bool weights_only);
 
  private:
-  void save_scalars(ModelWriter& out) const;
-  void save_slots(ModelWriter& out, bool weights_only) const;  // weights_only: a predict-only model
-  void load_slots(ModelReader& in, bool weights_only);         // weights_only: a predict-only model
+  void loaded();  // after a load: the merge baseline and the kernels for the loaded modes
   float raw_score(const Example& x) const;
   void write_slots(std::ostream& out, bool adaptive, bool normalized) const;
   // learn()'s prediction: with plans (use_plan_), the pass also writes x's plan for the update.

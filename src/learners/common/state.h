@@ -57,6 +57,15 @@ bool any_nonzero(const T* fields, size_t n) {
     if (fields[k] != T{0}) return true;
   return false;
 }
+// A slot as its fields: a struct of one number type (or the number itself), read and written whole.
+template <class Field, class Slot>
+auto fields_of(Slot& s) {
+  static_assert(std::is_trivially_copyable_v<std::remove_const_t<Slot>> && sizeof(Slot) % sizeof(Field) == 0);
+  if constexpr (std::is_const_v<Slot>)
+    return reinterpret_cast<const Field*>(&s);
+  else
+    return reinterpret_cast<Field*>(&s);
+}
 inline void put(ModelWriter& out, float x) { out.put_f32(x); }
 inline void put(ModelWriter& out, double x) { out.put_f64(x); }
 
@@ -88,9 +97,11 @@ class StateSaver {
     out_.put_f64(x.value_or(0.0));
   }
   void clip(const LabelClip& c) { c.save(out_); }
-  template <class Slot, class Ok, class Text>
-  void slots(const ZeroedTable<Slot>& t, Ok&&, Text&&) {
-    save_slots(out_, t);
+  template <class Field = double, class Slot, class Ok, class Text>
+  void slots(const ZeroedTable<Slot>& t, Ok&&, Text&&, size_t n = sizeof(Slot) / sizeof(Field)) {
+    save_table(
+        out_, t.size(), touched(t), [&](uint64_t i) { return any_nonzero(fields_of<Field>(t[i]), n); },
+        [&](uint64_t i) { out_.put_values(fields_of<Field>(t[i]), n); });
   }
   template <class T, class Ok, class Text>
   void strided(const ZeroedTable<T>& t, unsigned shift, size_t n, Ok&&, Text&&) {
@@ -170,13 +181,18 @@ class StateLoader {
     read.load(in_, who_);
     commits_.push_back([&c, read] { c = read; });
   }
-  // Every slot's fields finite, and ok(slot) true; read into a fresh table.
-  template <class Slot, class Ok, class Text>
-  void slots(ZeroedTable<Slot>& t, Ok&& ok, Text&&) {
+  // Each slot's first n fields (the rest stay 0), every one finite, and ok(slot) true; read into a fresh table.
+  template <class Field = double, class Slot, class Ok, class Text>
+  void slots(ZeroedTable<Slot>& t, Ok&& ok, Text&&, size_t n = sizeof(Slot) / sizeof(Field)) {
     auto read = std::make_shared<ZeroedTable<Slot>>(t.size());
-    load_slots(in_, *read, who_);
-    read->for_each_touched([&](size_t i) {
-      if (!all_zero((*read)[i]) && !ok((*read)[i])) throw bad("slot " + std::to_string(i) + " out of range");
+    load_table_size(in_, t.size(), who_);
+    const std::string slot_what = who_ + " slot";
+    load_count_and_records(in_, t.size(), n * sizeof(Field), who_, [&](uint64_t i) {
+      Field* f = fields_of<Field>((*read)[i]);
+      in_.get_raw(f, n * sizeof(Field), slot_what.c_str());
+      for (size_t k = 0; k < n; ++k)
+        if (!std::isfinite(f[k])) throw bad("non-finite value in slot " + std::to_string(i));
+      if (!ok(static_cast<const Slot&>((*read)[i]))) throw bad("slot " + std::to_string(i) + " out of range");
     });
     commits_.push_back([&t, read] { t = std::move(*read); });
   }
@@ -269,11 +285,11 @@ class StateText {
       out_ << "\n";
     });
   }
-  // "index:" and text(out, index, slot) per slot with any nonzero field, in index order.
-  template <class Slot, class Ok, class Text>
-  void slots(const ZeroedTable<Slot>& t, Ok&&, Text&& text) {
+  // "index:" and text(out, index, slot) per slot with any of its first n fields nonzero, in index order.
+  template <class Field = double, class Slot, class Ok, class Text>
+  void slots(const ZeroedTable<Slot>& t, Ok&&, Text&& text, size_t n = sizeof(Slot) / sizeof(Field)) {
     t.for_each_touched([&](size_t i) {
-      if (all_zero(t[i])) return;
+      if (!any_nonzero(fields_of<Field>(t[i]), n)) return;
       out_ << i << ":";
       text(out_, i, t[i]);
       out_ << "\n";
@@ -285,21 +301,22 @@ class StateText {
 };
 
 // The three uses, for a learner L with a static state(self, visitor) as above.
-template <class L>
-void save_state(const L& learner, ModelWriter& out) {
+// (`more` is passed on to state(), after the visitor: a variant of the state, such as a predict-only one.)
+template <class L, class... More>
+void save_state(const L& learner, ModelWriter& out, More... more) {
   StateSaver v(out);
-  L::state(learner, v);
+  L::state(learner, v, more...);
 }
-template <class L>
-void load_state(L& learner, ModelReader& in) {
+template <class L, class... More>
+void load_state(L& learner, ModelReader& in, More... more) {
   StateLoader v(in, std::string(learner.name()));
-  L::state(learner, v);
+  L::state(learner, v, more...);
   v.commit();
 }
-template <class L>
-void write_state(const L& learner, std::ostream& out) {
+template <class L, class... More>
+void write_state(const L& learner, std::ostream& out, More... more) {
   StateText v(out);
-  L::state(learner, v);
+  L::state(learner, v, more...);
 }
 
 }  // namespace lepus::common
