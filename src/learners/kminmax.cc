@@ -73,15 +73,16 @@ void KernelMinmaxLearner::resolve(double kappa) {
 }
 
 // The budget's primal learner over the landmarks' coordinates (full matrix, at most B of them).
-void KernelMinmaxLearner::make_inner() {
+std::vector<std::unique_ptr<MinmaxLearner>> KernelMinmaxLearner::inner_learners(double b, double c) const {
   MinmaxOptions o;
   o.rule = opt_.rule;
-  o.b = b_;
-  o.c = opt_.rule->drift ? c_ : 100.0;
+  o.b = b;
+  o.c = opt_.rule->drift ? c : 100.0;
   o.matrix = MatrixKind::kFull;
   o.max_dense = std::max<uint64_t>(opt_.budget, 1);
-  inner_.clear();
-  for (uint32_t p = 0; p < problems_; ++p) inner_.push_back(std::make_unique<MinmaxLearner>(o, 32));
+  std::vector<std::unique_ptr<MinmaxLearner>> inner;
+  for (uint32_t p = 0; p < problems_; ++p) inner.push_back(std::make_unique<MinmaxLearner>(o, 32));
+  return inner;
 }
 
 double KernelMinmaxLearner::sigma() const {
@@ -285,16 +286,21 @@ void KernelMinmaxLearner::load(ModelReader& in) {
   if (!(b >= 0.0) || !std::isfinite(b) || !(c >= 0.0) || !std::isfinite(c) || !(scale >= 0.0) ||
       !std::isfinite(scale) || (resolved && opt_.rule->drift && !(b < c)) || (!resolved && rounds > 0))
     throw bad("b, c or the scale out of range");
-  kernel_ = std::move(kernel);  // the kernel object keeps its address: the embedding's reference stays valid
-  b_ = b, c_ = c, scale_ = scale, rounds_ = rounds;
-  inner_.clear();
+  // Everything is read into fresh objects before any is moved in, so that a refused state changes nothing.
   if (nystrom_) {
-    nystrom_->load(in, who);
+    // The fresh embedding refers to kernel_, whose object keeps its address when the loaded setting is moved in.
+    auto nystrom = std::make_unique<NystromEmbedding>(kernel_.kernel(), kLandmarkSampler, opt_.budget);
+    nystrom->load(in, who);
+    std::vector<std::unique_ptr<MinmaxLearner>> inner;
     if (in.get_u8("inner learner") != 0) {
       if (!resolved) throw bad("an inner learner before b is known");
-      make_inner();
-      for (const auto& inner : inner_) inner->load(in);
+      inner = inner_learners(b, c);
+      for (const auto& l : inner) l->load(in);
     }
+    kernel_ = std::move(kernel);
+    b_ = b, c_ = c, scale_ = scale, rounds_ = rounds;
+    nystrom_ = std::move(nystrom);
+    inner_ = std::move(inner);
     return;
   }
   kernels::PointStore points;
@@ -307,6 +313,8 @@ void KernelMinmaxLearner::load(ModelReader& in) {
   in.get_raw(alpha.data(), static_cast<size_t>(n) * sizeof(double), "alpha");
   dense_io::get_upper(in, beta, static_cast<uint64_t>(n), "beta");
   if (!alpha.allFinite() || !beta.allFinite()) throw bad("a non-finite coefficient");
+  kernel_ = std::move(kernel);
+  b_ = b, c_ = c, scale_ = scale, rounds_ = rounds;
   points_.assign(std::move(points));
   alpha_.swap(alpha);
   beta_.swap(beta);

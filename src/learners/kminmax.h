@@ -81,7 +81,9 @@ class KernelMinmaxLearner final : public Learner,
  private:
   double sigma() const;  // σ_t of the coming round
   void resolve(double kappa_max);
-  void make_inner();
+  void make_inner() { inner_ = inner_learners(b_, c_); }
+  // The budget's primal learners, one per problem, for the given b and c.
+  std::vector<std::unique_ptr<MinmaxLearner>> inner_learners(double b, double c) const;
   const SparseVector& embedded(
       kernels::PointRef x) const;  // ψ(x) as a vector, for the budget's inner learner
   const SparseVector& as_vector(const Eigen::VectorXd& psi) const;

@@ -2,6 +2,7 @@
 // Section 3.2), on the hashed table; see scinol.h for the problem, the update (eq. (5)) and the mapping.
 #include "learners/scinol.h"
 #include "learners/common/merge.h"
+#include "learners/common/state.h"
 
 #include <algorithm>
 #include <bit>
@@ -342,46 +343,43 @@ std::vector<std::string> ScinolLearner::describe() const {
   return {"scinol_alpha = " + number(opt_.alpha), "scinol_L = " + number(opt_.lipschitz), "scinol_d = " + d};
 }
 
-void ScinolLearner::write_readable(std::ostream& out) const {
-  out << "scinol_alpha " << opt_.alpha << "\n";
-  out << "scinol_L " << opt_.lipschitz << "\n";
-  out << "scinol_d " << dimension_name(opt_.dimension) << "\n";
-  out << "t " << t_ << "\n";
-  out << "d " << dimension() << "\n";
-  out << "seen_slots " << seen_ << "\n";
-  clip_.write_readable(out);
-  // Per slot: the indicative weight at round t+1 with x = 0 (w depends on x), then the state h, s2 [, n].
-  const size_t st = stride();
-  const bool clock = opt_.dimension == ScinolDimension::kClock;
-  common::touched(block_, clock ? 2 : 1)([&](uint64_t i) {
-    const double* s = table_ + i * st;
-    if (s[0] == 0.0 && s[1] == 0.0) return;
-    out << i << ":" << weight(i, 0.0) << " " << s[0] << " " << s[1];
-    if (clock) out << " " << s[2];
-    out << "\n";
-  });
-}
-
 namespace {
 constexpr uint32_t kStateVersion = 1;
 }
 
-void ScinolLearner::save(ModelWriter& out) const {
-  out.put_u32(kStateVersion);
-  out.put_f64(opt_.alpha);
-  out.put_f64(opt_.lipschitz);
-  out.put_u8(static_cast<uint8_t>(opt_.dimension));
-  out.put_f64(t_);
-  out.put_f64(seen_);
-  clip_.save(out);
-  const size_t st = stride();
-  const uint64_t size = mask_ + 1;
-  out.put_u64(size);
-  out.put_u32(static_cast<uint32_t>(st));
-  common::save_count_and_records(
-      out, common::touched(block_, st == 4 ? 2 : 1),
-      [&](uint64_t i) { return table_[i * st] != 0.0 || table_[i * st + 1] != 0.0; },
-      [&](uint64_t i) { out.put_values(table_ + i * st, st); });
+// α, L, the d mode (fixed: it sets the table's stride), t, the seen slots, the label range, then the table:
+// its size and stride, and per slot with h or s2 nonzero its stride() doubles (h, s2[, n, unused]); readable:
+// the indicative weight at round t+1 with x = 0 first (w depends on x).
+template <class Self, class V>
+void ScinolLearner::state(Self& self, V& v) {
+  v.tag(kStateVersion);
+  v.number("scinol_alpha", self.opt_.alpha, common::above(kAlphaMin));
+  v.number("scinol_L", self.opt_.lipschitz, common::kPositive);
+  const bool clock =
+      v.choice("scinol_d", self.opt_.dimension, {"bits", "seen", "clock"}) == ScinolDimension::kClock;
+  const uint32_t st = clock ? 4 : 2;  // the stride of the state's mode (the model's mode wins)
+  v.number("t", self.t_, common::kCount);
+  v.number("seen_slots", self.seen_, common::Bounds{{0.0, static_cast<double>(self.mask_ + 1)}, true});
+  v.clip(self.clip_);
+  v.fixed("table size", uint64_t{self.mask_ + 1});
+  v.fixed("stride", st);
+  v.records(
+      self.block_, self.mask_ + 1, clock ? 2 : 1, st,
+      [clock](const double* s) { return s[1] >= 0.0 && (!clock || s[2] >= 0.0); },
+      [&self, clock](std::ostream& out, size_t i, const double* s) {
+        out << self.weight(i, 0.0) << " " << s[0] << " " << s[1];
+        if (clock) out << " " << s[2];
+      },
+      /*kept=*/2);
+}
+
+void ScinolLearner::write_readable(std::ostream& out) const { common::write_state(*this, out); }
+
+void ScinolLearner::save(ModelWriter& out) const { common::save_state(*this, out); }
+
+void ScinolLearner::load(ModelReader& in) {
+  common::load_state(*this, in);
+  table_ = block_.data();
 }
 
 // --distributed: VW's weighted average of each slot (h, s2[, n]) with weights s2 (common::weighted_average), so the
@@ -399,49 +397,6 @@ void ScinolLearner::merge(Collective& ranks) {
   common::merge_range(ranks, clip_);
   seen_ = 0.0;
   for (uint64_t i = 0; i <= mask_; ++i) seen_ += table_[i * st + 1] > 0.0;
-}
-
-void ScinolLearner::load(ModelReader& in) {
-  auto bad = [&](const std::string& what) {
-    return ModelFormatError(in.source() + ": scinol-coord state: " + what);
-  };
-  const uint32_t version = in.get_u32("scinol-coord state version");
-  if (version != kStateVersion) throw bad("unknown state version " + std::to_string(version));
-  const double alpha = in.get_f64("scinol-coord alpha");
-  const double lipschitz = in.get_f64("scinol-coord L");
-  const uint8_t dim = in.get_u8("scinol-coord d mode");
-  if (!(alpha > kAlphaMin) || !std::isfinite(alpha)) throw bad("alpha " + number(alpha) + " is not > 9/8");
-  if (!(lipschitz > 0.0) || !std::isfinite(lipschitz)) throw bad("L " + number(lipschitz) + " is not > 0");
-  if (dim > static_cast<uint8_t>(ScinolDimension::kClock)) throw bad("unknown d mode " + std::to_string(dim));
-  const double t = in.get_f64("scinol-coord t");
-  const double seen = in.get_f64("scinol-coord seen slots");
-  common::LabelClip clip = clip_;
-  clip.load(in, "scinol-coord");
-  const uint64_t size = in.get_u64("scinol-coord table size");
-  const uint32_t st = in.get_u32("scinol-coord stride");
-  if (size != mask_ + 1)
-    throw bad("weight table has " + std::to_string(size) + " slots, expected " + std::to_string(mask_ + 1));
-  if (!(t >= 0.0) || !std::isfinite(t) || t != std::floor(t)) throw bad("bad round count");
-  if (!(seen >= 0.0) || seen > static_cast<double>(size) || seen != std::floor(seen))
-    throw bad("bad seen count");
-  const ScinolDimension mode = static_cast<ScinolDimension>(dim);
-  const uint32_t want_stride = mode == ScinolDimension::kClock ? 4 : 2;
-  if (st != want_stride) throw bad("stride " + std::to_string(st) + " does not match d mode");
-  opt_.alpha = alpha;
-  opt_.lipschitz = lipschitz;
-  opt_.dimension = mode;
-  allocate();
-  t_ = t;
-  seen_ = seen;
-  clip_ = clip;
-  common::load_count_and_records(in, size, st * sizeof(double), "scinol-coord", [&](uint64_t i) {
-    double* s = table_ + i * st;
-    in.get_raw(s, st * sizeof(double), "scinol-coord slot");
-    for (uint32_t j = 0; j < st; ++j)
-      if (!std::isfinite(s[j])) throw bad("non-finite value in slot " + std::to_string(i));
-    if (!(s[1] >= 0.0) || (mode == ScinolDimension::kClock && !(s[2] >= 0.0)))
-      throw bad("negative s2 or clock");
-  });
 }
 
 OptionSpec scinol_alpha_option() {

@@ -126,6 +126,9 @@ class ScinolLearner final : public Learner {
   double seen_slots() const { return seen_; }  // distinct slots with s2 > 0
   double dimension() const;                    // the current d (next round, no new slot)
   const ScinolOptions& options() const { return opt_; }
+  // The saved state, declared once (learners/common/state.h).
+  template <class Self, class V>
+  static void state(Self& self, V& v);
 
  private:
   using Coord = ScinolCoord;

@@ -50,6 +50,7 @@ inline const Bounds kAnyNumber{};
 inline const Bounds kNonNegative{{0.0}};
 inline const Bounds kPositive{{0.0, std::numeric_limits<double>::infinity(), true}};
 inline const Bounds kCount{{0.0}, true};
+inline Bounds above(double lo) { return {{lo, std::numeric_limits<double>::infinity(), true}}; }
 
 template <class T>
 bool any_nonzero(const T* fields, size_t n) {
@@ -68,6 +69,9 @@ auto fields_of(Slot& s) {
 }
 inline void put(ModelWriter& out, float x) { out.put_f32(x); }
 inline void put(ModelWriter& out, double x) { out.put_f64(x); }
+inline void put(ModelWriter& out, uint8_t x) { out.put_u8(x); }
+inline void put(ModelWriter& out, uint32_t x) { out.put_u32(x); }
+inline void put(ModelWriter& out, uint64_t x) { out.put_u64(x); }
 
 class StateSaver {
  public:
@@ -103,11 +107,24 @@ class StateSaver {
         out_, t.size(), touched(t), [&](uint64_t i) { return any_nonzero(fields_of<Field>(t[i]), n); },
         [&](uint64_t i) { out_.put_values(fields_of<Field>(t[i]), n); });
   }
+  template <class I>
+  void fixed(const char*, I value) {
+    put(out_, value);
+  }
+  template <class E>
+  E choice(const char*, E e, std::initializer_list<const char*>) {
+    out_.put_u8(static_cast<uint8_t>(e));
+    return e;
+  }
   template <class T, class Ok, class Text>
-  void strided(const ZeroedTable<T>& t, unsigned shift, size_t n, Ok&&, Text&&) {
-    save_table(
-        out_, t.size() >> shift, touched(t, shift),
-        [&](uint64_t i) { return any_nonzero(&t[i << shift], n); },
+  void strided(const ZeroedTable<T>& t, unsigned shift, size_t n, Ok&& ok, Text&& text, size_t kept = 0) {
+    fixed("table size", uint64_t{t.size() >> shift});
+    records(t, t.size() >> shift, shift, n, ok, text, kept);
+  }
+  template <class T, class Ok, class Text>
+  void records(const ZeroedTable<T>& t, uint64_t, unsigned shift, size_t n, Ok&&, Text&&, size_t kept = 0) {
+    save_count_and_records(
+        out_, touched(t, shift), [&](uint64_t i) { return any_nonzero(&t[i << shift], kept ? kept : n); },
         [&](uint64_t i) { out_.put_values(&t[i << shift], n); });
   }
 
@@ -196,14 +213,43 @@ class StateLoader {
     });
     commits_.push_back([&t, read] { t = std::move(*read); });
   }
-  // Slot i is entries [i << shift, (i << shift) + n) of t; each finite, and ok(first entry) true.
+  // One of a few modes (a u8, the index of its name).
+  template <class E>
+  E choice(const char* name, E& e, std::initializer_list<const char*> names) {
+    const uint8_t v = in_.get_u8((who_ + " " + name).c_str());
+    if (v >= names.size()) throw bad(std::string(name) + " " + std::to_string(v) + " is not a known mode");
+    commits_.push_back([&e, v] { e = static_cast<E>(v); });
+    return static_cast<E>(v);
+  }
+  // A number the state must hold as this learner has it (a table size, a mode fixed at construction).
+  template <class I>
+  void fixed(const char* name, I value) {
+    const std::string what = who_ + " " + name;
+    uint64_t got;
+    if constexpr (sizeof(I) == 1)
+      got = in_.get_u8(what.c_str());
+    else if constexpr (sizeof(I) == 4)
+      got = in_.get_u32(what.c_str());
+    else
+      got = in_.get_u64(what.c_str());
+    if (got != static_cast<uint64_t>(value))
+      throw bad(std::string(name) + " " + std::to_string(got) + ", this learner's is " +
+                std::to_string(static_cast<uint64_t>(value)));
+  }
+  // Slot i is entries [i << shift, (i << shift) + n) of t; each finite, and ok(first entry) true. The table
+  // size, then the records.
   template <class T, class Ok, class Text>
-  void strided(ZeroedTable<T>& t, unsigned shift, size_t n, Ok&& ok, Text&&) {
-    auto read = std::make_shared<ZeroedTable<T>>(t.size());
-    const uint64_t size = t.size() >> shift;
-    load_table_size(in_, size, who_);
+  void strided(ZeroedTable<T>& t, unsigned shift, size_t n, Ok&& ok, Text&& text, size_t kept = 0) {
+    fixed("table size", uint64_t{t.size() >> shift});
+    records(t, t.size() >> shift, shift, n, ok, text, kept);
+  }
+  // The records alone, for a table of `slots` slots (the loaded table's size; it replaces t's); kept: the first
+  // so many entries decide whether a slot is saved (0: all n).
+  template <class T, class Ok, class Text>
+  void records(ZeroedTable<T>& t, uint64_t slots, unsigned shift, size_t n, Ok&& ok, Text&&, size_t = 0) {
+    auto read = std::make_shared<ZeroedTable<T>>(slots << shift);
     const std::string slot_what = who_ + " slot";
-    load_count_and_records(in_, size, n * sizeof(T), who_, [&](uint64_t i) {
+    load_count_and_records(in_, slots, n * sizeof(T), who_, [&](uint64_t i) {
       T* s = &(*read)[i << shift];
       in_.get_raw(s, n * sizeof(T), slot_what.c_str());
       for (size_t k = 0; k < n; ++k)
@@ -275,11 +321,23 @@ class StateText {
       out_ << "none\n";
   }
   void clip(const LabelClip& c) { c.write_readable(out_); }
-  // "index:" and text(out, index, first entry) per slot with any nonzero entry, in index order.
+  template <class I>
+  void fixed(const char*, I) {}
+  template <class E>
+  E choice(const char* name, E e, std::initializer_list<const char*> names) {
+    out_ << name << " " << names.begin()[static_cast<size_t>(e)] << "\n";
+    return e;
+  }
   template <class T, class Ok, class Text>
-  void strided(const ZeroedTable<T>& t, unsigned shift, size_t n, Ok&&, Text&& text) {
+  void strided(const ZeroedTable<T>& t, unsigned shift, size_t n, Ok&& ok, Text&& text, size_t kept = 0) {
+    records(t, t.size() >> shift, shift, n, ok, text, kept);
+  }
+  // "index:" and text(out, index, first entry) per kept slot, in index order.
+  template <class T, class Ok, class Text>
+  void records(const ZeroedTable<T>& t, uint64_t, unsigned shift, size_t n, Ok&&, Text&& text,
+               size_t kept = 0) {
     touched(t, shift)([&](uint64_t i) {
-      if (!any_nonzero(&t[i << shift], n)) return;
+      if (!any_nonzero(&t[i << shift], kept ? kept : n)) return;
       out_ << i << ":";
       text(out_, i, &t[i << shift]);
       out_ << "\n";
