@@ -87,6 +87,7 @@ class Reduction : public ::testing::TestWithParam<std::tuple<std::string, bool>>
   void predict_never_changes_state();
   void save_load_and_resume_equal_one_run();
   void other_class_count_or_reduction_is_refused();
+  void refused_state_changes_nothing();
   void weight_zero_and_unlabeled_teach_nothing();
   void instances_are_independent_problems();
   void blocks_equal_one_at_a_time();
@@ -137,6 +138,24 @@ void Reduction::other_class_count_or_reduction_is_refused() {
     auto other = other_kind ? make(kClasses, !csoaa_) : make(kClasses + 1, csoaa_);
     ModelReader r(bytes.data(), bytes.size(), "model");
     EXPECT_THROW(other->load(r), ModelFormatError) << (other_kind ? "other reduction" : "other K");
+  }
+}
+
+// A state cut short is refused and leaves the reduction (here one that has learned 20 examples) as it was, byte
+// for byte, even when the cut falls in the middle of its instances.
+void Reduction::refused_state_changes_nothing() {
+  auto l = make_own();
+  const auto xs = data(40);
+  for (const auto& x : xs) l->learn(x);
+  const auto bytes = state(*l);
+  auto m = make_own();
+  for (size_t i = 0; i < 20; ++i) m->learn(xs[i]);
+  const auto before = state(*m);
+  for (size_t n = 0; n < bytes.size(); n += std::max<size_t>(1, bytes.size() / 41)) {
+    ModelReader cut(bytes.data(), n, "cut");
+    EXPECT_THROW(m->load(cut), ModelFormatError) << "cut at " << n << " of " << bytes.size();
+    ASSERT_EQ(state(*m), before) << "a state cut at " << n << " of " << bytes.size()
+                                 << " changed the learner";
   }
 }
 
@@ -241,6 +260,10 @@ TEST_P(Reduction, KeepsTheContract) {
   {
     SCOPED_TRACE("another K or reduction refused");
     other_class_count_or_reduction_is_refused();
+  }
+  {
+    SCOPED_TRACE("a refused state changes nothing");
+    refused_state_changes_nothing();
   }
   {
     SCOPED_TRACE("weight 0 and unlabeled teach nothing");
