@@ -8,6 +8,7 @@
 
 #include "core/splitmix.h"
 #include "learners/common/matrix_option.h"
+#include "learners/common/state.h"
 #include "lepus/errors.h"
 
 namespace lepus {
@@ -97,7 +98,9 @@ AioliLearner::AioliLearner(const AioliOptions& options, const Loss& loss, int bi
       test_only_(test_only),
       seed_(random_seed),
       scale_(options.scale ? bits : 0),
-      builder_(bits) {}
+      builder_(bits) {
+  opt_.lambda = opt_.ridge();  // the default 1/B^2 resolved: the state holds λ
+}
 
 const SparseVector& AioliLearner::input(const Example& x, bool learn) const {
   thread_local Scaled mine;
@@ -236,107 +239,62 @@ std::vector<std::string> AioliLearner::describe() const {
                : std::string())};
 }
 
-void AioliLearner::write_readable(std::ostream& out) const {
-  out << "aioli_B " << opt_.radius << "\n";
-  out << "aioli_lambda " << opt_.ridge() << "\n";
-  out << "R " << r() << "\n";
-  out << "aioli_scale " << (opt_.scale ? "feature" : "none") << "\n";
-  out << "matrix " << matrix_kind_name(opt_.matrix) << "\n";
-  clip_.write_readable(out);
-  // Per slot: the surrogate minimiser's weight (A^-1 b)_i is not kept; b_i is the state.
-  const TrackedVector& b = a_->tracked();
-  b.for_each_nonzero([&](uint64_t i, double bi) { out << i << ":" << bi << "\n"; });
+// Versions: 2 b kept by the matrix; 3 the feature scales; 4 the sketch's c; 5 the loss's rule. The matrix
+// component loaded is made with the state's own λ and c; readable: b's nonzero entries as "slot:b_slot".
+template <class Self, class V>
+void AioliLearner::state(Self& self, V& v) {
+  const uint32_t version = v.versions(2, kStateVersion);
+  AioliOptions o = self.opt_;  // with the state's values, for the components it makes
+  o.radius = v.number("aioli_B", self.opt_.radius, common::kPositive);
+  o.lambda = v.number("aioli_lambda", *self.opt_.lambda, common::kPositive);
+  v.optional("aioli_R", self.opt_.r, common::kNonNegative);
+  v.number("largest_norm", self.r_max_, common::kNonNegative);
+  const std::string other = "saved with another --matrix or --rank than this run's";
+  v.fixed("matrix", static_cast<uint8_t>(self.opt_.matrix), other);
+  v.fixed("rank", self.opt_.rank, other);
+  if (version >= 4) {
+    o.sketch_diagonal =
+        v.number("aioli_sketch_diagonal", self.opt_.sketch_diagonal, common::Bounds{{0.0, 1e6}});
+  } else {
+    o.sketch_diagonal = 0.0;
+    v.absent(self.opt_.sketch_diagonal, 0.0);
+  }
+  const auto rule = [](bool squared) { return squared ? "squared" : "logistic"; };
+  const std::string mismatch = std::string("learned with the ") + rule(!self.squared_) +
+                               " loss; it cannot continue or predict under the " + rule(self.squared_) +
+                               " loss (leave out --loss_function)";
+  if (version >= 5)
+    v.fixed("rule", static_cast<uint8_t>(self.squared_ ? 1 : 0), mismatch);
+  else if (self.squared_)
+    v.refuse(mismatch);  // before 5: the logistic rule only
+  v.clip(self.clip_);
+  const int bits = self.bits_;
+  auto matrix = [&o, bits] { return make_matrix(aioli_matrix(o, bits)); };
+  v.part("A", self.a_, matrix, [](std::ostream& out, const Matrix& a) {
+    a.tracked().for_each_nonzero([&](uint64_t i, double bi) { out << i << ":" << bi << "\n"; });
+  });
+  o.o2b = v.flag("aioli_o2b", self.opt_.o2b);
+  v.whole("seed", self.seed_);
+  const uint64_t rounds = v.whole("rounds", self.rounds_);
+  const uint64_t snap = v.whole("snapshot_round", self.snap_round_);
+  v.check(snap <= rounds && (snap == 0 || o.o2b), "snapshot round out of range");
+  if (snap > 0)
+    v.part("snapshot", self.snap_a_, matrix, [](std::ostream&, const Matrix&) {});
+  else
+    v.absent(self.snap_a_, nullptr);
+  const bool scale = version >= 3 ? v.flag("aioli_scale", self.opt_.scale) : false;
+  if (version < 3) v.absent(self.opt_.scale, false);
+  if (scale)
+    v.tracked("scale", self.scale_, bits, [](double s) { return s > 0.0; });
+  else
+    v.absent(self.scale_, TrackedVector());
 }
 
-void AioliLearner::save(ModelWriter& out) const {
-  out.put_u32(kStateVersion);
-  out.put_f64(opt_.radius);
-  out.put_f64(opt_.ridge());
-  out.put_u8(opt_.r ? 1 : 0);
-  out.put_f64(opt_.r.value_or(0.0));
-  out.put_f64(r_max_);
-  out.put_u8(static_cast<uint8_t>(opt_.matrix));
-  out.put_u32(opt_.rank);
-  out.put_f64(opt_.sketch_diagonal);
-  out.put_u8(squared_ ? 1 : 0);
-  clip_.save(out);
-  a_->save(out);
-  out.put_u8(opt_.o2b ? 1 : 0);
-  out.put_u64(seed_);
-  out.put_u64(rounds_);
-  out.put_u64(snap_round_);
-  if (snap_a_) snap_a_->save(out);
-  out.put_u8(opt_.scale ? 1 : 0);
-  if (opt_.scale) scale_.save(out);
-}
+void AioliLearner::write_readable(std::ostream& out) const { common::write_state(*this, out); }
 
-void AioliLearner::load(ModelReader& in) {
-  auto bad = [&](const std::string& what) {
-    return ModelFormatError(in.source() + ": aioli state: " + what);
-  };
-  const uint32_t version = in.get_u32("aioli state version");
-  if (version < 2 || version > kStateVersion) throw bad("unknown state version");
-  AioliOptions o = opt_;
-  o.radius = in.get_f64("aioli B");
-  o.lambda = in.get_f64("aioli lambda");
-  const bool r_given = in.get_u8("aioli R flag") != 0;
-  const double r = in.get_f64("aioli R");
-  const double r_max = in.get_f64("aioli largest norm");
-  const uint8_t kind = in.get_u8("aioli matrix");
-  o.rank = in.get_u32("aioli rank");
-  o.sketch_diagonal = version >= 4 ? in.get_f64("aioli sketch diagonal correction") : 0.0;  // the model's own
-  if (!(o.sketch_diagonal >= 0.0 && o.sketch_diagonal <= 1e6))
-    throw bad("sketch diagonal correction out of range");
-  const uint8_t squared = version >= 5 ? in.get_u8("aioli rule") : 0;  // before 5: logistic only
-  if (squared > 1) throw bad("unknown rule");
-  if ((squared == 1) != squared_)
-    throw bad(std::string("learned with the ") + (squared ? "squared" : "logistic") +
-              " loss; it cannot continue or predict under the " + (squared_ ? "squared" : "logistic") +
-              " loss (leave out --loss_function)");
-  if (!(o.radius > 0.0) || !std::isfinite(o.radius) || !(*o.lambda > 0.0) || !std::isfinite(*o.lambda) ||
-      !(r >= 0.0) || !std::isfinite(r) || !(r_max >= 0.0) || !std::isfinite(r_max))
-    throw bad("a hyper-parameter out of range");
-  if (kind != static_cast<uint8_t>(opt_.matrix) || o.rank != opt_.rank)
-    throw bad("saved with another --matrix or --rank than this run's");
-  o.r = r_given ? std::optional<double>(r) : std::nullopt;
-  common::LabelClip clip = clip_;
-  clip.load(in, "aioli");
-  std::unique_ptr<Matrix> a = make_matrix(aioli_matrix(o, bits_));
-  a->load(in);
-  o.o2b = in.get_u8("aioli o2b flag") != 0;
-  const uint64_t seed = in.get_u64("aioli seed");
-  const uint64_t rounds = in.get_u64("aioli rounds");
-  const uint64_t snap_round = in.get_u64("aioli snapshot round");
-  if (snap_round > rounds || (snap_round > 0 && !o.o2b)) throw bad("snapshot round out of range");
-  std::unique_ptr<Matrix> snap_a;
-  if (snap_round > 0) {
-    snap_a = make_matrix(aioli_matrix(o, bits_));
-    snap_a->load(in);
-  }
-  o.scale = false;  // version 2: no feature scales
-  TrackedVector scale;
-  if (version >= 3) {
-    const uint8_t flag = in.get_u8("aioli scale flag");
-    if (flag > 1) throw bad("bad feature-scale flag");
-    o.scale = flag == 1;
-  }
-  if (o.scale) {
-    scale = TrackedVector(bits_);
-    const TrackedVector::Entries e = scale.read(in);
-    for (const auto& [slot, value] : e.nonzero)
-      if (!(value > 0.0)) throw bad("a feature scale not positive");
-    scale.assign(e);
-  }
-  scale_ = std::move(scale);
-  seed_ = seed;
-  rounds_ = rounds;
-  snap_round_ = snap_round;
-  snap_a_ = std::move(snap_a);
-  opt_ = o;
-  r_max_ = r_max;
-  clip_ = clip;
-  a_ = std::move(a);
-}
+void AioliLearner::save(ModelWriter& out) const { common::save_state(*this, out); }
+
+void AioliLearner::load(ModelReader& in) { common::load_state(*this, in); }
 
 LearnerRow aioli_row() {
   using Kind = OptionSpec::Kind;

@@ -121,6 +121,9 @@ class AioliLearner final : public Learner, public PredictsConcurrently {
   void take_snapshot();
   const Matrix& matrix() const { return *a_; }
   double b(uint64_t slot) const { return a_->tracked()[slot]; }
+  // The saved state, declared once (learners/common/state.h).
+  template <class Self, class V>
+  static void state(Self& self, V& v);
 
   // The learner on a vector built elsewhere (aioli-kernel's Nystrom features, src/learners/aioli_kernel.h): yhat
   // with the offset `initial` included (the double whose float is the played prediction), and one round learned

@@ -36,6 +36,7 @@
 #include "lepus/errors.h"
 #include "lepus/model_io.h"
 #include "lepus/options.h"
+#include "sketch/matrix.h"
 
 namespace lepus::common {
 
@@ -81,13 +82,30 @@ class StateSaver {
     out_.put_string(*tags.begin());
     return 0;
   }
+  uint32_t versions(uint32_t, uint32_t newest) {
+    out_.put_u32(newest);
+    return newest;
+  }
+  void check(bool, const std::string&) {}
+  void refuse(const std::string&) {}
   template <class T>
   T number(const char*, T x, const Bounds& = kAnyNumber) {
     put(out_, x);
     return x;
   }
-  void whole(const char*, uint64_t x) { out_.put_u64(x); }
+  uint64_t whole(const char*, uint64_t x) {
+    out_.put_u64(x);
+    return x;
+  }
   void text(const char*, const std::string& x, void (*)(const std::string&) = nullptr) { out_.put_string(x); }
+  template <class P, class Make, class Text>
+  void part(const char*, const std::unique_ptr<P>& p, Make&&, Text&&) {
+    p->save(out_);
+  }
+  template <class Ok>
+  void tracked(const char*, const TrackedVector& t, int, Ok&&) {
+    t.save(out_);
+  }
   template <class T, class U>
   void absent(T&, U) {}
   template <class Old, class Slot, class Convert, class Ok>
@@ -108,7 +126,7 @@ class StateSaver {
         [&](uint64_t i) { out_.put_values(fields_of<Field>(t[i]), n); });
   }
   template <class I>
-  void fixed(const char*, I value) {
+  void fixed(const char*, I value, const std::string& = "") {
     put(out_, value);
   }
   template <class E>
@@ -145,6 +163,17 @@ class StateLoader {
       if (got == tags.begin()[k]) return k;
     throw bad("not a " + who_ + " state, or an unknown version");
   }
+  // A numbered version from oldest to newest (the one read).
+  uint32_t versions(uint32_t oldest, uint32_t newest) {
+    const uint32_t got = in_.get_u32((who_ + " state version").c_str());
+    if (got < oldest || got > newest) throw bad("not a " + who_ + " state, or an unknown version");
+    return got;
+  }
+  // A condition between fields read (the values number() and whole() returned).
+  void check(bool ok, const std::string& what) {
+    if (!ok) throw bad(what);
+  }
+  void refuse(const std::string& what) { throw bad(what); }
   template <class T>
   T number(const char* name, T& x, const Bounds& b = kAnyNumber) {
     const T v = read_number<T>(name, b);
@@ -156,9 +185,28 @@ class StateLoader {
     commits_.push_back([&b, v] { b = v; });
     return v;
   }
-  void whole(const char* name, uint64_t& x) {
+  uint64_t whole(const char* name, uint64_t& x) {
     const uint64_t v = in_.get_u64((who_ + " " + name).c_str());
     commits_.push_back([&x, v] { x = v; });
+    return v;
+  }
+  // A component with its own save and load (a matrix): loaded into a fresh one, make(), then moved in.
+  template <class P, class Make, class Text>
+  void part(const char*, std::unique_ptr<P>& p, Make&& make, Text&&) {
+    auto fresh = std::make_shared<std::unique_ptr<P>>(make());
+    (*fresh)->load(in_);
+    commits_.push_back([&p, fresh] { p = std::move(*fresh); });
+  }
+  // A vector of 2^bits entries saved as its nonzero ones, each ok(value).
+  template <class Ok>
+  void tracked(const char* name, TrackedVector& t, int bits, Ok&& ok) {
+    TrackedVector::Entries e = TrackedVector(bits).read(in_);
+    for (const auto& [slot, value] : e.nonzero)
+      if (!ok(value)) throw bad(std::string(name) + " " + common::number(value) + " out of range");
+    commits_.push_back([&t, bits, e] {
+      t = TrackedVector(bits);
+      t.assign(e);
+    });
   }
   // Text, refused when check(text) throws a ConfigError.
   void text(const char* name, std::string& x, void (*check)(const std::string&) = nullptr) {
@@ -223,7 +271,7 @@ class StateLoader {
   }
   // A number the state must hold as this learner has it (a table size, a mode fixed at construction).
   template <class I>
-  void fixed(const char* name, I value) {
+  void fixed(const char* name, I value, const std::string& refusal = "") {
     const std::string what = who_ + " " + name;
     uint64_t got;
     if constexpr (sizeof(I) == 1)
@@ -233,8 +281,9 @@ class StateLoader {
     else
       got = in_.get_u64(what.c_str());
     if (got != static_cast<uint64_t>(value))
-      throw bad(std::string(name) + " " + std::to_string(got) + ", this learner's is " +
-                std::to_string(static_cast<uint64_t>(value)));
+      throw bad(!refusal.empty() ? refusal
+                                 : std::string(name) + " " + std::to_string(got) + ", this learner's is " +
+                                       std::to_string(static_cast<uint64_t>(value)));
   }
   // Slot i is entries [i << shift, (i << shift) + n) of t; each finite, and ok(first entry) true. The table
   // size, then the records.
@@ -296,12 +345,28 @@ class StateText {
   explicit StateText(std::ostream& out) : out_(out) {}
   void tag(uint32_t) {}
   size_t version(std::initializer_list<const char*>) { return 0; }
+  uint32_t versions(uint32_t, uint32_t newest) { return newest; }
+  void check(bool, const std::string&) {}
+  void refuse(const std::string&) {}
   template <class T>
   T number(const char* name, T x, const Bounds& = kAnyNumber) {
     out_ << name << " " << x << "\n";
     return x;
   }
-  void whole(const char* name, uint64_t x) { out_ << name << " " << x << "\n"; }
+  uint64_t whole(const char* name, uint64_t x) {
+    out_ << name << " " << x << "\n";
+    return x;
+  }
+  // text(out, part): a component's lines.
+  template <class P, class Make, class Text>
+  void part(const char*, const std::unique_ptr<P>& p, Make&&, Text&& text) {
+    text(out_, *p);
+  }
+  // "name slot value" per nonzero entry.
+  template <class Ok>
+  void tracked(const char* name, const TrackedVector& t, int, Ok&&) {
+    t.for_each_nonzero([&](uint64_t i, double v) { out_ << name << " " << i << " " << v << "\n"; });
+  }
   void text(const char* name, const std::string& x, void (*)(const std::string&) = nullptr) {
     out_ << name << " " << x << "\n";
   }
@@ -322,7 +387,7 @@ class StateText {
   }
   void clip(const LabelClip& c) { c.write_readable(out_); }
   template <class I>
-  void fixed(const char*, I) {}
+  void fixed(const char*, I, const std::string& = "") {}
   template <class E>
   E choice(const char* name, E e, std::initializer_list<const char*> names) {
     out_ << name << " " << names.begin()[static_cast<size_t>(e)] << "\n";
