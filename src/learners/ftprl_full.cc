@@ -6,6 +6,7 @@
 #include <ostream>
 
 #include "learners/common/matrix_option.h"
+#include "learners/common/state.h"
 #include "learners/ftprl.h"
 #include "learners/ftprl_sketch.h"
 #include "lepus/errors.h"
@@ -195,88 +196,47 @@ std::vector<std::string> FtprlFullLearner::describe() const {
           "matrix = full, up to " + std::to_string(opt_.cap) + " features"};
 }
 
-void FtprlFullLearner::write_readable(std::ostream& out) const {
-  if (opt_.data_radius) {
-    out << "ftprl_radius data " << opt_.radius << "\nX " << x_max_ << "\nR " << radius_ << "\n";
-  } else {
-    out << "ftprl_radius " << opt_.radius << "\n";
-  }
-  clip_.write_readable(out);
-  std::vector<std::pair<uint64_t, uint32_t>> order;
-  for (uint32_t p = 0; p < index_.size(); ++p) order.push_back({index_.slot(p), p});
-  std::sort(order.begin(), order.end());
-  for (const auto& [slot, p] : order) out << slot << ":" << w_(p) << "\n";
-}
-
-void FtprlFullLearner::save(ModelWriter& out) const {
-  out.put_u32(kStateVersion);
-  out.put_u32(static_cast<uint32_t>(bits_));
-  out.put_f64(opt_.radius);
-  out.put_u8(opt_.data_radius ? 1 : 0);
-  out.put_f64(x_max_);
-  out.put_u64(opt_.cap);
-  clip_.save(out);
-  const uint64_t n = index_.size();
-  out.put_u64(n);
-  dense_io::put_index(out, index_);
-  out.put_values(w_.data(), n);
-  out.put_values(core_.q.data(), n);
-  out.put_values(core_.z.data(), n);
-  dense_io::put_upper(out, m_, n);
-  dense_io::put_upper(out, core_.q_cum, n);
-}
-
-void FtprlFullLearner::load(ModelReader& in) {
-  auto bad = [&](const std::string& what) {
-    return ModelFormatError(in.source() + ": ftprl-full state: " + what);
-  };
-  const uint32_t version = in.get_u32("ftprl-full state version");
-  if (version != kStateVersion && version != 1) throw bad("unknown state version");
-  const uint32_t bits = in.get_u32("ftprl-full bits");
-  if (bits != static_cast<uint32_t>(bits_))
-    throw bad("saved with -b " + std::to_string(bits) + ", this run has -b " + std::to_string(bits_));
-  FtprlFullOptions o = opt_;
-  o.radius = in.get_f64("ftprl-full radius");
-  o.data_radius = false;
+// Version 2: the data-derived radius (its flag and X after R); 1 loads as a given radius. Then the feature cap,
+// the label range, the features held and w, q, z, M and Q_{1:t} over them; readable: "slot:w_i" in slot order.
+template <class Self, class V>
+void FtprlFullLearner::state(Self& self, V& v) {
+  const uint32_t version = v.versions(1, kStateVersion);
+  v.fixed("bits", static_cast<uint32_t>(self.bits_));
+  const double radius = v.number("ftprl_radius", self.opt_.radius, common::kPositive);
+  bool data = false;
   double x_max = 0.0;
   if (version >= 2) {
-    const uint8_t flag = in.get_u8("ftprl-full radius flag");
-    if (flag > 1) throw bad("bad radius flag");
-    o.data_radius = flag == 1;
-    x_max = in.get_f64("ftprl-full X");
-    if (!(x_max >= 0.0) || !std::isfinite(x_max)) throw bad("X out of range");
+    data = v.flag("data_radius", self.opt_.data_radius);
+    x_max = v.number("X", self.x_max_, common::kNonNegative);
+  } else {
+    v.absent(self.opt_.data_radius, false);
+    v.absent(self.x_max_, 0.0);
   }
-  o.cap = in.get_u64("ftprl-full cap");
-  if (!(o.radius > 0.0) || !std::isfinite(o.radius) || o.cap < 1 || o.cap > kMaxCap)
-    throw bad("radius or feature cap out of range");
-  const double radius = o.data_radius && x_max > 0.0 ? o.radius / x_max : o.radius;
-  common::LabelClip clip = clip_;
-  clip.load(in, "ftprl-full");
-  const uint64_t n = in.get_u64("ftprl-full size");
-  if (n > o.cap) throw bad("holds more features than its cap");
-  if (n * 32 + n * (n + 1) * 8 > in.remaining()) throw bad("feature count does not fit the file");
-  CompactIndex index = dense_io::get_index(in, n, "ftprl-full");
-  const auto k = static_cast<Eigen::Index>(n);
-  Eigen::VectorXd w(k), q(k), z(k);
-  in.get_raw(w.data(), n * sizeof(double), "ftprl-full w");
-  in.get_raw(q.data(), n * sizeof(double), "ftprl-full q");
-  in.get_raw(z.data(), n * sizeof(double), "ftprl-full z");
-  Eigen::MatrixXd m = Eigen::MatrixXd::Zero(k, k), qc = Eigen::MatrixXd::Zero(k, k);
-  dense_io::get_upper(in, m, n, "ftprl-full second moment");
-  dense_io::get_upper(in, qc, n, "ftprl-full regularizer");
-  if (!w.allFinite() || !q.allFinite() || !z.allFinite() || !m.allFinite() || !qc.allFinite())
-    throw bad("a non-finite value");
-  if (w.norm() > radius * (1 + 1e-9)) throw bad("the weights lie outside the ball");
-  opt_ = o;
-  radius_ = radius;
-  x_max_ = x_max;
-  clip_ = clip;
-  index_ = std::move(index);
-  w_.swap(w);
-  m_.swap(m);
-  core_.q.swap(q);
-  core_.z.swap(z);
-  core_.q_cum.swap(qc);
+  const uint64_t cap = v.whole("cap", self.opt_.cap, 1, kMaxCap);
+  v.clip(self.clip_);
+  const uint64_t n = v.index("features", self.index_, cap);
+  const Eigen::VectorXd& w = v.vector("w", self.w_, n, n);
+  v.vector("q", self.core_.q, n, n);
+  v.vector("z", self.core_.z, n, n);
+  v.upper("second_moment", self.m_, n, n);
+  v.upper("regularizer", self.core_.q_cum, n, n);
+  v.check(w.norm() <= (data && x_max > 0.0 ? radius / x_max : radius) * (1 + 1e-9),
+          "the weights lie outside the ball");
+  v.lines([&self](std::ostream& out) {
+    std::vector<std::pair<uint64_t, uint32_t>> order;
+    for (uint32_t p = 0; p < self.index_.size(); ++p) order.push_back({self.index_.slot(p), p});
+    std::sort(order.begin(), order.end());
+    for (const auto& [slot, p] : order) out << slot << ":" << self.w_(p) << "\n";
+  });
+}
+
+void FtprlFullLearner::write_readable(std::ostream& out) const { common::write_state(*this, out); }
+
+void FtprlFullLearner::save(ModelWriter& out) const { common::save_state(*this, out); }
+
+void FtprlFullLearner::load(ModelReader& in) {
+  common::load_state(*this, in);
+  radius_ = opt_.data_radius && x_max_ > 0.0 ? opt_.radius / x_max_ : opt_.radius;
 }
 
 LearnerRow ftprl_full_row() {

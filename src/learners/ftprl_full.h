@@ -86,6 +86,9 @@ class FtprlFullLearner final : public Learner {
   // Q_{1:t} and its last increment as the learner holds them (for the tests of Theorem 2's bound).
   const FtprlFullCore& core() const { return core_; }
   const CompactIndex& index() const { return index_; }
+  // The saved state, declared once (learners/common/state.h).
+  template <class Self, class V>
+  static void state(Self& self, V& v);
 
  private:
   FtprlFullOptions opt_;

@@ -36,6 +36,8 @@
 #include "lepus/errors.h"
 #include "lepus/model_io.h"
 #include "lepus/options.h"
+#include "sketch/compact_index.h"
+#include "sketch/dense_io.h"
 #include "sketch/matrix.h"
 
 namespace lepus::common {
@@ -93,7 +95,7 @@ class StateSaver {
     put(out_, x);
     return x;
   }
-  uint64_t whole(const char*, uint64_t x) {
+  uint64_t whole(const char*, uint64_t x, uint64_t = 0, uint64_t = ~uint64_t{0}) {
     out_.put_u64(x);
     return x;
   }
@@ -106,6 +108,21 @@ class StateSaver {
   void tracked(const char*, const TrackedVector& t, int, Ok&&) {
     t.save(out_);
   }
+  uint64_t index(const char*, const CompactIndex& index, uint64_t) {
+    out_.put_u64(index.size());
+    dense_io::put_index(out_, index);
+    return index.size();
+  }
+  const Eigen::VectorXd& vector(const char*, const Eigen::VectorXd& x, uint64_t n, uint64_t, double = 0.0) {
+    out_.put_values(x.data(), n);
+    return x;
+  }
+  const Eigen::MatrixXd& upper(const char*, const Eigen::MatrixXd& m, uint64_t n, uint64_t) {
+    dense_io::put_upper(out_, m, n);
+    return m;
+  }
+  template <class F>
+  void lines(F&&) {}
   template <class T, class U>
   void absent(T&, U) {}
   template <class Old, class Slot, class Convert, class Ok>
@@ -129,9 +146,9 @@ class StateSaver {
   void fixed(const char*, I value, const std::string& = "") {
     put(out_, value);
   }
-  template <class E>
+  template <class Stored = uint8_t, class E>
   E choice(const char*, E e, std::initializer_list<const char*>) {
-    out_.put_u8(static_cast<uint8_t>(e));
+    put(out_, static_cast<Stored>(e));
     return e;
   }
   template <class T, class Ok, class Text>
@@ -185,11 +202,47 @@ class StateLoader {
     commits_.push_back([&b, v] { b = v; });
     return v;
   }
-  uint64_t whole(const char* name, uint64_t& x) {
+  uint64_t whole(const char* name, uint64_t& x, uint64_t lo = 0, uint64_t hi = ~uint64_t{0}) {
     const uint64_t v = in_.get_u64((who_ + " " + name).c_str());
+    if (v < lo || v > hi)
+      throw bad(std::string(name) + " " + std::to_string(v) + " is not in [" + std::to_string(lo) + ", " +
+                std::to_string(hi) + "]");
     commits_.push_back([&x, v] { x = v; });
     return v;
   }
+  // The compact index of a dense learner's features: their count (at most cap), then their slots.
+  uint64_t index(const char* name, CompactIndex& index, uint64_t cap) {
+    const uint64_t n = in_.get_u64((who_ + " " + name + " size").c_str());
+    if (n > cap || n > in_.remaining() / 8)
+      throw bad(std::string(name) + " holds more features than its cap");
+    auto read = std::make_shared<CompactIndex>(dense_io::get_index(in_, n, who_));
+    commits_.push_back([&index, read] { index = std::move(*read); });
+    return n;
+  }
+  // n numbers into a fresh vector of size >= n entries, the rest `fill`; every one finite. The vector read.
+  const Eigen::VectorXd& vector(const char* name, Eigen::VectorXd& x, uint64_t n, uint64_t size,
+                                double fill = 0.0) {
+    auto read =
+        std::make_shared<Eigen::VectorXd>(Eigen::VectorXd::Constant(static_cast<Eigen::Index>(size), fill));
+    in_.get_raw(read->data(), n * sizeof(double), (who_ + " " + name).c_str());
+    if (!read->allFinite()) throw bad(std::string("a non-finite value in ") + name);
+    commits_.push_back([&x, read] { x.swap(*read); });
+    return *read;
+  }
+  // A symmetric matrix's upper triangle (dense_io) into a fresh size-square one (size >= n), zero elsewhere;
+  // every entry finite.
+  const Eigen::MatrixXd& upper(const char* name, Eigen::MatrixXd& m, uint64_t n, uint64_t size) {
+    if (n > 0 && (n + 1) / 2 > in_.remaining() / 8 / n)
+      throw bad(std::string(name) + " does not fit the file");
+    const auto k = static_cast<Eigen::Index>(size);
+    auto read = std::make_shared<Eigen::MatrixXd>(Eigen::MatrixXd::Zero(k, k));
+    dense_io::get_upper(in_, *read, n, (who_ + " " + name).c_str());
+    if (!read->allFinite()) throw bad(std::string("a non-finite value in ") + name);
+    commits_.push_back([&m, read] { m.swap(*read); });
+    return *read;
+  }
+  template <class F>
+  void lines(F&&) {}
   // A component with its own save and load (a matrix): loaded into a fresh one, make(), then moved in.
   template <class P, class Make, class Text>
   void part(const char*, std::unique_ptr<P>& p, Make&& make, Text&&) {
@@ -262,9 +315,10 @@ class StateLoader {
     commits_.push_back([&t, read] { t = std::move(*read); });
   }
   // One of a few modes (a u8, the index of its name).
-  template <class E>
+  template <class Stored = uint8_t, class E>
   E choice(const char* name, E& e, std::initializer_list<const char*> names) {
-    const uint8_t v = in_.get_u8((who_ + " " + name).c_str());
+    const std::string what = who_ + " " + name;
+    const uint64_t v = sizeof(Stored) == 1 ? in_.get_u8(what.c_str()) : in_.get_u32(what.c_str());
     if (v >= names.size()) throw bad(std::string(name) + " " + std::to_string(v) + " is not a known mode");
     commits_.push_back([&e, v] { e = static_cast<E>(v); });
     return static_cast<E>(v);
@@ -353,7 +407,7 @@ class StateText {
     out_ << name << " " << x << "\n";
     return x;
   }
-  uint64_t whole(const char* name, uint64_t x) {
+  uint64_t whole(const char* name, uint64_t x, uint64_t = 0, uint64_t = ~uint64_t{0}) {
     out_ << name << " " << x << "\n";
     return x;
   }
@@ -361,6 +415,16 @@ class StateText {
   template <class P, class Make, class Text>
   void part(const char*, const std::unique_ptr<P>& p, Make&&, Text&& text) {
     text(out_, *p);
+  }
+  uint64_t index(const char*, const CompactIndex& index, uint64_t) { return index.size(); }
+  const Eigen::VectorXd& vector(const char*, const Eigen::VectorXd& x, uint64_t, uint64_t, double = 0.0) {
+    return x;
+  }
+  const Eigen::MatrixXd& upper(const char*, const Eigen::MatrixXd& m, uint64_t, uint64_t) { return m; }
+  // Lines of the readable text only (a dense learner's weights per slot, in slot order).
+  template <class F>
+  void lines(F&& f) {
+    f(out_);
   }
   // "name slot value" per nonzero entry.
   template <class Ok>
@@ -388,7 +452,7 @@ class StateText {
   void clip(const LabelClip& c) { c.write_readable(out_); }
   template <class I>
   void fixed(const char*, I, const std::string& = "") {}
-  template <class E>
+  template <class Stored = uint8_t, class E>
   E choice(const char* name, E e, std::initializer_list<const char*> names) {
     out_ << name << " " << names.begin()[static_cast<size_t>(e)] << "\n";
     return e;
