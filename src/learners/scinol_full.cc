@@ -8,6 +8,7 @@
 #include <ostream>
 
 #include "learners/common/matrix_option.h"
+#include "learners/common/state.h"
 #include "learners/scinol.h"
 #include "learners/scinol_sketch.h"
 #include "lepus/errors.h"
@@ -363,49 +364,54 @@ std::vector<std::string> ScinolFullLearner::describe() const {
           "matrix = full, up to " + std::to_string(opt_.cap) + " features"};
 }
 
-void ScinolFullLearner::write_readable(std::ostream& out) const {
-  out << "scinol_full_variant " << (published() ? "published" : "scinol2") << "\n";
-  out << "scinol_full_eps " << opt_.eps << "\n";
-  out << "scinol_alpha " << opt_.alpha << "\n";
-  out << "scinol_L " << opt_.lipschitz << "\n";
-  out << "Gamma " << gamma_ << "\n";
-  out << "wealth " << wealth_ << "\n";
-  out << "c " << c_ << "\n";
-  clip_.write_readable(out);
-  // Per feature: the weight a_i = (S^+ h)_i at eta = 1 (the played weight is eta_t times it), and h_i, in the
-  // features' own units.
-  std::vector<std::pair<uint64_t, uint32_t>> order;
-  for (uint32_t p = 0; p < index_.size(); ++p) order.push_back({index_.slot(p), p});
-  std::sort(order.begin(), order.end());
-  for (const auto& [slot, p] : order)
-    out << slot << ":" << a_(p) / scale_(p) << " " << h_(p) * scale_(p) << "\n";
+// Version 2: the variant, ε and the wealth after -b; a version-1 state is the published algorithm's, without a
+// wealth. Then α, L, the feature cap, the label range, c, Γ, the features held and h, a, the scales d, S^+ and
+// P (published) or the maxima M (scinol2) over them; readable: "slot:a_i h_i" in the features' own units.
+template <class Self, class V>
+void ScinolFullLearner::state(Self& self, V& v) {
+  const uint32_t version = v.versions(1, kStateVersion);
+  v.fixed("bits", static_cast<uint32_t>(self.bits_));
+  bool pub = true;
+  if (version >= 2) {
+    pub = v.template choice<uint32_t>("scinol_full_variant", self.opt_.variant, {"scinol2", "published"}) ==
+          ScinolFullVariant::kPublished;
+    v.number("scinol_full_eps", self.opt_.eps, common::kPositive);
+    v.number("wealth", self.wealth_, common::kNonNegative);
+  } else {
+    v.absent(self.opt_.variant, ScinolFullVariant::kPublished);
+    v.absent(self.wealth_, 0.0);
+  }
+  v.number("scinol_alpha", self.opt_.alpha, common::above(kAlphaMin));
+  v.number("scinol_L", self.opt_.lipschitz, common::kPositive);
+  const uint64_t cap = v.whole("cap", self.opt_.cap, 1, kMaxCap);
+  v.clip(self.clip_);
+  v.number("c", self.c_, common::kNonNegative);
+  v.number("Gamma", self.gamma_, common::kNonNegative);
+  const uint64_t n = v.index("features", self.index_, cap), size = std::max<uint64_t>(n, 1);
+  const auto k = static_cast<Eigen::Index>(size);
+  v.vector("h", self.h_, n, size);
+  v.vector("a", self.a_, n, size);
+  const Eigen::VectorXd& d = v.vector("feature_scales", self.scale_, n, size, 1.0);
+  v.check((d.head(static_cast<Eigen::Index>(n)).array() > 0.0).all(), "a feature scale <= 0");
+  v.upper("pseudo_inverse", self.pinv_, n, size);
+  if (pub) {
+    v.upper("projector", self.proj_, n, size);
+    v.absent_made(self.m_, [k] { return Eigen::VectorXd(Eigen::VectorXd::Zero(k)); });
+  } else {  // scinol2: no projector (Sigma is invertible), the maxima M instead
+    const Eigen::VectorXd& m = v.vector("maxima", self.m_, n, size);
+    v.check((m.head(static_cast<Eigen::Index>(n)).array() > 0.0).all(), "a feature maximum <= 0");
+    v.absent_made(self.proj_, [k] { return Eigen::MatrixXd(Eigen::MatrixXd::Zero(k, k)); });
+  }
+  v.lines([&self](std::ostream& out) {  // a_i = (S^+ h)_i at eta = 1 (the played weight is eta_t times it)
+    std::vector<std::pair<uint64_t, uint32_t>> order;
+    for (uint32_t p = 0; p < self.index_.size(); ++p) order.push_back({self.index_.slot(p), p});
+    std::sort(order.begin(), order.end());
+    for (const auto& [slot, p] : order)
+      out << slot << ":" << self.a_(p) / self.scale_(p) << " " << self.h_(p) * self.scale_(p) << "\n";
+  });
 }
 
-void ScinolFullLearner::save(ModelWriter& out) const {
-  out.put_u32(kStateVersion);
-  out.put_u32(static_cast<uint32_t>(bits_));
-  out.put_u32(static_cast<uint32_t>(opt_.variant));
-  out.put_f64(opt_.eps);
-  out.put_f64(wealth_);
-  out.put_f64(opt_.alpha);
-  out.put_f64(opt_.lipschitz);
-  out.put_u64(opt_.cap);
-  clip_.save(out);
-  out.put_f64(c_);
-  out.put_f64(gamma_);
-  const uint64_t n = size();
-  out.put_u64(n);
-  dense_io::put_index(out, index_);
-  out.put_values(h_.data(), n);
-  out.put_values(a_.data(), n);
-  out.put_values(scale_.data(), n);
-  dense_io::put_upper(out, pinv_, n);
-  if (published())
-    dense_io::put_upper(out, proj_, n);
-  else
-    out.put_values(m_.data(), n);  // scinol2: no projector (Sigma is invertible), the maxima M instead
-}
-
+// scinol-sketch's reading of its variant, ε and wealth (scinol_full.h); scinol-full declares its own below.
 double load_variant(ModelReader& in, bool first_version, ScinolFullOptions& o) {
   if (first_version) {  // version 1 states are the published algorithm's, without a wealth
     o.variant = ScinolFullVariant::kPublished;
@@ -424,64 +430,13 @@ double load_variant(ModelReader& in, bool first_version, ScinolFullOptions& o) {
   return wealth;
 }
 
+void ScinolFullLearner::write_readable(std::ostream& out) const { common::write_state(*this, out); }
+
+void ScinolFullLearner::save(ModelWriter& out) const { common::save_state(*this, out); }
+
 void ScinolFullLearner::load(ModelReader& in) {
-  auto bad = [&](const std::string& what) {
-    return ModelFormatError(in.source() + ": scinol-full state: " + what);
-  };
-  const uint32_t version = in.get_u32("scinol-full state version");
-  if (version != 1 && version != kStateVersion) throw bad("unknown state version");
-  const uint32_t bits = in.get_u32("scinol-full bits");
-  if (bits != static_cast<uint32_t>(bits_))
-    throw bad("saved with -b " + std::to_string(bits) + ", this run has -b " + std::to_string(bits_));
-  ScinolFullOptions o = opt_;
-  const double wealth = load_variant(in, version == 1, o);
-  o.alpha = in.get_f64("scinol-full alpha");
-  o.lipschitz = in.get_f64("scinol-full L");
-  o.cap = in.get_u64("scinol-full cap");
-  if (!(o.alpha > kAlphaMin) || !std::isfinite(o.alpha) || !(o.lipschitz > 0.0) ||
-      !std::isfinite(o.lipschitz) || o.cap < 1 || o.cap > kMaxCap)
-    throw bad("alpha, L or the feature cap out of range");
-  common::LabelClip clip = clip_;
-  clip.load(in, "scinol-full");
-  const double c = in.get_f64("scinol-full c"), gamma = in.get_f64("scinol-full Gamma");
-  if (!(c >= 0.0) || !std::isfinite(c) || !(gamma >= 0.0) || !std::isfinite(gamma))
-    throw bad("c or Gamma out of range");
-  const uint64_t n = in.get_u64("scinol-full size");
-  if (n > o.cap) throw bad("holds more features than its cap");
-  const bool pub = o.variant == ScinolFullVariant::kPublished;
-  if (n * 32 + n * (n + 1) * (pub ? 8 : 4) > in.remaining()) throw bad("feature count does not fit the file");
-  CompactIndex index = dense_io::get_index(in, n, "scinol-full");
-  const Eigen::Index cap = std::max<Eigen::Index>(static_cast<Eigen::Index>(n), 1);
-  Eigen::VectorXd h = Eigen::VectorXd::Zero(cap), a = Eigen::VectorXd::Zero(cap),
-                  d = Eigen::VectorXd::Ones(cap);
-  in.get_raw(h.data(), n * sizeof(double), "scinol-full h");
-  in.get_raw(a.data(), n * sizeof(double), "scinol-full a");
-  in.get_raw(d.data(), n * sizeof(double), "scinol-full feature scales");
-  if (!((d.array() > 0.0).all())) throw bad("a feature scale <= 0");
-  Eigen::MatrixXd pinv = Eigen::MatrixXd::Zero(cap, cap), proj = Eigen::MatrixXd::Zero(cap, cap);
-  dense_io::get_upper(in, pinv, n, "scinol-full pseudo-inverse");
-  Eigen::VectorXd m = Eigen::VectorXd::Zero(cap);
-  if (pub) {
-    dense_io::get_upper(in, proj, n, "scinol-full projector");
-  } else {
-    in.get_raw(m.data(), n * sizeof(double), "scinol-full maxima");
-    if (!((m.head(static_cast<Eigen::Index>(n)).array() > 0.0).all())) throw bad("a feature maximum <= 0");
-  }
-  if (!h.allFinite() || !a.allFinite() || !d.allFinite() || !pinv.allFinite() || !proj.allFinite() ||
-      !m.allFinite())
-    throw bad("a non-finite value");
-  opt_ = o;
-  clip_ = clip;
-  c_ = c;
-  gamma_ = gamma;
-  wealth_ = wealth;
-  index_ = std::move(index);
-  h_.swap(h);
-  a_.swap(a);
-  scale_.swap(d);
-  pinv_.swap(pinv);
-  proj_.swap(proj);
-  m_.swap(m);
+  common::load_state(*this, in);
+  const auto n = static_cast<Eigen::Index>(index_.size());
   rank_ = static_cast<uint64_t>(std::llround(proj_.topLeftCorner(n, n).trace()));  // P's trace is its rank
 }
 

@@ -134,6 +134,9 @@ class ScinolFullLearner final : public Learner {
   double pinv(uint64_t i, uint64_t j) const;       // (S^+)_ij
   double projector(uint64_t i, uint64_t j) const;  // P_ij
   size_t size() const { return index_.size(); }
+  // The saved state, declared once (learners/common/state.h).
+  template <class Self, class V>
+  static void state(Self& self, V& v);
 
  private:
   struct Prepared {  // round t's quantities before the label

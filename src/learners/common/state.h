@@ -125,6 +125,8 @@ class StateSaver {
   void lines(F&&) {}
   template <class T, class U>
   void absent(T&, U) {}
+  template <class T, class Make>
+  void absent_made(T&, Make&&) {}
   template <class Old, class Slot, class Convert, class Ok>
   void older_slots(const ZeroedTable<Slot>&, Convert&&, Ok&&) {}
   bool flag(const char*, bool b) {
@@ -274,6 +276,12 @@ class StateLoader {
   template <class T, class U>
   void absent(T& x, U value) {
     commits_.push_back([&x, value] { x = value; });
+  }
+  // absent() with the value made by make() (a large one, made only when a state lacks the field).
+  template <class T, class Make>
+  void absent_made(T& x, Make&& make) {
+    auto value = std::make_shared<T>(make());
+    commits_.push_back([&x, value] { x = std::move(*value); });
   }
   // An older version's slots (every field finite), each converted to the current Slot and then checked.
   template <class Old, class Slot, class Convert, class Ok>
@@ -436,6 +444,8 @@ class StateText {
   }
   template <class T, class U>
   void absent(T&, U) {}
+  template <class T, class Make>
+  void absent_made(T&, Make&&) {}
   template <class Old, class Slot, class Convert, class Ok>
   void older_slots(const ZeroedTable<Slot>&, Convert&&, Ok&&) {}
   bool flag(const char* name, bool b) {
