@@ -13,11 +13,16 @@
 //               learner and the field); the learner changes only after the last field has been read, so a
 //               refused state leaves it as it was;
 //   StateText   --readable_full's text: "name value" per number, the label range, a line per kept slot.
-// number() and flag() return the value visited (the one read, for the loader), so that a later field's
-// declaration may depend on an earlier one. A state whose layout changed names its versions by text tag,
-// newest first: version() returns 0 for the newest (the only one saved or written as text), k for the k-th
-// older; a field an older version lacks is declared absent(field, value) there (the loader sets it), and an
-// older slot layout older_slots<Old>(table, convert, ok).
+// The fields: numbers (f32 or f64, with Bounds), whole numbers, flags, optional numbers, text, modes (choice),
+// values the state must share with the learner (fixed: a table size, -b), the label range, hashed slot tables
+// (slots, strided, records), a dense learner's compact index, vectors and symmetric matrices, components with
+// their own save and load (part: a matrix), tracked vectors, and readable-only lines (lines). number(), flag(),
+// whole(), choice(), index(), vector() and upper() return what they visited (for the loader, what it read), so
+// that a later field's declaration, or a check() between fields, may depend on an earlier one. A state whose
+// layout changed names its versions (version(): text tags, newest first, returning 0 for the newest;
+// versions(oldest, newest): numbered); a field an older version lacks is declared absent(field, value) there
+// (the loader sets it), an older slot layout older_slots<Old>(table, convert, ok). Only the newest version is
+// ever saved or written as text.
 #pragma once
 #include <cmath>
 #include <cstdint>
