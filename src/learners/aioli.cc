@@ -246,7 +246,7 @@ void AioliLearner::state(Self& self, V& v) {
   const uint32_t version = v.versions(2, kStateVersion);
   AioliOptions o = self.opt_;  // with the state's values, for the components it makes
   o.radius = v.number("aioli_B", self.opt_.radius, common::kPositive);
-  o.lambda = v.number("aioli_lambda", *self.opt_.lambda, common::kPositive);
+  o.lambda = v.number("aioli_lambda", *self.opt_.lambda, common::kPositive);  // resolved by the constructor
   v.optional("aioli_R", self.opt_.r, common::kNonNegative);
   v.number("largest_norm", self.r_max_, common::kNonNegative);
   const std::string other = "saved with another --matrix or --rank than this run's";

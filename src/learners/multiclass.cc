@@ -429,14 +429,14 @@ void MulticlassLearner::load_state(ModelReader& in, bool predict_only) {
   if (in.get_u32("instances") != bases_.size()) bad("saved with another base layout");
   const int saved = static_cast<int>(indexing) - 1;
   if (opt_.indexing >= 0 && saved >= 0 && saved != opt_.indexing) bad("saved with the other --indexing");
-  // Each instance's load changes nothing when it refuses; should instance k refuse, those before it go back to
-  // the states they had, saved here first.
+  // Each instance's load changes nothing when it fails; should instance k fail, those before it are loaded back
+  // from the states saved here first (what a load derives from a state, it derives again).
   std::vector<ModelWriter> before(bases_.size() > 1 ? bases_.size() : 0);
   for (size_t k = 0; k < before.size(); ++k) bases_[k]->save(before[k]);
   size_t k = 0;
   try {
     for (; k < bases_.size(); ++k) predict_only ? load_for_prediction(*bases_[k], in) : bases_[k]->load(in);
-  } catch (const ModelFormatError&) {
+  } catch (...) {
     for (size_t j = 0; j < k; ++j) {
       ModelReader r(before[j].bytes().data(), before[j].bytes().size(), "the state before");
       bases_[j]->load(r);

@@ -22,9 +22,11 @@
 // layout changed names its versions (version(): text tags, newest first, returning 0 for the newest;
 // versions(oldest, newest): numbered); a field an older version lacks is declared absent(field, value) there
 // (the loader sets it), an older slot layout older_slots<Old>(table, convert, ok). Only the newest version is
-// ever saved or written as text.
+// ever saved or written as text. Every field passed to a visitor must be the learner's own member (the loader
+// assigns it at the commit, after state() has returned): never a local.
 #pragma once
 #include <cmath>
+#include <concepts>
 #include <cstdint>
 #include <functional>
 #include <initializer_list>
@@ -32,6 +34,7 @@
 #include <memory>
 #include <optional>
 #include <ostream>
+#include <stdexcept>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -75,6 +78,9 @@ auto fields_of(Slot& s) {
   else
     return reinterpret_cast<Field*>(&s);
 }
+// A mode is stored as a u8 or a u32.
+template <class T>
+concept StoredMode = std::same_as<T, uint8_t> || std::same_as<T, uint32_t>;
 inline void put(ModelWriter& out, float x) { out.put_f32(x); }
 inline void put(ModelWriter& out, double x) { out.put_f64(x); }
 inline void put(ModelWriter& out, uint8_t x) { out.put_u8(x); }
@@ -95,7 +101,7 @@ class StateSaver {
   }
   void check(bool, const std::string&) {}
   void refuse(const std::string&) {}
-  template <class T>
+  template <std::floating_point T>  // f32 or f64 in the file
   T number(const char*, T x, const Bounds& = kAnyNumber) {
     put(out_, x);
     return x;
@@ -149,12 +155,12 @@ class StateSaver {
         out_, t.size(), touched(t), [&](uint64_t i) { return any_nonzero(fields_of<Field>(t[i]), n); },
         [&](uint64_t i) { out_.put_values(fields_of<Field>(t[i]), n); });
   }
-  template <class I>
+  template <std::unsigned_integral I>  // u8, u32 or u64 in the file
   void fixed(const char*, I value, const std::string& = "") {
     put(out_, value);
   }
   template <class Stored = uint8_t, class E>
-  E choice(const char*, E e, std::initializer_list<const char*>) {
+  requires StoredMode<Stored> E choice(const char*, E e, std::initializer_list<const char*>) {
     put(out_, static_cast<Stored>(e));
     return e;
   }
@@ -198,7 +204,7 @@ class StateLoader {
     if (!ok) throw bad(what);
   }
   void refuse(const std::string& what) { throw bad(what); }
-  template <class T>
+  template <std::floating_point T>  // f32 or f64 in the file
   T number(const char* name, T& x, const Bounds& b = kAnyNumber) {
     const T v = read_number<T>(name, b);
     commits_.push_back([&x, v] { x = v; });
@@ -229,6 +235,7 @@ class StateLoader {
   // n numbers into a fresh vector of size >= n entries, the rest `fill`; every one finite. The vector read.
   const Eigen::VectorXd& vector(const char* name, Eigen::VectorXd& x, uint64_t n, uint64_t size,
                                 double fill = 0.0) {
+    if (size < n) throw std::logic_error("a declared vector smaller than its count");
     auto read =
         std::make_shared<Eigen::VectorXd>(Eigen::VectorXd::Constant(static_cast<Eigen::Index>(size), fill));
     in_.get_raw(read->data(), n * sizeof(double), (who_ + " " + name).c_str());
@@ -241,6 +248,7 @@ class StateLoader {
   const Eigen::MatrixXd& upper(const char* name, Eigen::MatrixXd& m, uint64_t n, uint64_t size) {
     if (n > 0 && (n + 1) / 2 > in_.remaining() / 8 / n)
       throw bad(std::string(name) + " does not fit the file");
+    if (size < n) throw std::logic_error("a declared matrix smaller than its count");
     const auto k = static_cast<Eigen::Index>(size);
     auto read = std::make_shared<Eigen::MatrixXd>(Eigen::MatrixXd::Zero(k, k));
     dense_io::get_upper(in_, *read, n, (who_ + " " + name).c_str());
@@ -329,7 +337,7 @@ class StateLoader {
   }
   // One of a few modes (a u8, the index of its name).
   template <class Stored = uint8_t, class E>
-  E choice(const char* name, E& e, std::initializer_list<const char*> names) {
+  requires StoredMode<Stored> E choice(const char* name, E& e, std::initializer_list<const char*> names) {
     const std::string what = who_ + " " + name;
     const uint64_t v = sizeof(Stored) == 1 ? in_.get_u8(what.c_str()) : in_.get_u32(what.c_str());
     if (v >= names.size()) throw bad(std::string(name) + " " + std::to_string(v) + " is not a known mode");
@@ -337,7 +345,7 @@ class StateLoader {
     return static_cast<E>(v);
   }
   // A number the state must hold as this learner has it (a table size, a mode fixed at construction).
-  template <class I>
+  template <std::unsigned_integral I>  // u8, u32 or u64 in the file
   void fixed(const char* name, I value, const std::string& refusal = "") {
     const std::string what = who_ + " " + name;
     uint64_t got;
@@ -415,7 +423,7 @@ class StateText {
   uint32_t versions(uint32_t, uint32_t newest) { return newest; }
   void check(bool, const std::string&) {}
   void refuse(const std::string&) {}
-  template <class T>
+  template <std::floating_point T>  // f32 or f64 in the file
   T number(const char* name, T x, const Bounds& = kAnyNumber) {
     out_ << name << " " << x << "\n";
     return x;
@@ -465,10 +473,10 @@ class StateText {
       out_ << "none\n";
   }
   void clip(const LabelClip& c) { c.write_readable(out_); }
-  template <class I>
+  template <std::unsigned_integral I>  // u8, u32 or u64 in the file
   void fixed(const char*, I, const std::string& = "") {}
   template <class Stored = uint8_t, class E>
-  E choice(const char* name, E e, std::initializer_list<const char*> names) {
+  requires StoredMode<Stored> E choice(const char* name, E e, std::initializer_list<const char*> names) {
     out_ << name << " " << names.begin()[static_cast<size_t>(e)] << "\n";
     return e;
   }
