@@ -87,7 +87,22 @@ inline void put(ModelWriter& out, uint8_t x) { out.put_u8(x); }
 inline void put(ModelWriter& out, uint32_t x) { out.put_u32(x); }
 inline void put(ModelWriter& out, uint64_t x) { out.put_u64(x); }
 
-class StateSaver {
+// What saving and writing text share: both visit the learner as it is, in the newest layout, so the parts of a
+// declaration only a load of an older or a bad state needs (checks between fields read, refusals, fields an
+// older layout lacks) do nothing.
+class VisitsTheLearnerAsItIs {
+ public:
+  void check(bool, const std::string&) {}
+  void refuse(const std::string&) {}
+  template <class T, class U>
+  void absent(T&, U) {}
+  template <class T, class Make>
+  void absent_made(T&, Make&&) {}
+  template <class Old, class Slot, class Convert, class Ok>
+  void older_slots(const ZeroedTable<Slot>&, Convert&&, Ok&&) {}
+};
+
+class StateSaver : public VisitsTheLearnerAsItIs {
  public:
   explicit StateSaver(ModelWriter& out) : out_(out) {}
   void tag(uint32_t t) { out_.put_u32(t); }
@@ -99,8 +114,6 @@ class StateSaver {
     out_.put_u32(newest);
     return newest;
   }
-  void check(bool, const std::string&) {}
-  void refuse(const std::string&) {}
   template <std::floating_point T>  // f32 or f64 in the file
   T number(const char*, T x, const Bounds& = kAnyNumber) {
     put(out_, x);
@@ -134,12 +147,6 @@ class StateSaver {
   }
   template <class F>
   void lines(F&&) {}
-  template <class T, class U>
-  void absent(T&, U) {}
-  template <class T, class Make>
-  void absent_made(T&, Make&&) {}
-  template <class Old, class Slot, class Convert, class Ok>
-  void older_slots(const ZeroedTable<Slot>&, Convert&&, Ok&&) {}
   bool flag(const char*, bool b) {
     out_.put_u8(b ? 1 : 0);
     return b;
@@ -415,14 +422,12 @@ class StateLoader {
   std::vector<std::function<void()>> commits_;
 };
 
-class StateText {
+class StateText : public VisitsTheLearnerAsItIs {
  public:
   explicit StateText(std::ostream& out) : out_(out) {}
   void tag(uint32_t) {}
   size_t version(std::initializer_list<const char*>) { return 0; }
   uint32_t versions(uint32_t, uint32_t newest) { return newest; }
-  void check(bool, const std::string&) {}
-  void refuse(const std::string&) {}
   template <std::floating_point T>  // f32 or f64 in the file
   T number(const char* name, T x, const Bounds& = kAnyNumber) {
     out_ << name << " " << x << "\n";
@@ -455,12 +460,6 @@ class StateText {
   void text(const char* name, const std::string& x, void (*)(const std::string&) = nullptr) {
     out_ << name << " " << x << "\n";
   }
-  template <class T, class U>
-  void absent(T&, U) {}
-  template <class T, class Make>
-  void absent_made(T&, Make&&) {}
-  template <class Old, class Slot, class Convert, class Ok>
-  void older_slots(const ZeroedTable<Slot>&, Convert&&, Ok&&) {}
   bool flag(const char* name, bool b) {
     out_ << name << " " << (b ? 1 : 0) << "\n";
     return b;
