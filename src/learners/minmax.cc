@@ -9,6 +9,7 @@
 
 #include "learners/common/matrix_option.h"
 #include "learners/common/plumbing.h"
+#include "learners/common/state.h"
 #include "lepus/errors.h"
 #include "sketch/sym_eigen.h"
 
@@ -476,147 +477,71 @@ std::vector<std::string> MinmaxLearner::summary_lines() const {
   return {line};
 }
 
-void MinmaxLearner::write_readable(std::ostream& out) const {
-  out << "learner " << opt_.rule->name << "\n";
-  out << "b " << opt_.b << "\nc " << opt_.c << "\nr " << opt_.forget << "\narow_r " << opt_.arow_r << "\nT0 "
-      << opt_.t0 << "\nLambda " << opt_.lambda << "\n";
-  out << "R_B ";
-  if (std::isfinite(opt_.radius))
-    out << opt_.radius << "\n";
-  else
-    out << "none\n";
-  out << "matrix " << matrix_kind_name(opt_.matrix) << "\nrounds " << t_ << "\n";
-  if (sketch_) {
-    sketch_->write_readable(out);
-    return;
-  }
-  if (opt_.matrix == MatrixKind::kDiag) {
-    out << "last_reset " << last_reset_ << "\n";
-    slots_.for_each_touched([&](size_t i) {
-      if (!common::all_zero(slots_[i]))
-        out << i << ":" << slots_[i].w << " " << diag_value(slots_[i]) << "\n";
-    });
-    return;
-  }
-  out << "prior " << prior_ << "\n";
-  std::vector<std::pair<uint64_t, uint32_t>> order;
-  for (uint32_t i = 0; i < index_.size(); ++i) order.emplace_back(index_.slot(i), i);
-  std::sort(order.begin(), order.end());
-  for (const auto& [slot, i] : order) out << slot << ":" << w_(i) << " " << s_(i, i) << "\n";
-}
-
-void MinmaxLearner::save(ModelWriter& out) const {
-  out.put_u32(kStateVersion);
-  out.put_string(opt_.rule->name);
-  out.put_u8(static_cast<uint8_t>(opt_.matrix));
-  out.put_u32(static_cast<uint32_t>(bits_));
-  out.put_f64(opt_.b);
-  out.put_f64(opt_.c);
-  out.put_f64(opt_.forget);
-  out.put_f64(opt_.arow_r);
-  out.put_f64(opt_.t0);
-  out.put_f64(opt_.lambda);
-  out.put_f64(std::isfinite(opt_.radius) ? opt_.radius : 0.0);  // 0: no projection
-  out.put_f64(opt_.b_scale);
-  out.put_f64(opt_.c_scale);
-  out.put_f64(opt_.scale);
-  out.put_u64(t_);
-  out.put_f64(prior_);
-  out.put_f64(last_reset_);
-  out.put_f64(min_s_);
-  if (sketch_) {
-    sketch_->save(out);
-    return;
-  }
-  if (opt_.matrix == MatrixKind::kDiag) {
-    common::save_slots(out, slots_);
-    return;
-  }
-  const size_t n = index_.size();
-  out.put_u64(n);
-  for (uint32_t i = 0; i < n; ++i) out.put_u64(index_.slot(i));
-  for (uint32_t i = 0; i < n; ++i) {
-    out.put_f64(w_(i));
-    for (uint32_t j = i; j < n; ++j) out.put_f64(s_(i, j));
-  }
-}
-
-void MinmaxLearner::load(ModelReader& in) {
-  const std::string who = opt_.rule->name;
-  auto bad = [&](const std::string& what) {
-    return ModelFormatError(in.source() + ": " + who + " state: " + what);
-  };
-  const uint32_t version = in.get_u32("min-max state version");
-  if (version != kStateVersion && version != 1) throw bad("unknown state version");
-  if (in.get_string("min-max rule") != who) throw bad("the model is another learner's");
-  if (in.get_u8("min-max matrix") != static_cast<uint8_t>(opt_.matrix))
-    throw bad("saved with another --matrix than this run's");
-  if (in.get_u32("min-max bits") != static_cast<uint32_t>(bits_)) throw bad("saved with another -b");
-  MinmaxOptions o = opt_;
-  o.b = in.get_f64("b");
-  o.c = in.get_f64("c");
-  o.forget = in.get_f64("r");
-  o.arow_r = in.get_f64("arow r");
-  o.t0 = in.get_f64("T0");
-  o.lambda = in.get_f64("Lambda");
-  const double radius = in.get_f64("R_B");
-  o.radius = radius == 0.0 ? kInf : radius;
-  o.b_scale = version >= 2 ? in.get_f64("b scale") : 0.0;
-  o.c_scale = version >= 2 ? in.get_f64("c scale") : 0.0;
-  o.scale = version >= 2 ? in.get_f64("data scale") : 0.0;
-  if (!(o.b_scale >= 0.0) || !(o.c_scale >= 0.0) || !(o.scale >= 0.0) || !std::isfinite(o.b_scale) ||
-      !std::isfinite(o.c_scale) || !std::isfinite(o.scale))
-    throw bad("a data-relative default out of range");
-  const uint64_t t = in.get_u64("rounds");
-  const double prior = in.get_f64("prior");
-  const double last_reset = in.get_f64("last reset");
-  const double min_s = in.get_f64("smallest sigma");
-  const bool ok = o.b > 0.0 && std::isfinite(o.b) && o.c > 0.0 && std::isfinite(o.c) &&
-                  (!o.rule->drift || o.b < o.c) && o.forget > 0.0 && o.forget <= 1.0 && o.arow_r > 0.0 &&
-                  std::isfinite(o.arow_r) && o.t0 >= 1.0 && std::isfinite(o.t0) && o.lambda > 0.0 &&
-                  o.lambda < 1.0 && o.radius > 0.0 && prior > 0.0 && std::isfinite(prior) &&
-                  last_reset >= 0.0 && last_reset <= static_cast<double>(t) && min_s > 0.0 && min_s <= 1.0;
-  if (!ok) throw bad("a hyper-parameter or counter out of range");
-  if (sketch_) {
-    MinmaxSketch s(sketch_->form(), o.b, o.c, o.rank);  // the saved b and c (resolved from the data's scale)
-    s.load(in, who, bits_);
-    sketch_.emplace(std::move(s));
-  } else if (opt_.matrix == MatrixKind::kDiag) {
-    ZeroedTable<Slot> slots(slots_.size());
-    common::load_slots(in, slots, who);
-    slots.for_each_touched([&](size_t i) {
-      const Slot& s = slots[i];
-      if (s.s < 0.0 || s.tau < 0.0 || s.tau > static_cast<double>(t)) throw bad("a slot out of range");
-    });
-    slots_.swap(slots);
+// Version 2 (1 lacks the data-relative defaults' scales): the rule, --matrix and -b of this run, the options
+// in force, the rounds, σ_t, the diag mode's reset round and smallest Σ_ii, then the mode's matrix: the sketch,
+// the diagonal slots (w, Σ_ii's base, the round it was written), or the slots held with a row per slot of w_i
+// and Σ_ij, j >= i. Readable: "slot:w_i Σ_ii" by slot.
+template <class Self, class V>
+void MinmaxLearner::state(Self& self, V& v) {
+  auto& o = self.opt_;
+  const uint32_t version = v.versions(1, kStateVersion);
+  v.fixed("learner", std::string(o.rule->name), "the model is another learner's");
+  v.fixed("matrix", static_cast<uint8_t>(o.matrix), "saved with another --matrix than this run's");
+  v.lines([&o](std::ostream& out) { out << "matrix " << matrix_kind_name(o.matrix) << "\n"; });
+  v.fixed("bits", static_cast<uint32_t>(self.bits_), "saved with another -b");
+  const double b = v.number("b", o.b, common::kPositive), c = v.number("c", o.c, common::kPositive);
+  v.check(!o.rule->drift || b < c, "b is not below c");
+  v.number("r", o.forget, {{0.0, 1.0, true, false}});
+  v.number("arow_r", o.arow_r, common::kPositive);
+  v.number("T0", o.t0, {{1.0}});
+  v.number("Lambda", o.lambda, {{0.0, 1.0, true, true}});
+  v.unbounded("R_B", o.radius, common::kPositive);
+  if (version >= 2) {
+    v.number("b_scale", o.b_scale, common::kNonNegative);
+    v.number("c_scale", o.c_scale, common::kNonNegative);
+    v.number("data_scale", o.scale, common::kNonNegative);
   } else {
-    const uint64_t n = in.get_u64("held features");
-    if (n > opt_.max_dense || 16 * n + 4 * n * (n + 1) > in.remaining())
-      throw bad("held feature count out of range");
-    CompactIndex index;
-    for (uint64_t i = 0; i < n; ++i) {
-      const uint64_t slot = in.get_u64("held slot");
-      if (slot >> bits_ != 0 || index.find(slot) != CompactIndex::kNone) throw bad("held slot out of range");
-      index.insert(slot);
-    }
-    const Eigen::Index cap = static_cast<Eigen::Index>(std::max<uint64_t>(16, n));
-    Eigen::MatrixXd s = Eigen::MatrixXd::Zero(cap, cap);
-    Eigen::VectorXd w = Eigen::VectorXd::Zero(cap);
-    for (uint64_t i = 0; i < n; ++i) {
-      w(i) = in.get_f64("weight");
-      for (uint64_t j = i; j < n; ++j) s(i, j) = s(j, i) = in.get_f64("sigma");
-    }
-    if (!s.allFinite() || !w.allFinite()) throw bad("non-finite value");
-    index_ = std::move(index);
-    s_.swap(s);
-    w_.swap(w);
+    v.absent(o.b_scale, 0.0);
+    v.absent(o.c_scale, 0.0);
+    v.absent(o.scale, 0.0);
   }
-  opt_ = o;
-  t_ = t;
-  prior_ = prior;
-  last_reset_ = last_reset;
-  min_s_ = min_s;
+  const double t = static_cast<double>(v.whole("rounds", self.t_));
+  v.number("prior", self.prior_, common::kPositive);
+  v.number("last_reset", self.last_reset_, {{0.0, t}});
+  v.number("smallest_sigma", self.min_s_, {{0.0, 1.0, true, false}});
+  if (self.sketch_)
+    v.nested(*self.sketch_, b, c, self.bits_);
+  else if (o.matrix == MatrixKind::kDiag)
+    diag_state(self, v, t);
+  else
+    full_state(self, v);
 }
+
+template <class Self, class V>
+void MinmaxLearner::diag_state(Self& self, V& v, double t) {
+  v.slots(
+      self.slots_, [t](const Slot& s) { return s.s >= 0.0 && s.tau >= 0.0 && s.tau <= t; },
+      [&self](std::ostream& out, size_t, const Slot& s) { out << s.w << " " << self.diag_value(s); });
+}
+
+template <class Self, class V>
+void MinmaxLearner::full_state(Self& self, V& v) {
+  const uint64_t n = v.index("held features", self.index_, self.opt_.max_dense, self.bits_);
+  const uint64_t cap = std::max<uint64_t>(16, n);
+  v.rows("sigma", self.w_, self.s_, n, n, true, cap, cap);
+  v.lines([&self](std::ostream& out) {
+    std::vector<std::pair<uint64_t, uint32_t>> order;
+    for (uint32_t i = 0; i < self.index_.size(); ++i) order.emplace_back(self.index_.slot(i), i);
+    std::sort(order.begin(), order.end());
+    for (const auto& [slot, i] : order) out << slot << ":" << self.w_(i) << " " << self.s_(i, i) << "\n";
+  });
+}
+
+void MinmaxLearner::write_readable(std::ostream& out) const { common::write_state(*this, out); }
+
+void MinmaxLearner::save(ModelWriter& out) const { common::save_state(*this, out); }
+
+void MinmaxLearner::load(ModelReader& in) { common::load_state(*this, in); }
 
 std::vector<LearnerRow> minmax_rows() {
   using Kind = OptionSpec::Kind;

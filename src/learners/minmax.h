@@ -118,12 +118,19 @@ class MinmaxLearner final : public Learner, public WarmsUp {
   double predict_vector(const SparseVector& v) const { return evaluate(v).yhat; }
   double learn_vector(const SparseVector& v, double y, double weight);
   const MinmaxSketch* sketch() const { return sketch_ ? &*sketch_ : nullptr; }  // sketch mode's state
+  // The saved state, declared once (learners/common/state.h).
+  template <class Self, class V>
+  static void state(Self& self, V& v);
 
  private:
   struct Slot {  // diag mode, per hashed slot; all zero: never written (Σ_ii = σ_0 at round 0)
     double w = 0.0, s = 0.0, tau = 0.0;
   };
   Round evaluate(const SparseVector& v) const;
+  template <class Self, class V>
+  static void diag_state(Self& self, V& v, double t);
+  template <class Self, class V>
+  static void full_state(Self& self, V& v);
   double diag_value(const Slot& s) const;             // diag mode: Σ_{t,ii} of a slot
   double advanced(double base, double rounds) const;  // the scalar map σ -> (σ + δ)/f applied `rounds` times
   // The round's m and p (unit scale) come from evaluate(v), which also left x's positions (full) or P_ii (diag).

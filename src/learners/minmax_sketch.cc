@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "learners/common/plumbing.h"
+#include "learners/common/state.h"
 #include "lepus/errors.h"
 
 namespace lepus {
@@ -35,21 +36,29 @@ MinmaxSketch::MinmaxSketch(Form form, double b, double c, uint32_t rank)
   delta_ = form == Form::kLaser ? b * c / (c - b) : 0.0;
 }
 
+size_t MinmaxSketch::capacity(size_t held, size_t n) {
+  size_t cap = std::max<size_t>(16, held);
+  while (cap < n) cap *= 2;
+  return cap;
+}
+
 void MinmaxSketch::grow(size_t n) {
   if (static_cast<size_t>(basis_.rows()) >= n) return;
-  size_t cap = std::max<size_t>(16, static_cast<size_t>(basis_.rows()));
-  while (cap < n) cap *= 2;
   const Eigen::Index held = static_cast<Eigen::Index>(index_.size());
-  const Eigen::Index rows = static_cast<Eigen::Index>(cap);
+  const auto rows = static_cast<Eigen::Index>(capacity(static_cast<size_t>(basis_.rows()), n));
   RowMatrix basis = RowMatrix::Zero(rows, capacity_cols_);
   Eigen::VectorXd w = Eigen::VectorXd::Zero(rows);
   basis.topRows(held) = basis_.topRows(held);
   w.head(held) = w_.head(held);
   basis_.swap(basis);
   w_.swap(w);
-  g_.setZero(rows);
-  e_.setZero(rows);
-  tmp_.setZero(rows, capacity_cols_);
+  fit_scratch();
+}
+
+void MinmaxSketch::fit_scratch() {
+  g_.setZero(basis_.rows());
+  e_.setZero(basis_.rows());
+  tmp_.setZero(basis_.rows(), capacity_cols_);
 }
 
 MinmaxSketch::Round MinmaxSketch::prepare(const SparseVector& v) const {
@@ -225,74 +234,42 @@ Eigen::MatrixXd MinmaxSketch::basis() const {
   return basis_.topLeftCorner(static_cast<Eigen::Index>(index_.size()), cols_);
 }
 
-void MinmaxSketch::save(ModelWriter& out) const {
-  out.put_u8(static_cast<uint8_t>(form_));
-  out.put_u32(rank_);
-  const size_t n = index_.size();
-  out.put_u64(n);
-  out.put_u64(static_cast<uint64_t>(cols_));
-  for (uint32_t i = 0; i < n; ++i) out.put_u64(index_.slot(i));
-  for (uint32_t i = 0; i < n; ++i) {
-    out.put_f64(w_(i));
-    for (Eigen::Index k = 0; k < cols_; ++k) out.put_f64(basis_(i, k));
+// The form and rank (this run's), the slots held and the columns in use, then per slot held its slot, then per
+// slot w_i and its row of the basis; LASER: δ and the eigenvalues kept. b and c are the learner's.
+template <class Self, class V>
+void MinmaxSketch::state(Self& self, V& v, double b, double c, int bits) {
+  v.fixed("sketch form", static_cast<uint8_t>(self.form_), "the sketch of another learner");
+  v.fixed("rank", self.rank_, "saved with another --rank than this run's");
+  v.lines([&self](std::ostream& out) { out << "rank " << self.rank_ << "\n"; });
+  const uint64_t n = v.count("held features", self.index_.size(), uint64_t{1} << bits);
+  const bool wemm = self.form_ == Form::kWemm;
+  const uint64_t cols = v.whole("columns", self.cols_, 0, wemm ? 2 * uint64_t{self.rank_} - 1 : self.rank_);
+  v.index_slots("held features", self.index_, n, bits);
+  v.rows("basis", self.w_, self.basis_, n, cols, false, capacity(0, n), self.capacity_cols_);
+  if (!wemm) {
+    const double delta = v.number("delta", self.delta_, common::kPositive);
+    const Eigen::VectorXd& lambda = v.vector("lambda", self.lambda_, cols, self.capacity_cols_);
+    v.check((lambda.head(cols).array() >= delta).all(), "an eigenvalue below the isotropic precision");
+    v.lines([&self](std::ostream& out) {
+      out << "lambda";
+      for (Eigen::Index k = 0; k < self.cols_; ++k) out << " " << num(self.lambda_(k));
+      out << "\n";
+    });
   }
-  if (form_ == Form::kLaser) {
-    out.put_f64(delta_);
-    for (Eigen::Index k = 0; k < cols_; ++k) out.put_f64(lambda_(k));
-  }
+  v.derived(self.b_, b);
+  v.derived(self.c_, c);
+  v.settle(self, [](auto& s) { s.fit_scratch(); });
+  v.lines([&self](std::ostream& out) {
+    std::vector<std::pair<uint64_t, uint32_t>> order;
+    for (uint32_t i = 0; i < self.index_.size(); ++i) order.emplace_back(self.index_.slot(i), i);
+    std::sort(order.begin(), order.end());
+    for (const auto& [slot, i] : order)
+      out << slot << ":" << num(self.w_(i)) << " " << num(self.sigma(slot, slot)) << "\n";
+  });
 }
 
-void MinmaxSketch::load(ModelReader& in, const std::string& who, int bits) {
-  auto bad = [&](const std::string& what) {
-    return ModelFormatError(in.source() + ": " + who + " sketch: " + what);
-  };
-  if (in.get_u8("min-max sketch form") != static_cast<uint8_t>(form_))
-    throw bad("the sketch of another learner");
-  if (in.get_u32("min-max sketch rank") != rank_) throw bad("saved with another --rank than this run's");
-  const uint64_t n = in.get_u64("held features");
-  const uint64_t cols = in.get_u64("sketch columns");
-  const uint64_t max_cols = form_ == Form::kWemm ? 2 * uint64_t{rank_} - 1 : rank_;
-  if (cols > max_cols) throw bad("column count out of range");
-  if (n > (uint64_t{1} << bits) || n > in.remaining() / (16 + 8 * cols))
-    throw bad("held feature count out of range");
-  MinmaxSketch s(form_, b_, c_, rank_);
-  s.grow(n);
-  for (uint64_t i = 0; i < n; ++i) {
-    const uint64_t slot = in.get_u64("held slot");
-    if (slot >> bits != 0 || s.index_.find(slot) != CompactIndex::kNone) throw bad("held slot out of range");
-    s.index_.insert(slot);
-  }
-  s.cols_ = static_cast<Eigen::Index>(cols);
-  for (uint64_t i = 0; i < n; ++i) {
-    s.w_(static_cast<Eigen::Index>(i)) = in.get_f64("weight");
-    for (uint64_t k = 0; k < cols; ++k)
-      s.basis_(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(k)) = in.get_f64("basis");
-  }
-  if (form_ == Form::kLaser) {
-    s.delta_ = in.get_f64("isotropic precision");
-    if (!(s.delta_ > 0.0) || !std::isfinite(s.delta_)) throw bad("isotropic precision out of range");
-    for (uint64_t k = 0; k < cols; ++k) {
-      const double l = in.get_f64("eigenvalue");
-      if (!(l >= s.delta_) || !std::isfinite(l)) throw bad("eigenvalue out of range");
-      s.lambda_(static_cast<Eigen::Index>(k)) = l;
-    }
-  }
-  if (!s.basis_.allFinite() || !s.w_.allFinite()) throw bad("non-finite value");
-  *this = std::move(s);
-}
-
-void MinmaxSketch::write_readable(std::ostream& out) const {
-  out << "rank " << rank_ << "\ncolumns " << cols_ << "\n";
-  if (form_ == Form::kLaser) {
-    out << "delta " << num(delta_) << "\nlambda";
-    for (Eigen::Index k = 0; k < cols_; ++k) out << " " << num(lambda_(k));
-    out << "\n";
-  }
-  std::vector<std::pair<uint64_t, uint32_t>> order;
-  for (uint32_t i = 0; i < index_.size(); ++i) order.emplace_back(index_.slot(i), i);
-  std::sort(order.begin(), order.end());
-  for (const auto& [slot, i] : order)
-    out << slot << ":" << num(w_(i)) << " " << num(sigma(slot, slot)) << "\n";
-}
+template void MinmaxSketch::state(const MinmaxSketch&, common::StateSaver&, double, double, int);
+template void MinmaxSketch::state(MinmaxSketch&, common::StateLoader&, double, double, int);
+template void MinmaxSketch::state(const MinmaxSketch&, common::StateText&, double, double, int);
 
 }  // namespace lepus

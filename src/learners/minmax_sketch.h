@@ -72,13 +72,16 @@ class MinmaxSketch {
   Eigen::VectorXd lambda() const { return lambda_.head(cols_); }
   double delta() const { return delta_; }
 
-  void save(ModelWriter& out) const;
-  void load(ModelReader& in, const std::string& who, int bits);  // ModelFormatError naming `who`
-  void write_readable(std::ostream& out) const;                  // slot:w Σ_ii lines, by slot
+  // The saved state, declared once (learners/common/state.h), nested in the learner's: b and c are the ones
+  // the learner read, bits its -b. Readable: slot:w Σ_ii lines, by slot.
+  template <class Self, class V>
+  static void state(Self& self, V& v, double b, double c, int bits);
 
  private:
   using RowMatrix = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
   void grow(size_t n);
+  static size_t capacity(size_t held, size_t n);  // rows for n slots, doubling from `held` (at least 16)
+  void fit_scratch();                             // the scratch sized to the rows
   void compress_wemm();
   void add_laser(double s, Eigen::Index n);
 

@@ -15,9 +15,13 @@
 //   StateText   --readable_full's text: "name value" per number, the label range, a line per kept slot.
 // The fields: numbers (f32 or f64, with Bounds), whole numbers, flags, optional numbers, text, modes (choice),
 // values the state must share with the learner (fixed: a table size, -b), the label range, hashed slot tables
-// (slots, strided, records), a dense learner's compact index, vectors and symmetric matrices, components with
-// their own save and load (part: a matrix), tracked vectors, and readable-only lines (lines). number(), flag(),
-// whole(), choice(), index(), vector() and upper() return what they visited (for the loader, what it read), so
+// (slots, strided, records), a dense learner's compact index (index, or count then index_slots), vectors and
+// symmetric matrices (vector, upper; rows: a row per slot of w_i then m_ij), numbers that may be +inf
+// (unbounded), components with their own save and load (part: a matrix) or their own declaration (nested),
+// tracked vectors, and readable-only lines (lines). A member that follows from fields read is set at the
+// commit (derived), and settle(self, f) calls f(self) after it (scratch sized to the state read). number(),
+// flag(), whole(), count(), choice(), index(), vector() and upper() return what they visited (for the loader,
+// what it read), so
 // that a later field's declaration, or a check() between fields, may depend on an earlier one. A state whose
 // layout changed names its versions (version(): text tags, newest first, returning 0 for the newest;
 // versions(oldest, newest): numbered); a field an older version lacks is declared absent(field, value) there
@@ -100,6 +104,10 @@ class VisitsTheLearnerAsItIs {
   void absent_made(T&, Make&&) {}
   template <class Old, class Slot, class Convert, class Ok>
   void older_slots(const ZeroedTable<Slot>&, Convert&&, Ok&&) {}
+  template <class T, class U>
+  void derived(T&, U) {}
+  template <class Self, class F>
+  void settle(Self&, F&&) {}
 };
 
 class StateSaver : public VisitsTheLearnerAsItIs {
@@ -119,11 +127,34 @@ class StateSaver : public VisitsTheLearnerAsItIs {
     put(out_, x);
     return x;
   }
-  uint64_t whole(const char*, uint64_t x, uint64_t = 0, uint64_t = ~uint64_t{0}) {
-    out_.put_u64(x);
-    return x;
+  template <std::integral I>  // a u64 in the file
+  uint64_t whole(const char*, I x, uint64_t = 0, uint64_t = ~uint64_t{0}) {
+    out_.put_u64(static_cast<uint64_t>(x));
+    return static_cast<uint64_t>(x);
+  }
+  uint64_t count(const char*, uint64_t n, uint64_t) {
+    out_.put_u64(n);
+    return n;
   }
   void text(const char*, const std::string& x, void (*)(const std::string&) = nullptr) { out_.put_string(x); }
+  void fixed(const char*, const std::string& value, const std::string&) { out_.put_string(value); }
+  double unbounded(const char*, double x, const Bounds& = kAnyNumber) {
+    out_.put_f64(std::isfinite(x) ? x : 0.0);
+    return x;
+  }
+  template <class P, class... More>
+  void nested(const P& p, More... more) {
+    P::state(p, *this, more...);
+  }
+  template <class M>
+  void rows(const char*, const Eigen::VectorXd& w, const M& m, uint64_t n, uint64_t cols, bool upper,
+            uint64_t, uint64_t) {
+    for (uint64_t i = 0; i < n; ++i) {
+      out_.put_f64(w(static_cast<Eigen::Index>(i)));
+      for (uint64_t j = upper ? i : 0; j < cols; ++j)
+        out_.put_f64(m(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(j)));
+    }
+  }
   template <class P, class Make, class Text>
   void part(const char*, const std::unique_ptr<P>& p, Make&&, Text&&) {
     p->save(out_);
@@ -132,10 +163,12 @@ class StateSaver : public VisitsTheLearnerAsItIs {
   void tracked(const char*, const TrackedVector& t, int, Ok&&) {
     t.save(out_);
   }
-  uint64_t index(const char*, const CompactIndex& index, uint64_t) {
-    out_.put_u64(index.size());
-    dense_io::put_index(out_, index);
+  uint64_t index(const char* name, const CompactIndex& index, uint64_t cap, int bits = 64) {
+    index_slots(name, index, count(name, index.size(), cap), bits);
     return index.size();
+  }
+  void index_slots(const char*, const CompactIndex& index, uint64_t, int = 64) {
+    dense_io::put_index(out_, index);
   }
   const Eigen::VectorXd& vector(const char*, const Eigen::VectorXd& x, uint64_t n, uint64_t, double = 0.0) {
     out_.put_values(x.data(), n);
@@ -222,22 +255,90 @@ class StateLoader {
     commits_.push_back([&b, v] { b = v; });
     return v;
   }
-  uint64_t whole(const char* name, uint64_t& x, uint64_t lo = 0, uint64_t hi = ~uint64_t{0}) {
+  // A whole number in [lo, hi] (a u64 in the file) into an integer member.
+  template <std::integral I>
+  uint64_t whole(const char* name, I& x, uint64_t lo = 0, uint64_t hi = ~uint64_t{0}) {
     const uint64_t v = in_.get_u64((who_ + " " + name).c_str());
     if (v < lo || v > hi)
       throw bad(std::string(name) + " " + std::to_string(v) + " is not in [" + std::to_string(lo) + ", " +
                 std::to_string(hi) + "]");
-    commits_.push_back([&x, v] { x = v; });
+    commits_.push_back([&x, v] { x = static_cast<I>(v); });
     return v;
   }
-  // The compact index of a dense learner's features: their count (at most cap), then their slots.
-  uint64_t index(const char* name, CompactIndex& index, uint64_t cap) {
+  // The size of something declared next (rows held, features), at most cap and no more than 8-byte entries
+  // the file still holds: not a member (the next field's own size says it), only read.
+  uint64_t count(const char* name, uint64_t, uint64_t cap) {
     const uint64_t n = in_.get_u64((who_ + " " + name + " size").c_str());
-    if (n > cap || n > in_.remaining() / 8)
-      throw bad(std::string(name) + " holds more features than its cap");
-    auto read = std::make_shared<CompactIndex>(dense_io::get_index(in_, n, who_));
-    commits_.push_back([&index, read] { index = std::move(*read); });
+    if (n > cap || n > in_.remaining() / 8) throw bad(std::string(name) + " holds more than its cap");
     return n;
+  }
+  // The compact index of a dense learner's features: their count (at most cap), then their slots (each below
+  // 2^bits).
+  uint64_t index(const char* name, CompactIndex& index, uint64_t cap, int bits = 64) {
+    const uint64_t n = count(name, 0, cap);
+    index_slots(name, index, n, bits);
+    return n;
+  }
+  // n slots of a compact index whose count was declared before.
+  void index_slots(const char* name, CompactIndex& index, uint64_t n, int bits = 64) {
+    auto read = std::make_shared<CompactIndex>(dense_io::get_index(in_, n, who_));
+    if (bits < 64)
+      for (uint64_t s : read->slots())
+        if (s >> bits != 0) throw bad(std::string(name) + ": slot " + std::to_string(s) + " out of range");
+    commits_.push_back([&index, read] { index = std::move(*read); });
+  }
+  // Text this learner must hold as it is (its rule's name): refused with `refusal` otherwise.
+  void fixed(const char* name, const std::string& value, const std::string& refusal) {
+    if (in_.get_string((who_ + " " + name).c_str()) != value) throw bad(refusal);
+  }
+  // A number within b, or +inf (no bound), which the file holds as 0.
+  double unbounded(const char* name, double& x, const Bounds& b = kAnyNumber) {
+    const double v = in_.get_f64((who_ + " " + name).c_str());
+    if (v != 0.0 && !b.contains(v))
+      throw bad(std::string(name) + " " + common::number(v) + " is not " + b.range.text());
+    const double value = v == 0.0 ? std::numeric_limits<double>::infinity() : v;
+    commits_.push_back([&x, value] { x = value; });
+    return value;
+  }
+  // A component that declares its own state (P::state(p, visitor, more...)), read in the same load: it changes
+  // at this load's commit, with the learner.
+  template <class P, class... More>
+  void nested(P& p, More... more) {
+    P::state(p, *this, more...);
+  }
+  // n rows, each w_i then m_ij for j in [0, cols) (upper: j in [i, n), mirrored), into a fresh w of rows_cap
+  // entries and m of rows_cap x cols_cap, zero elsewhere; every value finite.
+  template <class M>
+  void rows(const char* name, Eigen::VectorXd& w, M& m, uint64_t n, uint64_t cols, bool upper,
+            uint64_t rows_cap, uint64_t cols_cap) {
+    if (rows_cap < n || cols_cap < cols || (upper && cols != n))
+      throw std::logic_error("declared rows larger than their capacity");
+    const uint64_t per_row = upper ? (n + 1) / 2 + 1 : cols + 1;
+    if (n > 0 && per_row > in_.remaining() / 8 / n) throw bad(std::string(name) + " does not fit the file");
+    const auto r = static_cast<Eigen::Index>(rows_cap);
+    auto rw = std::make_shared<Eigen::VectorXd>(Eigen::VectorXd::Zero(r));
+    auto rm = std::make_shared<M>(M::Zero(r, static_cast<Eigen::Index>(cols_cap)));
+    const std::string what = who_ + " " + name;
+    for (Eigen::Index i = 0; i < static_cast<Eigen::Index>(n); ++i) {
+      (*rw)(i) = in_.get_f64(what.c_str());
+      for (Eigen::Index j = upper ? i : 0; j < static_cast<Eigen::Index>(cols); ++j)
+        (*rm)(i, j) = (*rm)(upper ? j : i, upper ? i : j) = in_.get_f64(what.c_str());
+    }
+    if (!rw->allFinite() || !rm->allFinite()) throw bad(std::string("a non-finite value in ") + name);
+    commits_.push_back([&w, &m, rw, rm] {
+      w.swap(*rw);
+      m.swap(*rm);
+    });
+  }
+  // A member that follows from fields read (set at the commit).
+  template <class T, class U>
+  void derived(T& x, U value) {
+    commits_.push_back([&x, value] { x = value; });
+  }
+  // f(self) after the commit (scratch sized to the state read).
+  template <class Self, class F>
+  void settle(Self& self, F&& f) {
+    settles_.push_back([&self, f] { f(self); });
   }
   // n numbers into a fresh vector of size >= n entries, the rest `fill`; every one finite. The vector read.
   const Eigen::VectorXd& vector(const char* name, Eigen::VectorXd& x, uint64_t n, uint64_t size,
@@ -392,7 +493,9 @@ class StateLoader {
   // Changes the learner: every field read has passed its check.
   void commit() {
     for (auto& c : commits_) c();
+    for (auto& c : settles_) c();
     commits_.clear();
+    settles_.clear();
   }
 
  private:
@@ -419,7 +522,7 @@ class StateLoader {
   }
   ModelReader& in_;
   std::string who_;
-  std::vector<std::function<void()>> commits_;
+  std::vector<std::function<void()>> commits_, settles_;
 };
 
 class StateText : public VisitsTheLearnerAsItIs {
@@ -433,16 +536,36 @@ class StateText : public VisitsTheLearnerAsItIs {
     out_ << name << " " << x << "\n";
     return x;
   }
-  uint64_t whole(const char* name, uint64_t x, uint64_t = 0, uint64_t = ~uint64_t{0}) {
+  template <std::integral I>
+  uint64_t whole(const char* name, I x, uint64_t = 0, uint64_t = ~uint64_t{0}) {
     out_ << name << " " << x << "\n";
+    return static_cast<uint64_t>(x);
+  }
+  uint64_t count(const char*, uint64_t n, uint64_t) { return n; }
+  void fixed(const char* name, const std::string& value, const std::string&) {
+    out_ << name << " " << value << "\n";
+  }
+  double unbounded(const char* name, double x, const Bounds& = kAnyNumber) {
+    out_ << name << " ";
+    if (std::isfinite(x))
+      out_ << x << "\n";
+    else
+      out_ << "none\n";
     return x;
   }
+  template <class P, class... More>
+  void nested(const P& p, More... more) {
+    P::state(p, *this, more...);
+  }
+  template <class M>
+  void rows(const char*, const Eigen::VectorXd&, const M&, uint64_t, uint64_t, bool, uint64_t, uint64_t) {}
   // text(out, part): a component's lines.
   template <class P, class Make, class Text>
   void part(const char*, const std::unique_ptr<P>& p, Make&&, Text&& text) {
     text(out_, *p);
   }
-  uint64_t index(const char*, const CompactIndex& index, uint64_t) { return index.size(); }
+  uint64_t index(const char*, const CompactIndex& index, uint64_t, int = 64) { return index.size(); }
+  void index_slots(const char*, const CompactIndex&, uint64_t, int = 64) {}
   const Eigen::VectorXd& vector(const char*, const Eigen::VectorXd& x, uint64_t, uint64_t, double = 0.0) {
     return x;
   }

@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstring>
+#include <limits>
 #include <sstream>
 
 namespace lepus {
@@ -113,6 +116,119 @@ TEST(DeclaredState, AFieldOutOfBoundsIsRefusedAndChangesNothing) {
   std::vector<uint8_t> other = saved;
   other[0] ^= 1;
   EXPECT_NE(load_into(toy, other).find("not a toy state"), std::string::npos);
+}
+
+// A component that declares its own state, nested in its holder's: a value that follows from the holder's
+// (derived) and scratch sized after the load (settle).
+struct Part {
+  Eigen::VectorXd w;
+  Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> basis;
+  int64_t cols = 0;
+  double scale = 0.0;
+  Eigen::VectorXd scratch;
+  template <class Self, class V>
+  static void state(Self& self, V& v, double scale) {
+    const uint64_t cols = v.whole("cols", self.cols, 0, 3);
+    v.rows("basis", self.w, self.basis, 2, cols, false, 4, 3);
+    v.derived(self.scale, scale);
+    v.settle(self, [](auto& p) { p.scratch.setZero(p.w.size()); });
+  }
+};
+
+// The dense kinds: a text the holder must share, a number that may be unbounded, a compact index of slots
+// below 2^bits, a symmetric matrix as rows of (w_i, m_ij for j >= i), and a nested component.
+struct Dense {
+  double radius = std::numeric_limits<double>::infinity(), scale = 2.0;
+  CompactIndex index;
+  Eigen::VectorXd w;
+  Eigen::MatrixXd m;
+  Part part;
+  std::string_view name() const { return "dense"; }
+  template <class Self, class V>
+  static void state(Self& self, V& v) {
+    v.fixed("rule", std::string("dense-rule"), "another rule's");
+    v.unbounded("radius", self.radius, common::kPositive);
+    const double scale = v.number("scale", self.scale, common::kPositive);
+    const uint64_t n = v.index("held", self.index, 4, 8);
+    v.rows("sigma", self.w, self.m, n, n, true, 4, 4);
+    v.nested(self.part, scale);
+  }
+};
+
+Dense dense_filled() {
+  Dense d;
+  d.scale = 3.0;
+  d.index.insert(7);
+  d.index.insert(200);
+  d.w = Eigen::VectorXd::Zero(4);
+  d.w << 1.0, 2.0, 0.0, 0.0;
+  d.m = Eigen::MatrixXd::Zero(4, 4);
+  d.m(0, 0) = 4.0, d.m(0, 1) = d.m(1, 0) = 0.5, d.m(1, 1) = 5.0;
+  d.part.cols = 2;
+  d.part.w = Eigen::VectorXd::Zero(4);
+  d.part.w << -1.0, 1.0, 0.0, 0.0;
+  d.part.basis = decltype(d.part.basis)::Zero(4, 3);
+  d.part.basis(0, 1) = 6.0, d.part.basis(1, 0) = 7.0;
+  d.part.scale = 3.0;
+  return d;
+}
+
+template <class T>
+std::vector<uint8_t> saved_bytes(const T& x) {
+  ModelWriter out;
+  common::save_state(x, out);
+  return out.bytes();
+}
+
+TEST(DeclaredState, DenseKindsAndANestedPartLoadWholeOrNotAtAll) {
+  const std::vector<uint8_t> saved = saved_bytes(dense_filled());
+  Dense loaded;
+  ModelReader in(saved.data(), saved.size(), "m");
+  common::load_state(loaded, in);
+  EXPECT_EQ(saved_bytes(loaded), saved);
+  EXPECT_TRUE(std::isinf(loaded.radius));
+  EXPECT_EQ(loaded.m(1, 0), 0.5);  // mirrored
+  EXPECT_EQ(loaded.part.basis(1, 0), 7.0);
+  EXPECT_EQ(loaded.part.scale, 3.0);         // derived from the holder's number
+  EXPECT_EQ(loaded.part.scratch.size(), 4);  // settled after the commit
+  std::ostringstream text;
+  common::write_state(loaded, text);
+  EXPECT_EQ(text.str(), "rule dense-rule\nradius none\nscale 3\ncols 2\n");
+  // The layout: the rule (8 + 10), radius (8), scale (8), the count (8), slots (8 + 8), the rows (8 + 8 + 8,
+  // 8 + 8), cols (8), the part's rows (3 + 3 numbers).
+  auto with = [&](size_t at, double value) {
+    std::vector<uint8_t> b = saved;
+    std::memcpy(b.data() + at, &value, 8);
+    return b;
+  };
+  std::vector<uint8_t> high_slot = saved;
+  high_slot[18 + 8 + 8 + 8 + 8 + 1] = 1;  // slot 200 + 256
+  std::vector<uint8_t> other_rule = saved;
+  other_rule[8] = 'D';
+  const struct {
+    std::vector<uint8_t> bytes;
+    const char* names;
+  } cases[] = {
+      {other_rule, "another rule's"},
+      {with(18, -1.0), "radius -1 is not > 0"},
+      {high_slot, "slot 456 out of range"},
+      {with(18 + 8 + 8 + 8 + 16 + 8, std::nan("")), "a non-finite value in sigma"},
+      {with(saved.size() - 8, std::nan("")), "a non-finite value in basis"},
+  };
+  for (const auto& c : cases) {
+    Dense d = dense_filled();
+    d.radius = 9.0;
+    const std::vector<uint8_t> before = saved_bytes(d);
+    ModelReader bad(c.bytes.data(), c.bytes.size(), "m");
+    try {
+      common::load_state(d, bad);
+      ADD_FAILURE() << "loaded: " << c.names;
+    } catch (const ModelFormatError& e) {
+      EXPECT_NE(std::string(e.what()).find(c.names), std::string::npos) << e.what();
+    }
+    EXPECT_EQ(saved_bytes(d), before) << c.names;
+    EXPECT_EQ(d.part.scratch.size(), 0) << c.names;
+  }
 }
 
 }  // namespace
