@@ -7,6 +7,7 @@
 
 #include "dist/collective.h"
 #include "learners/common/merge.h"
+#include "learners/common/state.h"
 #include "lepus/errors.h"
 
 namespace lepus {
@@ -352,130 +353,76 @@ std::vector<std::string> FtprlSketchLearner::describe() const {
           "matrix = sketch, rank " + std::to_string(rank_)};
 }
 
-void FtprlSketchLearner::write_readable(std::ostream& out) const {
-  if (opt_.data_radius) {
-    out << "ftprl_radius data " << opt_.radius << "\nX " << x_max_ << "\nR " << radius_ << "\n";
-  } else {
-    out << "ftprl_radius " << opt_.radius << "\n";
-  }
-  out << "matrix sketch\n";
-  out << "rank " << rank_ << "\n";
-  out << "shrinkage " << sketch_.shrinkage() << "\n";
-  clip_.write_readable(out);
-  std::vector<double> bc, se;
-  sketch_.multiply_transpose(c_, bc);
-  sketch_.base_transpose(e_, se);
-  std::vector<std::pair<uint64_t, uint32_t>> order;
-  for (uint32_t p = 0; p < sketch_.columns(); ++p) order.push_back({sketch_.index().slot(p), p});
-  std::sort(order.begin(), order.end());
-  for (const auto& [slot, p] : order) out << slot << ":" << omega_ * (alpha_ * v_[p] + se[p]) + bc[p] << "\n";
-}
-
-void FtprlSketchLearner::save(ModelWriter& out) const {
-  out.put_u32(kStateVersion);
-  out.put_u32(static_cast<uint32_t>(bits_));
-  out.put_f64(opt_.radius);
-  out.put_u8(opt_.data_radius ? 1 : 0);
-  out.put_f64(x_max_);
-  out.put_u32(rank_);
-  clip_.save(out);
-  sketch_.save(out);
-  out.put_values(v_.data(), v_.size());
-  out.put_f64(alpha_);
-  out.put_values(e_.data(), sketch_.width());
-  out.put_f64(uu_);
-  out.put_values(bu_.data(), sketch_.rows());
-  out.put_f64(omega_);
-  out.put_values(c_.data(), sketch_.rows());
-  out.put_f64(mu_);
-  out.put_u32(eig_current_ ? 1 : 0);  // G = U diag(λ) Uᵀ, the next update's starting point
-  if (eig_current_) {
-    out.put_values(lam_.data(), sketch_.rows());
-    for (uint32_t k = 0; k < sketch_.rows(); ++k) out.put_values(vec_.col(k).data(), sketch_.rows());
-  }
-}
-
-void FtprlSketchLearner::load(ModelReader& in) {
-  auto bad = [&](const std::string& what) {
-    return ModelFormatError(in.source() + ": ftprl-full state: " + what);
-  };
-  // 0xF5C1 (before the eigendecomposition was saved) still loads: the next update recomputes it.
-  const uint32_t version = in.get_u32("ftprl-full state version");
-  if (version != kStateVersion && version != 0xF5C2 && version != 0xF5C1)
-    throw bad("unknown state version (a model of another --matrix?)");
-  const uint32_t bits = in.get_u32("ftprl-full bits");
-  if (bits != static_cast<uint32_t>(bits_))
-    throw bad("saved with -b " + std::to_string(bits) + ", this run has -b " + std::to_string(bits_));
-  const double radius = in.get_f64("ftprl-full radius");
-  if (!(radius > 0.0) || !std::isfinite(radius)) throw bad("radius out of range");
+// 0xF5C3 (0xF5C2 lacks the data-derived radius's flag and X; 0xF5C1 also the eigendecomposition, which the
+// next update recomputes): -b, R, the radius flag and X, the rank, the label range, the sketch, then u = α v +
+// Sᵀe (v per sketch column), ||u||², B u, w = ω u + Bᵀc, μ, and G's eigendecomposition when it is current.
+// Readable: "slot:w_i" in slot order.
+template <class Self, class V>
+void FtprlSketchLearner::state(Self& self, V& v) {
+  const uint32_t version = v.versions(0xF5C1, kStateVersion);
+  v.fixed("bits", static_cast<uint32_t>(self.bits_));
+  const double radius = v.number("ftprl_radius", self.opt_.radius, common::kPositive);
   bool data = false;
   double x_max = 0.0;
   if (version == kStateVersion) {
-    const uint8_t flag = in.get_u8("ftprl-full radius flag");
-    if (flag > 1) throw bad("bad radius flag");
-    data = flag == 1;
-    x_max = in.get_f64("ftprl-full X");
-    if (!(x_max >= 0.0) || !std::isfinite(x_max)) throw bad("X out of range");
+    data = v.flag("data_radius", self.opt_.data_radius);
+    x_max = v.number("X", self.x_max_, common::kNonNegative);
+  } else {
+    v.absent(self.opt_.data_radius, false);
+    v.absent(self.x_max_, 0.0);
   }
   const double r_now = data && x_max > 0.0 ? radius / x_max : radius;
-  const uint32_t rank = in.get_u32("ftprl-full rank");
-  if (rank != rank_)
-    throw bad("saved with --rank " + std::to_string(rank) + ", this run has " + std::to_string(rank_));
-  common::LabelClip clip = clip_;
-  clip.load(in, "ftprl-full");
-  FrequentDirections sketch(rank_, kSketchCap);
-  sketch.load(in);
-  const size_t cols = sketch.columns();
-  if (cols * sizeof(double) > in.remaining()) throw bad("column count does not fit the file");
-  std::vector<double> v(cols);
-  in.get_raw(v.data(), cols * sizeof(double), "ftprl-full v");
-  const double alpha = in.get_f64("ftprl-full alpha");
+  v.derived(self.radius_, r_now);
+  v.fixed("rank", self.rank_, "saved with another --rank than this run's");
+  v.lines([&self](std::ostream& out) { out << "matrix sketch\nrank " << self.rank_ << "\n"; });
+  v.clip(self.clip_);
+  const FrequentDirections& sketch = v.part(
+      "sketch", self.sketch_, [&self] { return FrequentDirections(self.rank_, kSketchCap); },
+      [](std::ostream& out, const FrequentDirections& s) { out << "shrinkage " << s.shrinkage() << "\n"; });
+  v.vector("v", self.v_, sketch.columns());
+  v.number("alpha", self.alpha_);
   const Eigen::Index k = sketch.width(), n = sketch.rows();
-  Eigen::VectorXd e = Eigen::VectorXd::Zero(std::max<Eigen::Index>(k, e_.size()));
-  in.get_raw(e.data(), k * sizeof(double), "ftprl-full e");
-  const double uu = in.get_f64("ftprl-full ||u||^2");
-  Eigen::VectorXd bu = Eigen::VectorXd::Zero(bu_.size()), c = Eigen::VectorXd::Zero(c_.size());
-  in.get_raw(bu.data(), n * sizeof(double), "ftprl-full B u");
-  const double omega = in.get_f64("ftprl-full omega");
-  in.get_raw(c.data(), n * sizeof(double), "ftprl-full c");
-  const double mu = in.get_f64("ftprl-full mu");
-  const uint32_t current = version == 0xF5C1 ? 0 : in.get_u32("ftprl-full eigendecomposition flag");
-  if (current > 1) throw bad("bad eigendecomposition flag");
-  Eigen::VectorXd lam = Eigen::VectorXd::Zero(lam_.size());
-  Eigen::MatrixXd vec = Eigen::MatrixXd::Zero(vec_.rows(), vec_.cols());
-  if (current == 1) {
-    if (uint64_t(n) * (n + 1) * sizeof(double) > in.remaining())
-      throw bad("eigendecomposition does not fit the file");
-    in.get_raw(lam.data(), n * sizeof(double), "ftprl-full eigenvalues");
-    for (Eigen::Index k = 0; k < n; ++k)
-      in.get_raw(vec.col(k).data(), n * sizeof(double), "ftprl-full eigenvectors");
-    if (!lam.allFinite() || !vec.allFinite()) throw bad("a non-finite eigendecomposition entry");
-  }
-  for (double x : v)
-    if (!std::isfinite(x)) throw bad("a non-finite value");
-  if (!e.allFinite() || !bu.allFinite() || !c.allFinite() || !std::isfinite(alpha) || !std::isfinite(omega) ||
-      !(uu >= 0.0) || !std::isfinite(uu) || !(mu >= 0.0) || !std::isfinite(mu))
-    throw bad("a non-finite or negative value");
+  v.vector("e", self.e_, k, std::max<Eigen::Index>(k, self.e_.size()));
+  const double uu = v.number("uu", self.uu_, common::kNonNegative);
+  const Eigen::VectorXd& bu = v.vector("Bu", self.bu_, n, self.bu_.size());
+  const double omega = v.number("omega", self.omega_);
+  const Eigen::VectorXd& c = v.vector("c", self.c_, n, self.c_.size());
+  v.number("mu", self.mu_, common::kNonNegative);
+  const bool current = version > 0xF5C1 && v.template flag<uint32_t>("eigendecomposition", self.eig_current_);
+  if (version == 0xF5C1) v.absent(self.eig_current_, false);
+  eigen_state(self, v, current, n);
   const double w2 = omega * omega * uu + 2.0 * omega * c.head(n).dot(bu.head(n)) +
                     c.head(n).dot(sketch.gram().topLeftCorner(n, n) * c.head(n));
-  if (!(w2 <= r_now * r_now * (1 + 1e-9))) throw bad("the weights lie outside the ball");
-  opt_.radius = radius;
-  opt_.data_radius = data;
-  radius_ = r_now;
-  x_max_ = x_max;
-  clip_ = clip;
-  sketch_ = std::move(sketch);
-  eig_current_ = current == 1;
-  lam_.swap(lam);
-  vec_.swap(vec);
-  v_.swap(v);
-  alpha_ = alpha;
-  e_.swap(e);
-  uu_ = uu;
-  bu_.swap(bu);
-  omega_ = omega;
-  c_.swap(c);
-  mu_ = mu;
+  v.check(w2 <= r_now * r_now * (1 + 1e-9), "the weights lie outside the ball");
+  v.lines([&self](std::ostream& out) {
+    std::vector<double> bc, se;
+    self.sketch_.multiply_transpose(self.c_, bc);
+    self.sketch_.base_transpose(self.e_, se);
+    std::vector<std::pair<uint64_t, uint32_t>> order;
+    for (uint32_t p = 0; p < self.sketch_.columns(); ++p) order.push_back({self.sketch_.index().slot(p), p});
+    std::sort(order.begin(), order.end());
+    for (const auto& [slot, p] : order)
+      out << slot << ":" << self.omega_ * (self.alpha_ * self.v_[p] + se[p]) + bc[p] << "\n";
+  });
 }
+
+// G's eigendecomposition (λ, U) over the sketch's n rows, when current; zero otherwise.
+template <class Self, class V>
+void FtprlSketchLearner::eigen_state(Self& self, V& v, bool current, Eigen::Index n) {
+  if (current) {
+    v.vector("eigenvalues", self.lam_, n, self.lam_.size());
+    v.block("eigenvectors", self.vec_, n, n, self.vec_.rows(), self.vec_.cols());
+    return;
+  }
+  const Eigen::Index lams = self.lam_.size(), rows = self.vec_.rows(), cols = self.vec_.cols();
+  v.absent_made(self.lam_, [lams] { return Eigen::VectorXd(Eigen::VectorXd::Zero(lams)); });
+  v.absent_made(self.vec_, [rows, cols] { return Eigen::MatrixXd(Eigen::MatrixXd::Zero(rows, cols)); });
+}
+
+void FtprlSketchLearner::write_readable(std::ostream& out) const { common::write_state(*this, out); }
+
+void FtprlSketchLearner::save(ModelWriter& out) const { common::save_state(*this, out); }
+
+void FtprlSketchLearner::load(ModelReader& in) { common::load_state(*this, in); }
 
 }  // namespace lepus

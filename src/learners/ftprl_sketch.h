@@ -67,6 +67,9 @@ class FtprlSketchLearner final : public Learner {
   double largest_norm() const { return x_max_; }  // X, the largest ||x|| learned from (data-derived radius)
   double mu() const { return mu_; }  // the last projection's multiplier (0: the ball was not active)
   const FrequentDirections& sketch() const { return sketch_; }
+  // The saved state, declared once (learners/common/state.h).
+  template <class Self, class V>
+  static void state(Self& self, V& v);
 
  private:
   struct Dots {
@@ -77,6 +80,8 @@ class FtprlSketchLearner final : public Learner {
   void step(const SparseVector& v, double dloss, const Dots& d);  // update() with x's dots given
   void fold();                                                    // u <- w, ω <- 1, c <- 0 (before a shrink)
   void materialize();                                             // v <- u, α <- 1, e <- 0 (before a rebase)
+  template <class Self, class V>
+  static void eigen_state(Self& self, V& v, bool current, Eigen::Index n);
 
   FtprlFullOptions opt_;
   double radius_;       // R_t

@@ -411,25 +411,6 @@ void ScinolFullLearner::state(Self& self, V& v) {
   });
 }
 
-// scinol-sketch's reading of its variant, ε and wealth (scinol_full.h); scinol-full declares its own below.
-double load_variant(ModelReader& in, bool first_version, ScinolFullOptions& o) {
-  if (first_version) {  // version 1 states are the published algorithm's, without a wealth
-    o.variant = ScinolFullVariant::kPublished;
-    return 0.0;
-  }
-  auto bad = [&](const std::string& what) {
-    return ModelFormatError(in.source() + ": scinol-full state: " + what);
-  };
-  const uint32_t variant = in.get_u32("scinol-full variant");
-  if (variant > 1) throw bad("unknown variant");
-  o.variant = static_cast<ScinolFullVariant>(variant);
-  o.eps = in.get_f64("scinol-full eps");
-  const double wealth = in.get_f64("scinol-full wealth");
-  if (!(o.eps > 0.0) || !std::isfinite(o.eps) || !(wealth >= 0.0) || !std::isfinite(wealth))
-    throw bad("eps or the wealth out of range");
-  return wealth;
-}
-
 void ScinolFullLearner::write_readable(std::ostream& out) const { common::write_state(*this, out); }
 
 void ScinolFullLearner::save(ModelWriter& out) const { common::save_state(*this, out); }

@@ -92,9 +92,6 @@ struct ScinolRankOne {
   double c, r, lev;
 };
 ScinolRankOne scinol_rank_one(bool in_span, double s_xx, double s_xh, double s_hh);
-// A saved state's variant, eps (into o) and the returned wealth, shared by the full and sketched modes; a first-
-// version state is the published algorithm's (wealth 0). Throws ModelFormatError.
-double load_variant(ModelReader& in, bool first_version, ScinolFullOptions& o);
 // eta = exp((c - Gamma) / (2 alpha)) / alpha, the exponent capped at kMaxExponent (each cap counted in caps).
 double scinol_eta(double c, double gamma, double alpha, uint64_t& caps);
 

@@ -7,6 +7,7 @@
 
 #include "dist/collective.h"
 #include "learners/common/merge.h"
+#include "learners/common/state.h"
 #include "lepus/errors.h"
 
 namespace lepus {
@@ -404,111 +405,66 @@ std::vector<std::string> ScinolSketchLearner::describe() const {
           "scinol L = " + common::number(opt_.lipschitz), "matrix = sketch, rank " + std::to_string(rank_)};
 }
 
-void ScinolSketchLearner::write_readable(std::ostream& out) const {
-  out << "scinol_full_variant " << (opt_.variant == ScinolFullVariant::kPublished ? "published" : "scinol2")
-      << "\n";
-  out << "scinol_full_eps " << opt_.eps << "\n";
-  out << "wealth " << wealth_ << "\n";
-  out << "scinol_alpha " << opt_.alpha << "\n";
-  out << "scinol_L " << opt_.lipschitz << "\n";
-  out << "matrix sketch\n";
-  out << "rank " << rank_ << "\n";
-  out << "shrinkage " << sketch_.shrinkage() << "\n";
-  out << "Gamma " << gamma_ << "\n";
-  clip_.write_readable(out);
-  // Per slot: h in the feature's own units (h~_i d_i).
-  h_.for_each_nonzero([&](uint64_t i, double h) { out << i << ":" << h * scales_[i] << "\n"; });
+// 0x5C02 (0x5C01 is the published algorithm's without a wealth): -b, the variant, ε and the wealth, α, L, the
+// rank, the label range, Γ, ||h||², the feature scales, h, the sketch, B h; scinol2 also the maxima M,
+// hᵀΛ⁻¹h, BΛ⁻¹h and K as kept (rebuilding them from the sketch would round differently: a resumed run must equal
+// one run bit for bit). Readable: "slot:h_i" in the feature's own units (h~_i d_i).
+template <class Self, class V>
+void ScinolSketchLearner::state(Self& self, V& v) {
+  const uint32_t version = v.versions(kStateVersion1, kStateVersion);
+  v.fixed("bits", static_cast<uint32_t>(self.bits_));
+  bool scinol2 = false;
+  if (version == kStateVersion) {
+    scinol2 = v.template choice<uint32_t>("scinol_full_variant", self.opt_.variant,
+                                          {"scinol2", "published"}) == ScinolFullVariant::kScinol2;
+    v.number("scinol_full_eps", self.opt_.eps, common::kPositive);
+    v.number("wealth", self.wealth_, common::kNonNegative);
+  } else {
+    v.absent(self.opt_.variant, ScinolFullVariant::kPublished);
+    v.absent(self.wealth_, 0.0);
+  }
+  v.number("scinol_alpha", self.opt_.alpha, common::above(9.0 / 8.0));
+  v.number("scinol_L", self.opt_.lipschitz, common::kPositive);
+  v.fixed("rank", self.rank_, "saved with another --rank than this run's");
+  v.lines([&self](std::ostream& out) { out << "matrix sketch\nrank " << self.rank_ << "\n"; });
+  v.clip(self.clip_);
+  v.number("Gamma", self.gamma_, common::kNonNegative);
+  v.number("hh", self.hh_, common::kNonNegative);
+  v.tracked("feature_scales", self.scales_, self.bits_, [](double d) { return d > 0.0; });
+  v.tracked("h", self.h_, self.bits_, [](double) { return true; });
+  const FrequentDirections& sketch = v.part(
+      "sketch", self.sketch_, [&self] { return FrequentDirections(self.rank_, kSketchCap); },
+      [](std::ostream& out, const FrequentDirections& s) { out << "shrinkage " << s.shrinkage() << "\n"; });
+  const Eigen::Index r = sketch.rows();
+  v.vector("Bh", self.q_, r, self.q_.size());
+  scinol2_state(self, v, scinol2, r);
+  v.lines([&self](std::ostream& out) {
+    self.h_.for_each_nonzero([&](uint64_t i, double h) { out << i << ":" << h * self.scales_[i] << "\n"; });
+  });
 }
 
-void ScinolSketchLearner::save(ModelWriter& out) const {
-  out.put_u32(kStateVersion);
-  out.put_u32(static_cast<uint32_t>(bits_));
-  out.put_u32(static_cast<uint32_t>(opt_.variant));
-  out.put_f64(opt_.eps);
-  out.put_f64(wealth_);
-  out.put_f64(opt_.alpha);
-  out.put_f64(opt_.lipschitz);
-  out.put_u32(rank_);
-  clip_.save(out);
-  out.put_f64(gamma_);
-  out.put_f64(hh_);
-  scales_.save(out);
-  h_.save(out);
-  sketch_.save(out);
-  out.put_values(q_.data(), sketch_.rows());
-  if (opt_.variant == ScinolFullVariant::kScinol2) {
-    // K, z and hᵀΛ⁻¹h as kept (rebuilding them from the sketch would round differently: a resumed run must
-    // equal one run bit for bit).
-    maxes_.save(out);
-    out.put_f64(hlh_);
-    const Eigen::Index r = sketch_.rows();
-    out.put_values(z_.data(), r);
-    for (Eigen::Index j = 0; j < r; ++j) out.put_values(kk_.col(j).data(), r);
+// scinol2's M, hᵀΛ⁻¹h, BΛ⁻¹h and K over the sketch's r rows; the published variant has none (zero).
+template <class Self, class V>
+void ScinolSketchLearner::scinol2_state(Self& self, V& v, bool scinol2, Eigen::Index r) {
+  const Eigen::Index rows = self.kk_.rows(), cols = self.kk_.cols(), zs = self.z_.size();
+  if (scinol2) {
+    v.tracked("maxima", self.maxes_, self.bits_, [](double x) { return x > 0.0; });
+    v.number("hLh", self.hlh_, common::kNonNegative);
+    v.vector("z", self.z_, r, self.z_.size());
+    v.block("K", self.kk_, r, r, rows, cols);
+    return;
   }
+  const int bits = self.bits_;
+  v.absent_made(self.maxes_, [bits] { return TrackedVector(bits); });
+  v.absent(self.hlh_, 0.0);
+  v.absent_made(self.z_, [zs] { return Eigen::VectorXd(Eigen::VectorXd::Zero(zs)); });
+  v.absent_made(self.kk_, [rows, cols] { return Eigen::MatrixXd(Eigen::MatrixXd::Zero(rows, cols)); });
 }
 
-void ScinolSketchLearner::load(ModelReader& in) {
-  auto bad = [&](const std::string& what) {
-    return ModelFormatError(in.source() + ": scinol-full state: " + what);
-  };
-  const uint32_t version = in.get_u32("scinol-full state version");
-  if (version != kStateVersion && version != kStateVersion1)
-    throw bad("unknown state version (a model of another --matrix?)");
-  const uint32_t bits = in.get_u32("scinol-full bits");
-  if (bits != static_cast<uint32_t>(bits_))
-    throw bad("saved with -b " + std::to_string(bits) + ", this run has -b " + std::to_string(bits_));
-  ScinolFullOptions o = opt_;
-  const double wealth = load_variant(in, version == kStateVersion1, o);
-  o.alpha = in.get_f64("scinol-full alpha");
-  o.lipschitz = in.get_f64("scinol-full L");
-  const uint32_t rank = in.get_u32("scinol-full rank");
-  if (!(o.alpha > 9.0 / 8.0) || !std::isfinite(o.alpha) || !(o.lipschitz > 0.0) ||
-      !std::isfinite(o.lipschitz))
-    throw bad("alpha or L out of range");
-  if (rank != rank_)
-    throw bad("saved with --rank " + std::to_string(rank) + ", this run has " + std::to_string(rank_));
-  common::LabelClip clip = clip_;
-  clip.load(in, "scinol-full");
-  const double gamma = in.get_f64("scinol-full Gamma"), hh = in.get_f64("scinol-full ||h||^2");
-  if (!(gamma >= 0.0) || !std::isfinite(gamma) || !(hh >= 0.0) || !std::isfinite(hh))
-    throw bad("Gamma or ||h||^2 out of range");
-  const TrackedVector::Entries scales = scales_.read(in);
-  for (const auto& [slot, d] : scales.nonzero)
-    if (!(d > 0.0)) throw bad("a feature scale <= 0");
-  const TrackedVector::Entries h = h_.read(in);
-  FrequentDirections sketch(rank_, kSketchCap);
-  sketch.load(in);
-  Eigen::VectorXd q = Eigen::VectorXd::Zero(q_.size());
-  in.get_raw(q.data(), sketch.rows() * sizeof(double), "scinol-full B h");
-  if (!q.allFinite()) throw bad("a non-finite B h");
-  TrackedVector::Entries maxes;
-  double hlh = 0.0;
-  Eigen::MatrixXd kk = Eigen::MatrixXd::Zero(kk_.rows(), kk_.cols());
-  Eigen::VectorXd z = Eigen::VectorXd::Zero(z_.size());
-  if (o.variant == ScinolFullVariant::kScinol2) {
-    maxes = maxes_.read(in);
-    for (const auto& [slot, m] : maxes.nonzero)
-      if (!(m > 0.0)) throw bad("a feature maximum <= 0");
-    hlh = in.get_f64("scinol-full h'L^-1 h");
-    const Eigen::Index r = sketch.rows();
-    in.get_raw(z.data(), r * sizeof(double), "scinol-full B L^-1 h");
-    for (Eigen::Index j = 0; j < r; ++j) in.get_raw(kk.col(j).data(), r * sizeof(double), "scinol-full K");
-    if (!(hlh >= 0.0) || !std::isfinite(hlh) || !z.allFinite() || !kk.allFinite())
-      throw bad("K, z or h'L^-1 h");
-  }
-  opt_ = o;
-  clip_ = clip;
-  gamma_ = gamma;
-  wealth_ = wealth;
-  hh_ = hh;
-  scales_.assign(scales);
-  h_.assign(h);
-  sketch_ = std::move(sketch);
-  q_.swap(q);
-  maxes_.assign(maxes);
-  hlh_ = hlh;
-  z_.swap(z);
-  kk_.swap(kk);
-}
+void ScinolSketchLearner::write_readable(std::ostream& out) const { common::write_state(*this, out); }
+
+void ScinolSketchLearner::save(ModelWriter& out) const { common::save_state(*this, out); }
+
+void ScinolSketchLearner::load(ModelReader& in) { common::load_state(*this, in); }
 
 }  // namespace lepus

@@ -83,6 +83,9 @@ class ScinolSketchLearner final : public Learner {
   double wealth() const { return wealth_; }
   double shrinkage() const { return sketch_.shrinkage(); }
   const FrequentDirections& sketch() const { return sketch_; }
+  // The saved state, declared once (learners/common/state.h).
+  template <class Self, class V>
+  static void state(Self& self, V& v);
 
  private:
   struct Prepared {
@@ -93,6 +96,8 @@ class ScinolSketchLearner final : public Learner {
   const std::vector<Coord>& scaled(const SparseVector& v,
                                    bool& fresh) const;  // x_ <- x~; fresh: a new feature
   Prepared prepare(const std::vector<Coord>& x, bool fresh) const;
+  template <class Self, class V>
+  static void scinol2_state(Self& self, V& v, bool scinol2, Eigen::Index r);
   double eta(double c) const;
   double bet(double c) const;              // scinol2: (wealth/2) min(1, 1/sqrt(c))
   double played(const Prepared& q) const;  // yhat - initial: eta r (published) or the clamped bet r

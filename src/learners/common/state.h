@@ -16,8 +16,9 @@
 // The fields: numbers (f32 or f64, with Bounds), whole numbers, flags, optional numbers, text, modes (choice),
 // values the state must share with the learner (fixed: a table size, -b), the label range, hashed slot tables
 // (slots, strided, records), a dense learner's compact index (index, or count then index_slots), vectors and
-// symmetric matrices (vector, upper; rows: a row per slot of w_i then m_ij), numbers that may be +inf
-// (unbounded), components with their own save and load (part: a matrix) or their own declaration (nested),
+// symmetric matrices (vector, upper; rows: a row per slot of w_i then m_ij; block: a top-left block), numbers
+// that may be +inf (unbounded), components with their own save and load (part, held by unique_ptr or by value:
+// a matrix, a sketch) or their own declaration (nested),
 // tracked vectors, and readable-only lines (lines). A member that follows from fields read is set at the
 // commit (derived), and settle(self, f) calls f(self) after it (scratch sized to the state read). number(),
 // flag(), whole(), count(), choice(), index(), vector() and upper() return what they visited (for the loader,
@@ -159,6 +160,15 @@ class StateSaver : public VisitsTheLearnerAsItIs {
   void part(const char*, const std::unique_ptr<P>& p, Make&&, Text&&) {
     p->save(out_);
   }
+  template <class P, class Make, class Text>
+  const P& part(const char*, const P& p, Make&&, Text&&) {
+    p.save(out_);
+    return p;
+  }
+  void vector(const char*, const std::vector<double>& x, uint64_t n) { out_.put_values(x.data(), n); }
+  void block(const char*, const Eigen::MatrixXd& m, uint64_t rows, uint64_t cols, uint64_t, uint64_t) {
+    for (uint64_t j = 0; j < cols; ++j) out_.put_values(m.col(static_cast<Eigen::Index>(j)).data(), rows);
+  }
   template <class Ok>
   void tracked(const char*, const TrackedVector& t, int, Ok&&) {
     t.save(out_);
@@ -180,8 +190,9 @@ class StateSaver : public VisitsTheLearnerAsItIs {
   }
   template <class F>
   void lines(F&&) {}
+  template <StoredMode Stored = uint8_t>
   bool flag(const char*, bool b) {
-    out_.put_u8(b ? 1 : 0);
+    put(out_, static_cast<Stored>(b ? 1 : 0));
     return b;
   }
   void optional(const char*, const std::optional<double>& x, const Bounds& = kAnyNumber) {
@@ -250,8 +261,9 @@ class StateLoader {
     commits_.push_back([&x, v] { x = v; });
     return v;
   }
+  template <StoredMode Stored = uint8_t>
   bool flag(const char* name, bool& b) {
-    const bool v = read_flag(name);
+    const bool v = read_flag<Stored>(name);
     commits_.push_back([&b, v] { b = v; });
     return v;
   }
@@ -372,6 +384,39 @@ class StateLoader {
     auto fresh = std::make_shared<std::unique_ptr<P>>(make());
     (*fresh)->load(in_);
     commits_.push_back([&p, fresh] { p = std::move(*fresh); });
+  }
+  // A component held by value: loaded into make(), moved in at the commit. The component read.
+  template <class P, class Make, class Text>
+  const P& part(const char*, P& p, Make&& make, Text&&) {
+    auto fresh = std::make_shared<P>(make());
+    fresh->load(in_);
+    commits_.push_back([&p, fresh] { p = std::move(*fresh); });
+    return *fresh;
+  }
+  // n numbers (x's size), every one finite.
+  void vector(const char* name, std::vector<double>& x, uint64_t n) {
+    if (n > in_.remaining() / 8) throw bad(std::string(name) + " does not fit the file");
+    auto read = std::make_shared<std::vector<double>>(n);
+    in_.get_raw(read->data(), n * sizeof(double), (who_ + " " + name).c_str());
+    for (double v : *read)
+      if (!std::isfinite(v)) throw bad(std::string("a non-finite value in ") + name);
+    commits_.push_back([&x, read] { x.swap(*read); });
+  }
+  // The top-left rows x cols block of m, column by column, into a fresh size_rows x size_cols matrix, zero
+  // elsewhere; every entry finite.
+  void block(const char* name, Eigen::MatrixXd& m, uint64_t rows, uint64_t cols, uint64_t size_rows,
+             uint64_t size_cols) {
+    if (rows > size_rows || cols > size_cols)
+      throw std::logic_error("a declared block larger than its matrix");
+    if (rows > 0 && cols > in_.remaining() / 8 / rows)
+      throw bad(std::string(name) + " does not fit the file");
+    auto read = std::make_shared<Eigen::MatrixXd>(
+        Eigen::MatrixXd::Zero(static_cast<Eigen::Index>(size_rows), static_cast<Eigen::Index>(size_cols)));
+    for (uint64_t j = 0; j < cols; ++j)
+      in_.get_raw(read->col(static_cast<Eigen::Index>(j)).data(), rows * sizeof(double),
+                  (who_ + " " + name).c_str());
+    if (!read->allFinite()) throw bad(std::string("a non-finite value in ") + name);
+    commits_.push_back([&m, read] { m.swap(*read); });
   }
   // A vector of 2^bits entries saved as its nonzero ones, each ok(value).
   template <class Ok>
@@ -515,8 +560,10 @@ class StateLoader {
                 (b.whole ? "a whole number " : "") + b.range.text());
     return v;
   }
+  template <StoredMode Stored = uint8_t>
   bool read_flag(const char* name) {
-    const uint8_t v = in_.get_u8((who_ + " " + name).c_str());
+    const std::string what = who_ + " " + name;
+    const uint64_t v = sizeof(Stored) == 1 ? in_.get_u8(what.c_str()) : in_.get_u32(what.c_str());
     if (v > 1) throw bad(std::string(name) + " is not 0 or 1");
     return v == 1;
   }
@@ -564,6 +611,13 @@ class StateText : public VisitsTheLearnerAsItIs {
   void part(const char*, const std::unique_ptr<P>& p, Make&&, Text&& text) {
     text(out_, *p);
   }
+  template <class P, class Make, class Text>
+  const P& part(const char*, const P& p, Make&&, Text&& text) {
+    text(out_, p);
+    return p;
+  }
+  void vector(const char*, const std::vector<double>&, uint64_t) {}
+  void block(const char*, const Eigen::MatrixXd&, uint64_t, uint64_t, uint64_t, uint64_t) {}
   uint64_t index(const char*, const CompactIndex& index, uint64_t, int = 64) { return index.size(); }
   void index_slots(const char*, const CompactIndex&, uint64_t, int = 64) {}
   const Eigen::VectorXd& vector(const char*, const Eigen::VectorXd& x, uint64_t, uint64_t, double = 0.0) {
@@ -583,6 +637,7 @@ class StateText : public VisitsTheLearnerAsItIs {
   void text(const char* name, const std::string& x, void (*)(const std::string&) = nullptr) {
     out_ << name << " " << x << "\n";
   }
+  template <StoredMode Stored = uint8_t>
   bool flag(const char* name, bool b) {
     out_ << name << " " << (b ? 1 : 0) << "\n";
     return b;

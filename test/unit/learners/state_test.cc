@@ -136,12 +136,16 @@ struct Part {
 };
 
 // The dense kinds: a text the holder must share, a number that may be unbounded, a compact index of slots
-// below 2^bits, a symmetric matrix as rows of (w_i, m_ij for j >= i), and a nested component.
+// below 2^bits, a symmetric matrix as rows of (w_i, m_ij for j >= i), a flag stored as a u32, a std::vector,
+// a matrix's top-left block, and a nested component.
 struct Dense {
   double radius = std::numeric_limits<double>::infinity(), scale = 2.0;
   CompactIndex index;
   Eigen::VectorXd w;
   Eigen::MatrixXd m;
+  bool current = false;
+  std::vector<double> values;
+  Eigen::MatrixXd k = Eigen::MatrixXd::Zero(3, 2);
   Part part;
   std::string_view name() const { return "dense"; }
   template <class Self, class V>
@@ -151,6 +155,9 @@ struct Dense {
     const double scale = v.number("scale", self.scale, common::kPositive);
     const uint64_t n = v.index("held", self.index, 4, 8);
     v.rows("sigma", self.w, self.m, n, n, true, 4, 4);
+    v.template flag<uint32_t>("current", self.current);
+    v.vector("values", self.values, 2);
+    v.block("K", self.k, 2, 1, 3, 2);
     v.nested(self.part, scale);
   }
 };
@@ -164,6 +171,9 @@ Dense dense_filled() {
   d.w << 1.0, 2.0, 0.0, 0.0;
   d.m = Eigen::MatrixXd::Zero(4, 4);
   d.m(0, 0) = 4.0, d.m(0, 1) = d.m(1, 0) = 0.5, d.m(1, 1) = 5.0;
+  d.current = true;
+  d.values = {0.25, -4.0};
+  d.k(1, 0) = 8.0;
   d.part.cols = 2;
   d.part.w = Eigen::VectorXd::Zero(4);
   d.part.w << -1.0, 1.0, 0.0, 0.0;
@@ -189,13 +199,16 @@ TEST(DeclaredState, DenseKindsAndANestedPartLoadWholeOrNotAtAll) {
   EXPECT_TRUE(std::isinf(loaded.radius));
   EXPECT_EQ(loaded.m(1, 0), 0.5);  // mirrored
   EXPECT_EQ(loaded.part.basis(1, 0), 7.0);
+  EXPECT_TRUE(loaded.current);
+  EXPECT_EQ(loaded.values[1], -4.0);
+  EXPECT_EQ(loaded.k(1, 0), 8.0);
   EXPECT_EQ(loaded.part.scale, 3.0);         // derived from the holder's number
   EXPECT_EQ(loaded.part.scratch.size(), 4);  // settled after the commit
   std::ostringstream text;
   common::write_state(loaded, text);
-  EXPECT_EQ(text.str(), "rule dense-rule\nradius none\nscale 3\ncols 2\n");
+  EXPECT_EQ(text.str(), "rule dense-rule\nradius none\nscale 3\ncurrent 1\ncols 2\n");
   // The layout: the rule (8 + 10), radius (8), scale (8), the count (8), slots (8 + 8), the rows (8 + 8 + 8,
-  // 8 + 8), cols (8), the part's rows (3 + 3 numbers).
+  // 8 + 8), the flag (4), values (8 + 8), K's block (8 + 8), cols (8), the part's rows (3 + 3 numbers).
   auto with = [&](size_t at, double value) {
     std::vector<uint8_t> b = saved;
     std::memcpy(b.data() + at, &value, 8);
@@ -205,6 +218,8 @@ TEST(DeclaredState, DenseKindsAndANestedPartLoadWholeOrNotAtAll) {
   high_slot[18 + 8 + 8 + 8 + 8 + 1] = 1;  // slot 200 + 256
   std::vector<uint8_t> other_rule = saved;
   other_rule[8] = 'D';
+  std::vector<uint8_t> flag_two = saved;
+  flag_two[98] = 2;
   const struct {
     std::vector<uint8_t> bytes;
     const char* names;
@@ -213,6 +228,9 @@ TEST(DeclaredState, DenseKindsAndANestedPartLoadWholeOrNotAtAll) {
       {with(18, -1.0), "radius -1 is not > 0"},
       {high_slot, "slot 456 out of range"},
       {with(18 + 8 + 8 + 8 + 16 + 8, std::nan("")), "a non-finite value in sigma"},
+      {flag_two, "current is not 0 or 1"},
+      {with(102 + 8, std::nan("")), "a non-finite value in values"},
+      {with(118, std::nan("")), "a non-finite value in K"},
       {with(saved.size() - 8, std::nan("")), "a non-finite value in basis"},
   };
   for (const auto& c : cases) {
