@@ -25,6 +25,7 @@ struct OptionSpec {
       return std::isfinite(v) && (lo_open ? v > lo : v >= lo) && (hi_open ? v < hi : v <= hi);
     }
     std::string text() const;  // "in (0, 2)", "> 0", "in [1e-30, 1e+30]"
+    static Range above(double lo) { return {lo, std::numeric_limits<double>::infinity(), true}; }
   };
   std::string name;        // long name without dashes: "learning_rate"
   std::string short_name;  // one letter or empty: "l"

@@ -89,7 +89,7 @@ Accepts whole(double lo, double hi = kNoEnd) {
 Accepts above(double lo) {
   Accepts a;
   a.kind = OptionSpec::Kind::kNumber;
-  a.range = {lo, kNoEnd, true};
+  a.range = OptionSpec::Range::above(lo);
   return a;
 }
 Accepts one_of(std::vector<std::string> words) {

@@ -64,9 +64,9 @@ struct Bounds {
 };
 inline const Bounds kAnyNumber{};
 inline const Bounds kNonNegative{{0.0}};
-inline const Bounds kPositive{{0.0, std::numeric_limits<double>::infinity(), true}};
+inline const Bounds kPositive{OptionSpec::Range::above(0.0)};
 inline const Bounds kCount{{0.0}, true};
-inline Bounds above(double lo) { return {{lo, std::numeric_limits<double>::infinity(), true}}; }
+inline Bounds above(double lo) { return {OptionSpec::Range::above(lo)}; }
 
 template <class T>
 bool any_nonzero(const T* fields, size_t n) {

@@ -79,11 +79,7 @@ class Conformance : public ::testing::TestWithParam<Case> {
     return row_->make(LearnerContext{opts_, *loss_, bits, test_only});
   }
   std::vector<Example> stream(size_t n) const { return lepus::stream(n, invariant_norm_); }
-  static std::vector<uint8_t> state(const Learner& l) {
-    ModelWriter w;
-    l.save(w);
-    return w.bytes();
-  }
+  static std::vector<uint8_t> state(const Learner& l) { return registry_test::saved_state(l); }
   static void load(Learner& l, const std::vector<uint8_t>& bytes) {
     ModelReader r(bytes.data(), bytes.size(), "mem");
     l.load(r);
@@ -149,13 +145,7 @@ TEST_P(Conformance, TruncatedOrOtherTableSizeStateIsRefusedAndChangesNothing) {
   const auto bytes = state(*l);
   auto m = make();
   for (size_t i = 0; i < 20; ++i) m->learn(data[i]);
-  const auto before = state(*m);
-  for (size_t n = 0; n < bytes.size(); n += std::max<size_t>(1, bytes.size() / 97)) {
-    ModelReader cut(bytes.data(), n, "cut");
-    EXPECT_THROW(m->load(cut), ModelFormatError) << "cut at " << n << " of " << bytes.size();
-    ASSERT_EQ(state(*m), before) << "a state cut at " << n << " of " << bytes.size()
-                                 << " changed the learner";
-  }
+  registry_test::expect_cut_states_change_nothing(*m, bytes, 97);
   auto other = make(10);  // another table size
   ModelReader r(bytes.data(), bytes.size(), "mem");
   EXPECT_THROW(other->load(r), ModelFormatError);

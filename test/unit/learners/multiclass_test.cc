@@ -78,11 +78,7 @@ class Reduction : public ::testing::TestWithParam<std::tuple<std::string, bool>>
   }
   std::unique_ptr<MulticlassLearner> make_own() const { return make(kClasses, csoaa_); }
   std::vector<Example> data(size_t n) const { return stream(n, csoaa_); }
-  static std::vector<uint8_t> state(const Learner& l) {
-    ModelWriter w;
-    l.save(w);
-    return w.bytes();
-  }
+  static std::vector<uint8_t> state(const Learner& l) { return registry_test::saved_state(l); }
   // The checks, one test per base and reduction (one process each under ctest).
   void predict_never_changes_state();
   void save_load_and_resume_equal_one_run();
@@ -150,13 +146,7 @@ void Reduction::refused_state_changes_nothing() {
   const auto bytes = state(*l);
   auto m = make_own();
   for (size_t i = 0; i < 20; ++i) m->learn(xs[i]);
-  const auto before = state(*m);
-  for (size_t n = 0; n < bytes.size(); n += std::max<size_t>(1, bytes.size() / 41)) {
-    ModelReader cut(bytes.data(), n, "cut");
-    EXPECT_THROW(m->load(cut), ModelFormatError) << "cut at " << n << " of " << bytes.size();
-    ASSERT_EQ(state(*m), before) << "a state cut at " << n << " of " << bytes.size()
-                                 << " changed the learner";
-  }
+  registry_test::expect_cut_states_change_nothing(*m, bytes, 41);
 }
 
 void Reduction::weight_zero_and_unlabeled_teach_nothing() {

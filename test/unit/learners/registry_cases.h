@@ -3,13 +3,18 @@
 // learner accepts (its row's traits). A learner added to the registry, or an option with choices or a flag
 // added to a row, is covered without touching the tests.
 #pragma once
+#include <gtest/gtest.h>
+
+#include <algorithm>
 #include <cctype>
+#include <cstdint>
 #include <ostream>
 #include <string>
 #include <vector>
 
 #include "formats/format.h"
 #include "lepus/learner.h"
+#include "lepus/model_io.h"
 
 namespace lepus::registry_test {
 
@@ -17,6 +22,25 @@ class Quiet final : public WarningSink {
  public:
   void warn(const std::string&) override {}
 };
+
+// A learner's saved state, its bytes.
+inline std::vector<uint8_t> saved_state(const Learner& l) {
+  ModelWriter w;
+  l.save(w);
+  return w.bytes();
+}
+
+// A refused state changes nothing: about `cuts` prefixes of `bytes` loaded into l in turn, each refused, and l
+// saves the same bytes after each as before.
+inline void expect_cut_states_change_nothing(Learner& l, const std::vector<uint8_t>& bytes, size_t cuts) {
+  const auto before = saved_state(l);
+  for (size_t n = 0; n < bytes.size(); n += std::max<size_t>(1, bytes.size() / cuts)) {
+    ModelReader cut(bytes.data(), n, "cut");
+    EXPECT_THROW(l.load(cut), ModelFormatError) << "cut at " << n << " of " << bytes.size();
+    ASSERT_EQ(saved_state(l), before)
+        << "a state cut at " << n << " of " << bytes.size() << " changed the learner";
+  }
+}
 
 // The options a learner gets when the command line names none of them: its declared defaults.
 inline OptionValues defaults_of(const LearnerRow& row) {
