@@ -10,6 +10,7 @@
 #include <tbb/parallel_for.h>
 
 #include "kernels/row_cache.h"
+#include "learners/common/state.h"
 #include "lepus/errors.h"
 
 namespace lepus {
@@ -409,47 +410,39 @@ void MulticlassLearner::warmup(std::span<const Example> prefix) {
   for (auto& b : bases_) warm_up(*b, scalar);
 }
 
-void MulticlassLearner::save_state(ModelWriter& out, bool predict_only) const {
-  out.put_u32(kStateTag);
-  out.put_u8(static_cast<uint8_t>(opt_.kind));
-  out.put_u32(opt_.classes);
-  out.put_u8(static_cast<uint8_t>(indexing_ + 1));  // 0 undecided, 1 zero-based, 2 one-based
-  out.put_u32(static_cast<uint32_t>(bases_.size()));
-  for (const auto& b : bases_) predict_only ? save_for_prediction(*b, out) : b->save(out);
-}
-
-void MulticlassLearner::load_state(ModelReader& in, bool predict_only) {
-  auto bad = [](const std::string& why) { throw ModelFormatError("multiclass model: " + why); };
-  if (in.get_u32("multiclass tag") != kStateTag) bad("not a multiclass model of this version");
-  if (in.get_u8("reduction") != static_cast<uint8_t>(opt_.kind))
-    bad("saved by the other reduction (--oaa / --csoaa)");
-  if (in.get_u32("classes") != opt_.classes) bad("saved with another number of classes");
-  const uint8_t indexing = in.get_u8("indexing");
-  if (indexing > 2) bad("indexing out of range");
-  if (in.get_u32("instances") != bases_.size()) bad("saved with another base layout");
-  const int saved = static_cast<int>(indexing) - 1;
-  if (opt_.indexing >= 0 && saved >= 0 && saved != opt_.indexing) bad("saved with the other --indexing");
-  // Each instance's load changes nothing when it fails; should instance k fail, those before it are loaded back
-  // from the states saved here first (what a load derives from a state, it derives again).
-  std::vector<ModelWriter> before(bases_.size() > 1 ? bases_.size() : 0);
-  for (size_t k = 0; k < before.size(); ++k) bases_[k]->save(before[k]);
-  size_t k = 0;
-  try {
-    for (; k < bases_.size(); ++k) predict_only ? load_for_prediction(*bases_[k], in) : bases_[k]->load(in);
-  } catch (...) {
-    for (size_t j = 0; j < k; ++j) {
-      ModelReader r(before[j].bytes().data(), before[j].bytes().size(), "the state before");
-      bases_[j]->load(r);
+// The reduction, the classes and the indexing (0 undecided, 1 zero-based, 2 one-based), then each instance's
+// own state (its predict-only one in a predict-only model). Readable: "classes", "indexing", then each
+// instance's text ("class L" before each, unless one learner serves every class).
+template <class Self, class V>
+void MulticlassLearner::state(Self& self, V& v, bool predict_only) {
+  v.tag(kStateTag);
+  v.fixed("reduction", static_cast<uint8_t>(self.opt_.kind),
+          "saved by the other reduction (--oaa / --csoaa)");
+  v.fixed("classes", self.opt_.classes, "saved with another number of classes");
+  v.lines([&self](std::ostream& out) { out << "classes " << self.opt_.classes << "\n"; });
+  const int saved = v.template value<uint8_t>("indexing", static_cast<uint8_t>(self.indexing_ + 1), 0, 2) - 1;
+  const int given = self.opt_.indexing;
+  v.check(given < 0 || saved < 0 || saved == given, "saved with the other --indexing");
+  v.derived(self.indexing_, saved >= 0 ? saved : given);
+  v.lines([&self](std::ostream& out) {
+    out << "indexing " << (self.indexing_ < 0 ? std::string("undecided") : std::to_string(self.indexing_))
+        << "\n";
+  });
+  v.fixed("instances", static_cast<uint32_t>(self.bases_.size()), "saved with another base layout");
+  v.learners(self.bases_, predict_only);
+  v.lines([&self](std::ostream& out) {
+    for (size_t i = 0; i < (self.shared_ || self.points_ ? 1 : self.bases_.size()); ++i) {
+      if (!self.shared_ && !self.points_) out << "class " << self.label_of(static_cast<uint32_t>(i)) << "\n";
+      self.bases_[i]->write_readable(out);
     }
-    throw;
-  }
-  indexing_ = saved >= 0 ? saved : opt_.indexing;
+  });
 }
 
-void MulticlassLearner::save(ModelWriter& out) const { save_state(out, false); }
-void MulticlassLearner::load(ModelReader& in) { load_state(in, false); }
-void MulticlassLearner::save_predict_only(ModelWriter& out) const { save_state(out, true); }
-void MulticlassLearner::load_predict_only(ModelReader& in) { load_state(in, true); }
+void MulticlassLearner::save(ModelWriter& out) const { common::save_state(*this, out, false); }
+void MulticlassLearner::load(ModelReader& in) { common::load_state(*this, in, false); }
+void MulticlassLearner::save_predict_only(ModelWriter& out) const { common::save_state(*this, out, true); }
+void MulticlassLearner::load_predict_only(ModelReader& in) { common::load_state(*this, in, true); }
+void MulticlassLearner::write_readable(std::ostream& out) const { common::write_state(*this, out, false); }
 
 std::vector<std::string> MulticlassLearner::describe() const {
   std::vector<std::string> lines = bases_.front()->describe();
@@ -461,19 +454,6 @@ std::vector<std::string> MulticlassLearner::describe() const {
                    : rows_   ? ", one learner each (kernel values once per example)"
                              : ", one learner each"));
   return lines;
-}
-
-void MulticlassLearner::write_readable(std::ostream& out) const {
-  out << "classes " << opt_.classes << "\n";
-  out << "indexing " << (indexing_ < 0 ? std::string("undecided") : std::to_string(indexing_)) << "\n";
-  if (shared_ || points_) {
-    bases_.front()->write_readable(out);
-    return;
-  }
-  for (size_t i = 0; i < bases_.size(); ++i) {
-    out << "class " << label_of(static_cast<uint32_t>(i)) << "\n";
-    bases_[i]->write_readable(out);
-  }
 }
 
 // VW's --oaa over its gd learner writes gd's text over the one table all classes share; separate learners

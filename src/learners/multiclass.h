@@ -60,6 +60,10 @@ class MulticlassLearner final : public Learner,
   LabelRange label_range() const override { return bases_.front()->label_range(); }
   std::vector<std::string> describe() const override;
   void write_readable(std::ostream& out) const override;
+  // The saved state, declared once (learners/common/state.h); refusals name "multiclass".
+  template <class Self, class V>
+  static void state(Self& self, V& v, bool predict_only);
+  std::string_view state_name() const { return "multiclass"; }
   bool write_vw_readable(std::ostream& out, const VwRunFigures& run) const override;
   uint64_t safeguard_count() const override;
   std::vector<std::string> summary_lines() const override;
@@ -98,8 +102,6 @@ class MulticlassLearner final : public Learner,
   static constexpr size_t kBlockCopies = size_t{1} << 20;  // features a block's copies may hold (16 MB)
   void learn_table(uint32_t truth, float weight);
   bool teaches(const Example& x) const;  // learn() learns from x (else it predicts)
-  void save_state(ModelWriter& out, bool predict_only) const;
-  void load_state(ModelReader& in, bool predict_only);
 
   MulticlassOptions opt_;
   bool shared_ = false;               // one table (share_table)

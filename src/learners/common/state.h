@@ -18,7 +18,9 @@
 // (slots, strided, records), a dense learner's compact index (index, or count then index_slots), vectors and
 // symmetric matrices (vector, upper; rows: a row per slot of w_i then m_ij; block: a top-left block), numbers
 // that may be +inf (unbounded), components with their own save and load (part, held by unique_ptr or by value:
-// a matrix, a sketch) or their own declaration (nested),
+// a matrix, a sketch) or their own declaration (nested), learners a wrapper owns (learners: loaded in place
+// and loaded back from their earlier state when a later field is refused), stored codes that are not members
+// (value; derived() sets what follows from them),
 // tracked vectors, and readable-only lines (lines). A member that follows from fields read is set at the
 // commit (derived), and settle(self, f) calls f(self) after it (scratch sized to the state read). number(),
 // flag(), whole(), count(), choice(), index(), vector() and upper() return what they visited (for the loader,
@@ -47,6 +49,7 @@
 #include "core/zeroed_table.h"
 #include "learners/common/plumbing.h"
 #include "lepus/errors.h"
+#include "lepus/learner.h"
 #include "lepus/model_io.h"
 #include "lepus/options.h"
 #include "sketch/compact_index.h"
@@ -136,6 +139,14 @@ class StateSaver : public VisitsTheLearnerAsItIs {
   uint64_t count(const char*, uint64_t n, uint64_t) {
     out_.put_u64(n);
     return n;
+  }
+  template <StoredMode Stored>
+  Stored value(const char*, Stored x, Stored, Stored) {
+    put(out_, x);
+    return x;
+  }
+  void learners(const std::vector<std::unique_ptr<Learner>>& list, bool predict_only) {
+    for (const auto& l : list) predict_only ? save_for_prediction(*l, out_) : l->save(out_);
   }
   void text(const char*, const std::string& x, void (*)(const std::string&) = nullptr) { out_.put_string(x); }
   void fixed(const char*, const std::string& value, const std::string&) { out_.put_string(value); }
@@ -298,6 +309,35 @@ class StateLoader {
       for (uint64_t s : read->slots())
         if (s >> bits != 0) throw bad(std::string(name) + ": slot " + std::to_string(s) + " out of range");
     commits_.push_back([&index, read] { index = std::move(*read); });
+  }
+  // A stored value in [lo, hi] that is not itself a member (derived() sets the members that follow from it).
+  template <StoredMode Stored>
+  Stored value(const char* name, Stored, Stored lo, Stored hi) {
+    const std::string what = who_ + " " + name;
+    const uint64_t v = sizeof(Stored) == 1 ? in_.get_u8(what.c_str()) : in_.get_u32(what.c_str());
+    if (v < lo || v > hi)
+      throw bad(std::string(name) + " " + std::to_string(v) + " is not in [" + std::to_string(lo) + ", " +
+                std::to_string(hi) + "]");
+    return static_cast<Stored>(v);
+  }
+  // Learners a wrapper owns, each with its own load (its predict-only one), which changes nothing when it
+  // refuses: they load in place, each one's state saved first, and are loaded back from it when a later one or a
+  // later field is refused.
+  void learners(std::vector<std::unique_ptr<Learner>>& list, bool predict_only) {
+    for (auto& l : list) {
+      auto before = std::make_shared<ModelWriter>();
+      predict_only ? save_for_prediction(*l, *before) : l->save(*before);
+      predict_only ? load_for_prediction(*l, in_) : l->load(in_);
+      undos_.push_back([&l = *l, before, predict_only] {
+        ModelReader r(before->bytes().data(), before->bytes().size(), "the state before");
+        predict_only ? load_for_prediction(l, r) : l.load(r);
+      });
+    }
+  }
+  // After a refusal: the learners loaded in place get their states back, newest first.
+  void undo() {
+    for (auto it = undos_.rbegin(); it != undos_.rend(); ++it) (*it)();
+    undos_.clear();
   }
   // Text this learner must hold as it is (its rule's name): refused with `refusal` otherwise.
   void fixed(const char* name, const std::string& value, const std::string& refusal) {
@@ -541,6 +581,7 @@ class StateLoader {
     for (auto& c : settles_) c();
     commits_.clear();
     settles_.clear();
+    undos_.clear();
   }
 
  private:
@@ -569,7 +610,7 @@ class StateLoader {
   }
   ModelReader& in_;
   std::string who_;
-  std::vector<std::function<void()>> commits_, settles_;
+  std::vector<std::function<void()>> commits_, settles_, undos_;
 };
 
 class StateText : public VisitsTheLearnerAsItIs {
@@ -589,6 +630,11 @@ class StateText : public VisitsTheLearnerAsItIs {
     return static_cast<uint64_t>(x);
   }
   uint64_t count(const char*, uint64_t n, uint64_t) { return n; }
+  template <StoredMode Stored>  // a code, not a member: the learner's lines() say what it means
+  Stored value(const char*, Stored x, Stored, Stored) {
+    return x;
+  }
+  void learners(const std::vector<std::unique_ptr<Learner>>&, bool) {}
   void fixed(const char* name, const std::string& value, const std::string&) {
     out_ << name << " " << value << "\n";
   }
@@ -694,10 +740,23 @@ void save_state(const L& learner, ModelWriter& out, More... more) {
   StateSaver v(out);
   L::state(learner, v, more...);
 }
+// The name a refusal gives: the learner's, or its state_name() (a wrapper's own).
+template <class L>
+std::string state_owner(const L& learner) {
+  if constexpr (requires { learner.state_name(); })
+    return std::string(learner.state_name());
+  else
+    return std::string(learner.name());
+}
 template <class L, class... More>
 void load_state(L& learner, ModelReader& in, More... more) {
-  StateLoader v(in, std::string(learner.name()));
-  L::state(learner, v, more...);
+  StateLoader v(in, state_owner(learner));
+  try {
+    L::state(learner, v, more...);
+  } catch (...) {
+    v.undo();
+    throw;
+  }
   v.commit();
 }
 template <class L, class... More>
