@@ -17,6 +17,7 @@
 
 #include <tbb/task_group.h>
 
+#include "learners/common/state.h"
 #include "lepus/errors.h"
 
 namespace lepus {
@@ -100,8 +101,7 @@ Example get_example(ModelReader& in, const std::function<ModelFormatError(const 
 
 // MIX4's sample (a count, then the examples) and its V_k (a flag, then one per member).
 void load_validation(ModelReader& in, uint64_t members, std::vector<Example>& sample,
-                     std::vector<double>& validation,
-                     const std::function<ModelFormatError(const std::string&)>& bad) {
+                     std::vector<double>& validation, const MixLearner::Refusal& bad) {
   const uint64_t kept = in.get_u64("mix sample size");
   if (kept > in.remaining() / 25) throw bad("sample size does not fit the file");
   for (uint64_t i = 0; i < kept; ++i) sample.push_back(get_example(in, bad));
@@ -833,12 +833,155 @@ std::vector<std::string> MixLearner::summary_lines() const {
   return out;
 }
 
-void MixLearner::write_readable(std::ostream& out) const {
-  out << "mix_members " << size() << "\n";
-  out << "mix_share " << share_ << "\n";
-  out << "mix_c_max " << c_max_ << "\n";
-  out << "mix_gap " << gap_ << "\n";
-  clip_.write_readable(out);
+// MIX4 (MIX3 lacks the validation sample; MIX2 also the retirements and the round count; MIX1 also the
+// mixture's own loss): K, c_max, Δ, the own loss (+inf: not kept), the round count, per member a retired flag,
+// then each retired member's reason, the label range, per member L_k and its log-weight (-1e300: -inf), the
+// sample and V_k, then per member its name and, unless retired, its own state (its predict-only state in a
+// predict-only model). A default list takes the model's own members; a list the user named must match.
+template <class Self, class V>
+void MixLearner::state(Self& self, V& v, bool predict_only) {
+  const size_t older = v.version({kStateTag, kStateTagV3, kStateTagV2, kStateTagV1});
+  const uint64_t n = v.count("members", self.size(), kMaxMembers);
+  v.check(n >= 1, "bad member count 0");
+  v.check(n == self.size() || self.default_list_,
+          "has " + std::to_string(n) + " members, this run's --mix " + std::to_string(self.size()));
+  v.lines([&self](std::ostream& out) {
+    out << "mix_members " << self.size() << "\nmix_share " << self.share_ << "\n";
+  });
+  v.number("c_max", self.c_max_, common::kNonNegative);
+  v.number("gap", self.gap_, common::kNonNegative);
+  if (older <= 2) {
+    const double own = v.value("own_loss", std::isnan(self.own_loss_) ? kInf : self.own_loss_, -kInf, kInf);
+    v.check(std::isfinite(own) || own > 0.0, "non-finite mixture loss");
+    v.derived(self.own_loss_, std::isfinite(own) ? own : kNaN);
+  } else {
+    v.absent(self.own_loss_, kNaN);
+  }
+  const std::vector<std::string> retired = retired_state(self, v, older, n);
+  v.clip(self.clip_);
+  std::vector<double> cum(n), lw(n);
+  for (size_t k = 0; k < n; ++k) {
+    const bool held = k < self.size();
+    cum[k] = v.value("loss", held ? self.cum_loss_[k] : 0.0, -DBL_MAX, DBL_MAX);
+    const double w = held && std::isfinite(self.lw_[k]) ? self.lw_[k] : -1e300;
+    lw[k] = v.value("log_weight", w, -DBL_MAX, 1e-9);
+    if (lw[k] <= -1e300 || !retired[k].empty()) lw[k] = -kInf;
+  }
+  v.derived(self.cum_loss_, cum);
+  v.derived(self.lw_, lw);
+  if (older == 0) {
+    v.custom([&self, predict_only](ModelWriter& out) { self.save_sample(out, predict_only); },
+             [&self, n](auto& in, auto bad) { return self.load_sample(in, n, bad); }, [](std::ostream&) {});
+  } else {
+    v.absent(self.sample_, std::vector<Kept>{});
+    v.absent(self.validation_, std::vector<double>{});
+  }
+  v.custom([&self, predict_only](ModelWriter& out) { self.save_members(out, predict_only); },
+           [&self, n, &retired, predict_only](auto& in, auto bad) {
+             return self.load_members(in, n, retired, predict_only, bad);
+           },
+           [&self](std::ostream& out) { self.write_members(out); });
+}
+
+// MIX3's round count, retired flags and reasons (earlier versions: none retired): the reasons read.
+template <class Self, class V>
+std::vector<std::string> MixLearner::retired_state(Self& self, V& v, size_t older, uint64_t n) {
+  std::vector<std::string> retired(n);
+  if (older > 1) {
+    v.absent(self.rounds_, uint64_t{0});
+    v.derived(self.retired_, retired);
+    return retired;
+  }
+  v.whole("rounds", self.rounds_);
+  std::vector<uint8_t> flags(n);
+  for (size_t k = 0; k < n; ++k)
+    flags[k] = v.value("retired", uint8_t{k < self.size() && !self.active(k)}, uint8_t{0}, uint8_t{1});
+  for (size_t k = 0; k < n; ++k) {
+    if (!flags[k]) continue;
+    retired[k] = v.value("retirement", k < self.size() ? self.retired_[k] : std::string());
+    v.check(!retired[k].empty(), "empty retirement reason");
+  }
+  v.check(std::find(flags.begin(), flags.end(), uint8_t{0}) != flags.end(), "every member retired");
+  v.derived(self.retired_, retired);
+  return retired;
+}
+
+void MixLearner::save_sample(ModelWriter& out, bool predict_only) const {
+  out.put_u64(predict_only ? 0 : sample_.size());
+  Example x;
+  for (size_t i = 0; !predict_only && i < sample_.size(); ++i) {
+    expand(sample_[i], x);
+    put_example(out, x);
+  }
+  const std::vector<double> v = validation_losses();
+  out.put_u8(v.empty() ? 0 : 1);
+  for (double l : v) out.put_f64(l);
+}
+
+std::function<void()> MixLearner::load_sample(ModelReader& in, uint64_t n, const Refusal& bad) {
+  std::vector<Example> sample;
+  std::vector<double> validation;
+  load_validation(in, n, sample, validation, bad);
+  if (sample.size() > validation_size_) sample.resize(validation_size_);
+  auto kept = std::make_shared<std::vector<Kept>>(sample.size());
+  for (size_t i = 0; i < sample.size(); ++i) keep(sample[i], (*kept)[i]);
+  return [this, kept, validation] {
+    sample_ = std::move(*kept);
+    validation_ = validation;
+  };
+}
+
+void MixLearner::save_members(ModelWriter& out, bool predict_only) const {
+  for (size_t k = 0; k < size(); ++k) {
+    out.put_string(names_[k]);
+    if (!active(k)) continue;
+    if (predict_only)
+      save_for_prediction(*members_[k], out);
+    else
+      members_[k]->save(out);
+  }
+}
+
+// Fresh members (a refused state leaves this learner as it was), each loaded unless retired (a fresh member
+// stands in; it is never asked again).
+std::function<void()> MixLearner::load_members(ModelReader& in, uint64_t n,
+                                               const std::vector<std::string>& retired, bool predict_only,
+                                               const Refusal& bad) {
+  struct Read {
+    std::vector<std::unique_ptr<Learner>> members;
+    std::vector<std::string> names;
+    std::vector<OptionValues> options;
+  };
+  auto read = std::make_shared<Read>();
+  read->options.reserve(n);  // the members keep references to their options: no reallocation
+  for (size_t k = 0; k < n; ++k) {
+    const std::string got = in.get_string("mix member name");
+    const bool same = k < size() && got == names_[k];
+    if (!same && !default_list_)
+      throw bad("member " + std::to_string(k) + " is '" + got + "', expected '" + names_[k] + "'");
+    try {
+      read->options.push_back(same ? member_options_[k] : member_options(got));
+    } catch (const ConfigError& e) {
+      throw bad(std::string(e.what()) + " (keep the model's --loss_function)");
+    }
+    read->names.push_back(got);
+    read->members.push_back(make_member(got, read->options.back()));
+    if (!retired[k].empty()) continue;
+    if (predict_only)
+      load_for_prediction(*read->members.back(), in);
+    else
+      read->members.back()->load(in);
+  }
+  return [this, read, n] {
+    members_ = std::move(read->members);  // before the options the old members refer to go
+    names_ = std::move(read->names);
+    member_options_ = std::move(read->options);
+    scratch_.resize(n);
+    lead_ = 0;
+  };
+}
+
+void MixLearner::write_members(std::ostream& out) const {
   const std::vector<double> w = weights();
   const std::vector<double> v = validation_losses();
   out << "mix_validation_sample " << sample_.size() << "\n";
@@ -854,139 +997,11 @@ void MixLearner::write_readable(std::ostream& out) const {
   }
 }
 
-// Format: tag, K, then the mixture state (c_max, Δ, the mixture's own cumulative loss (MIX2), the round count
-// and per member a retired flag, then each retired member's reason (MIX3), the clipping range, per member L_k
-// and Fixed Share's log-weight), then per member its name and, unless retired, its own state (its
-// predict-only state in a predict-only model).
-void MixLearner::save_state(ModelWriter& out, bool predict_only) const {
-  out.put_u32(kStateTag);
-  out.put_u64(size());
-  out.put_f64(c_max_);
-  out.put_f64(gap_);
-  out.put_f64(std::isnan(own_loss_) ? kInf : own_loss_);  // +inf: not kept (resumed from a MIX1 state)
-  out.put_u64(rounds_);
-  for (size_t k = 0; k < size(); ++k) out.put_u8(active(k) ? 0 : 1);
-  for (size_t k = 0; k < size(); ++k)
-    if (!active(k)) out.put_string(retired_[k]);
-  clip_.save(out);
-  for (size_t k = 0; k < size(); ++k) {
-    out.put_f64(cum_loss_[k]);
-    out.put_f64(std::isfinite(lw_[k]) ? lw_[k] : -1e300);  // -inf (AdaHedge non-leader) stored finite
-  }
-  out.put_u64(predict_only ? 0 : sample_.size());
-  Example x;
-  for (size_t i = 0; !predict_only && i < sample_.size(); ++i) {
-    expand(sample_[i], x);
-    put_example(out, x);
-  }
-  const std::vector<double> v = validation_losses();
-  out.put_u8(v.empty() ? 0 : 1);
-  for (double l : v) out.put_f64(l);
-  for (size_t k = 0; k < size(); ++k) {
-    out.put_string(names_[k]);
-    if (!active(k)) continue;
-    if (predict_only)
-      save_for_prediction(*members_[k], out);
-    else
-      members_[k]->save(out);
-  }
-}
-
-void MixLearner::load_state(ModelReader& in, bool predict_only) {
-  auto bad = [&](const std::string& what) { return ModelFormatError(in.source() + ": mix state: " + what); };
-  const uint32_t tag = in.get_u32("mix state version");
-  if (tag != kStateTag && tag != kStateTagV3 && tag != kStateTagV2 && tag != kStateTagV1)
-    throw bad("not a mix state, or an unknown version");
-  const uint64_t n = in.get_u64("mix member count");
-  if (n == 0 || n > kMaxMembers) throw bad("bad member count " + std::to_string(n));
-  if (n != size() && !default_list_)
-    throw bad("has " + std::to_string(n) + " members, this run's --mix " + std::to_string(size()));
-  const double c_max = in.get_f64("mix c_max");
-  const double gap = in.get_f64("mix gap");
-  if (!std::isfinite(c_max) || c_max < 0.0) throw bad("bad largest importance weight");
-  if (!std::isfinite(gap) || gap < 0.0) throw bad("bad mixability gap");
-  double own = kNaN;
-  if (tag != kStateTagV1) {
-    own = in.get_f64("mix own loss");
-    if (std::isinf(own) && own > 0.0)
-      own = kNaN;
-    else if (!std::isfinite(own))
-      throw bad("non-finite mixture loss");
-  }
-  uint64_t rounds = 0;
-  std::vector<std::string> retired(n);
-  if (tag == kStateTag || tag == kStateTagV3) {
-    rounds = in.get_u64("mix round count");
-    std::vector<uint8_t> flag(n);
-    for (size_t k = 0; k < n; ++k) {
-      flag[k] = in.get_u8("mix member retired flag");
-      if (flag[k] > 1) throw bad("bad retired flag");
-    }
-    for (size_t k = 0; k < n; ++k)
-      if (flag[k]) {
-        retired[k] = in.get_string("mix member retirement");
-        if (retired[k].empty()) throw bad("empty retirement reason");
-      }
-    if (std::all_of(flag.begin(), flag.end(), [](uint8_t f) { return f == 1; }))
-      throw bad("every member retired");
-  }
-  common::LabelClip clip = clip_;
-  clip.load(in, "mix");
-  std::vector<double> cum(n), lw(n);
-  for (size_t k = 0; k < n; ++k) {
-    cum[k] = in.get_f64("mix member loss");
-    lw[k] = in.get_f64("mix member log-weight");
-    if (!std::isfinite(cum[k])) throw bad("non-finite member loss");
-    if (!std::isfinite(lw[k]) || lw[k] > 1e-9) throw bad("bad member log-weight");
-    if (lw[k] <= -1e300 || !retired[k].empty()) lw[k] = -kInf;
-  }
-  std::vector<Example> sample;
-  std::vector<double> validation;
-  if (tag == kStateTag) load_validation(in, n, sample, validation, bad);
-  if (sample.size() > validation_size_) sample.resize(validation_size_);
-  std::vector<Kept> kept(sample.size());
-  for (size_t i = 0; i < sample.size(); ++i) keep(sample[i], kept[i]);
-  // Fresh members, so that a refused state leaves this learner as it was.
-  // A default list takes the model's own members (the defaults of the version and the reduction it was saved
-  // by); a list the user named must match.
-  std::vector<std::unique_ptr<Learner>> fresh;
-  std::vector<std::string> names;
-  std::vector<OptionValues> options;
-  options.reserve(n);  // the members keep references to their options: no reallocation
-  for (size_t k = 0; k < n; ++k) {
-    const std::string got = in.get_string("mix member name");
-    const bool same = k < size() && got == names_[k];
-    if (!same && !default_list_)
-      throw bad("member " + std::to_string(k) + " is '" + got + "', expected '" + names_[k] + "'");
-    try {
-      options.push_back(same ? member_options_[k] : member_options(got));
-    } catch (const ConfigError& e) {
-      throw bad(std::string(e.what()) + " (keep the model's --loss_function)");
-    }
-    names.push_back(got);
-    fresh.push_back(make_member(got, options.back()));
-    if (!retired[k].empty()) continue;  // a fresh member stands in; it is never asked again
-    if (predict_only)
-      load_for_prediction(*fresh.back(), in);
-    else
-      fresh.back()->load(in);
-  }
-  c_max_ = c_max;
-  gap_ = gap;
-  own_loss_ = own;
-  rounds_ = rounds;
-  retired_ = std::move(retired);
-  clip_ = clip;
-  cum_loss_ = std::move(cum);
-  lw_ = std::move(lw);
-  sample_ = std::move(kept);
-  validation_ = std::move(validation);
-  members_ = std::move(fresh);  // before the options the old members refer to go
-  names_ = std::move(names);
-  member_options_ = std::move(options);
-  scratch_.resize(n);
-  lead_ = 0;
-}
+void MixLearner::write_readable(std::ostream& out) const { common::write_state(*this, out, false); }
+void MixLearner::save(ModelWriter& out) const { common::save_state(*this, out, false); }
+void MixLearner::load(ModelReader& in) { common::load_state(*this, in, false); }
+void MixLearner::save_predict_only(ModelWriter& out) const { common::save_state(*this, out, true); }
+void MixLearner::load_predict_only(ModelReader& in) { common::load_state(*this, in, true); }
 
 LearnerRow mix_row() {
   using Kind = OptionSpec::Kind;

@@ -62,11 +62,13 @@
 #pragma once
 #include <cstdint>
 #include <exception>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "learners/common/plumbing.h"
+#include "lepus/errors.h"
 #include "lepus/learner.h"
 
 namespace lepus {
@@ -107,10 +109,10 @@ class MixLearner final : public Learner,
   uint64_t warmup_wanted() const override;
   void warmup(std::span<const Example> prefix) override;
   void end_pass() override;
-  void save(ModelWriter& out) const override { save_state(out, false); }
-  void load(ModelReader& in) override { load_state(in, false); }
-  void save_predict_only(ModelWriter& out) const override { save_state(out, true); }
-  void load_predict_only(ModelReader& in) override { load_state(in, true); }
+  void save(ModelWriter& out) const override;
+  void load(ModelReader& in) override;
+  void save_predict_only(ModelWriter& out) const override;
+  void load_predict_only(ModelReader& in) override;
   std::string_view name() const override { return "mix"; }
   LabelRange label_range() const override { return clip_.range(); }
   std::vector<std::string> describe() const override;
@@ -147,6 +149,10 @@ class MixLearner final : public Learner,
   // The mixture's own cumulative weighted loss (NaN after resuming a model that did not keep it) and the regret
   // bound the summary prints next to own loss − min_k L_k (+inf with Fixed Share).
   double own_loss() const { return own_loss_; }
+  // The saved state, declared once (learners/common/state.h).
+  template <class Self, class V>
+  static void state(Self& self, V& v, bool predict_only);
+  using Refusal = std::function<ModelFormatError(const std::string&)>;
   double regret_bound() const;
   Rule rule() const { return rule_; }
 
@@ -196,8 +202,16 @@ class MixLearner final : public Learner,
   // The log rule's ℓ(y, s) = −q ln σ(s) − (1 − q) ln σ(−s), from s's ln σ pair.
   static double log_loss_term(double q, const LogSigmoids& ls);
   double input(float s) const;  // a member prediction as the rule reads it
-  void save_state(ModelWriter& out, bool predict_only) const;
-  void load_state(ModelReader& in, bool predict_only);
+  template <class Self, class V>
+  static std::vector<std::string> retired_state(Self& self, V& v, size_t older, uint64_t n);
+  // The parts of the state only the mixture reads: the kept sample with V_k, and the members by name. Each load
+  // reads its part whole and returns what its commit does.
+  void save_sample(ModelWriter& out, bool predict_only) const;
+  std::function<void()> load_sample(ModelReader& in, uint64_t n, const Refusal& bad);
+  void save_members(ModelWriter& out, bool predict_only) const;
+  std::function<void()> load_members(ModelReader& in, uint64_t n, const std::vector<std::string>& retired,
+                                     bool predict_only, const Refusal& bad);
+  void write_members(std::ostream& out) const;
 
   const Loss& loss_;
   int bits_;

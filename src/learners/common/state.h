@@ -89,11 +89,16 @@ auto fields_of(Slot& s) {
 // A mode is stored as a u8 or a u32.
 template <class T>
 concept StoredMode = std::same_as<T, uint8_t> || std::same_as<T, uint32_t>;
+// A stored value (value()): a u8, u32 or u64 code, an f64, or text.
+template <class T>
+concept StoredValue =
+    StoredMode<T> || std::same_as<T, uint64_t> || std::same_as<T, double> || std::same_as<T, std::string>;
 inline void put(ModelWriter& out, float x) { out.put_f32(x); }
 inline void put(ModelWriter& out, double x) { out.put_f64(x); }
 inline void put(ModelWriter& out, uint8_t x) { out.put_u8(x); }
 inline void put(ModelWriter& out, uint32_t x) { out.put_u32(x); }
 inline void put(ModelWriter& out, uint64_t x) { out.put_u64(x); }
+inline void put(ModelWriter& out, const std::string& x) { out.put_string(x); }
 
 // What saving and writing text share: both visit the learner as it is, in the newest layout, so the parts of a
 // declaration only a load of an older or a bad state needs (checks between fields read, refusals, fields an
@@ -140,10 +145,18 @@ class StateSaver : public VisitsTheLearnerAsItIs {
     out_.put_u64(n);
     return n;
   }
-  template <StoredMode Stored>
-  Stored value(const char*, Stored x, Stored, Stored) {
+  template <StoredValue Stored>
+  Stored value(const char*, const Stored& x, const Stored& = {}, const Stored& = {}) {
     put(out_, x);
     return x;
+  }
+  size_t version(std::initializer_list<uint32_t> tags) {
+    out_.put_u32(*tags.begin());
+    return 0;
+  }
+  template <class Save, class Load, class Text>
+  void custom(Save&& save, Load&&, Text&&) {
+    save(out_);
   }
   void learners(const std::vector<std::unique_ptr<Learner>>& list, bool predict_only) {
     for (const auto& l : list) predict_only ? save_for_prediction(*l, out_) : l->save(out_);
@@ -311,14 +324,41 @@ class StateLoader {
     commits_.push_back([&index, read] { index = std::move(*read); });
   }
   // A stored value in [lo, hi] that is not itself a member (derived() sets the members that follow from it).
-  template <StoredMode Stored>
-  Stored value(const char* name, Stored, Stored lo, Stored hi) {
+  // (Numbers: in [lo, hi], so never NaN; text: any.)
+  template <StoredValue Stored>
+  Stored value(const char* name, const Stored&, const Stored& lo = {}, const Stored& hi = {}) {
     const std::string what = who_ + " " + name;
-    const uint64_t v = sizeof(Stored) == 1 ? in_.get_u8(what.c_str()) : in_.get_u32(what.c_str());
-    if (v < lo || v > hi)
-      throw bad(std::string(name) + " " + std::to_string(v) + " is not in [" + std::to_string(lo) + ", " +
-                std::to_string(hi) + "]");
-    return static_cast<Stored>(v);
+    if constexpr (std::is_same_v<Stored, std::string>) {
+      return in_.get_string(what.c_str());
+    } else {
+      Stored v;
+      if constexpr (std::is_same_v<Stored, double>)
+        v = in_.get_f64(what.c_str());
+      else if constexpr (sizeof(Stored) == 1)
+        v = in_.get_u8(what.c_str());
+      else if constexpr (sizeof(Stored) == 4)
+        v = in_.get_u32(what.c_str());
+      else
+        v = in_.get_u64(what.c_str());
+      if (!(v >= lo && v <= hi))
+        throw bad(std::string(name) + " " + common::number(static_cast<double>(v)) + " is not in [" +
+                  common::number(static_cast<double>(lo)) + ", " + common::number(static_cast<double>(hi)) +
+                  "]");
+      return v;
+    }
+  }
+  // A u32 tag of one of the versions, newest first: its index.
+  size_t version(std::initializer_list<uint32_t> tags) {
+    const uint32_t got = in_.get_u32((who_ + " state version").c_str());
+    for (size_t k = 0; k < tags.size(); ++k)
+      if (got == tags.begin()[k]) return k;
+    throw bad("not a " + who_ + " state, or an unknown version");
+  }
+  // A part whose layout only its owner knows (other learners' states by name, kept examples): load(in, bad)
+  // reads it whole, refusing with bad(what), and returns what the commit does.
+  template <class Save, class Load, class Text>
+  void custom(Save&&, Load&& load, Text&&) {
+    commits_.push_back(load(in_, [this](const std::string& what) { return bad(what); }));
   }
   // Learners a wrapper owns, each with its own load (its predict-only one), which changes nothing when it
   // refuses: they load in place, each one's state saved first, and are loaded back from it when a later one or a
@@ -630,9 +670,14 @@ class StateText : public VisitsTheLearnerAsItIs {
     return static_cast<uint64_t>(x);
   }
   uint64_t count(const char*, uint64_t n, uint64_t) { return n; }
-  template <StoredMode Stored>  // a code, not a member: the learner's lines() say what it means
-  Stored value(const char*, Stored x, Stored, Stored) {
+  template <StoredValue Stored>  // not a member: the learner's lines() say what it means
+  Stored value(const char*, const Stored& x, const Stored& = {}, const Stored& = {}) {
     return x;
+  }
+  size_t version(std::initializer_list<uint32_t>) { return 0; }
+  template <class Save, class Load, class Text>
+  void custom(Save&&, Load&&, Text&& text) {
+    text(out_);
   }
   void learners(const std::vector<std::unique_ptr<Learner>>&, bool) {}
   void fixed(const char* name, const std::string& value, const std::string&) {
