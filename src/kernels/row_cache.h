@@ -54,6 +54,10 @@ class CachedPoints {
   size_t add(PointRef p);
   // Replaces the points (a model's); ids are fresh.
   void assign(PointStore points);
+  CachedPoints& operator=(PointStore points) {  // the same (a declared state moves the points it read in)
+    assign(std::move(points));
+    return *this;
+  }
   // out[i] = kernel(points[i], x) for every stored point.
   void row(const Kernel& kernel, PointRef x, double* out) const;
   PointRef operator[](size_t i) const { return points_[i]; }

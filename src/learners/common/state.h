@@ -18,13 +18,17 @@
 // (slots, strided, records), a dense learner's compact index (index, or count then index_slots), vectors and
 // symmetric matrices (vector, upper; rows: a row per slot of w_i then m_ij; block: a top-left block), numbers
 // that may be +inf (unbounded), components with their own save and load (part, held by unique_ptr or by value:
-// a matrix, a sketch) or their own declaration (nested), learners a wrapper owns (learners: loaded in place
-// and loaded back from their earlier state when a later field is refused), stored codes that are not members
-// (value; derived() sets what follows from them),
-// tracked vectors, and readable-only lines (lines). A member that follows from fields read is set at the
+// a matrix, a sketch, a kernel setting; make() may give another type the member is assigned from, and a load
+// taking the learner's name gets it) or their own declaration (nested), lists of components (parts: one per
+// problem of a multiclass table), learners a wrapper owns (learners: loaded in place and loaded back from their
+// earlier state when a later field is refused), parts whose layout only their owner knows (custom), stored
+// values that are not members (value; derived() sets what follows from them), tracked vectors, parallel columns
+// saved row by row (columns: per-point weights), a flag the learner derives saying whether the fields after it
+// are held (present), an optional number saved as one number, 0 when absent (zero_if_absent), and
+// readable-only lines (lines). A member that follows from fields read is set at the
 // commit (derived), and settle(self, f) calls f(self) after it (scratch sized to the state read). number(),
-// flag(), whole(), count(), choice(), index(), vector() and upper() return what they visited (for the loader,
-// what it read), so
+// flag(), whole(), count(), choice(), index(), vector(), upper(), part(), present(), zero_if_absent() and
+// columns() return what they visited (for the loader, what it read), so
 // that a later field's declaration, or a check() between fields, may depend on an earlier one. A state whose
 // layout changed names its versions (version(): text tags, newest first, returning 0 for the newest;
 // versions(oldest, newest): numbered); a field an older version lacks is declared absent(field, value) there
@@ -32,6 +36,7 @@
 // ever saved or written as text. Every field passed to a visitor must be the learner's own member (the loader
 // assigns it at the commit, after state() has returned): never a local.
 #pragma once
+#include <array>
 #include <cmath>
 #include <concepts>
 #include <cstdint>
@@ -181,8 +186,9 @@ class StateSaver : public VisitsTheLearnerAsItIs {
     }
   }
   template <class P, class Make, class Text>
-  void part(const char*, const std::unique_ptr<P>& p, Make&&, Text&&) {
+  const P& part(const char*, const std::unique_ptr<P>& p, Make&&, Text&&) {
     p->save(out_);
+    return *p;
   }
   template <class P, class Make, class Text>
   const P& part(const char*, const P& p, Make&&, Text&&) {
@@ -249,6 +255,24 @@ class StateSaver : public VisitsTheLearnerAsItIs {
     save_count_and_records(
         out_, touched(t, shift), [&](uint64_t i) { return any_nonzero(&t[i << shift], kept ? kept : n); },
         [&](uint64_t i) { out_.put_values(&t[i << shift], n); });
+  }
+  template <class P, class Make, class Text>
+  void parts(const char*, const std::vector<std::unique_ptr<P>>& list, Make&&, Text&&) {
+    for (const auto& p : list) p->save(out_);
+  }
+  bool present(const char*, bool b) {
+    out_.put_u8(b ? 1 : 0);
+    return b;
+  }
+  double zero_if_absent(const char*, const std::optional<double>& x, const Bounds& = kAnyNumber) {
+    out_.put_f64(x.value_or(0.0));
+    return x.value_or(0.0);
+  }
+  template <class Ok, class... Column>
+  std::array<const std::vector<double>*, sizeof...(Column)> columns(const char*, uint64_t n, Ok&&,
+                                                                    const Column&... c) {
+    for (uint64_t i = 0; i < n; ++i) (out_.put_f64(c[i]), ...);
+    return {&c...};
   }
 
  private:
@@ -460,16 +484,18 @@ class StateLoader {
   void lines(F&&) {}
   // A component with its own save and load (a matrix): loaded into a fresh one, make(), then moved in.
   template <class P, class Make, class Text>
-  void part(const char*, std::unique_ptr<P>& p, Make&& make, Text&&) {
+  const P& part(const char*, std::unique_ptr<P>& p, Make&& make, Text&&) {
     auto fresh = std::make_shared<std::unique_ptr<P>>(make());
-    (*fresh)->load(in_);
+    load_part(**fresh);
     commits_.push_back([&p, fresh] { p = std::move(*fresh); });
+    return **fresh;
   }
-  // A component held by value: loaded into make(), moved in at the commit. The component read.
+  // A component held by value: loaded into make() (it may be another type the member is assigned from, such as
+  // the point store of a cache of kernel rows), moved in at the commit. The component read.
   template <class P, class Make, class Text>
-  const P& part(const char*, P& p, Make&& make, Text&&) {
-    auto fresh = std::make_shared<P>(make());
-    fresh->load(in_);
+  const auto& part(const char*, P& p, Make&& make, Text&&) {
+    auto fresh = std::make_shared<std::invoke_result_t<Make&>>(make());
+    load_part(*fresh);
     commits_.push_back([&p, fresh] { p = std::move(*fresh); });
     return *fresh;
   }
@@ -615,6 +641,48 @@ class StateLoader {
     });
     commits_.push_back([&t, read] { t = std::move(*read); });
   }
+  // A list of components (one per problem): make() gives the fresh list, as long as the state holds; each is
+  // loaded in turn, and the list moved in.
+  template <class P, class Make, class Text>
+  void parts(const char*, std::vector<std::unique_ptr<P>>& list, Make&& make, Text&&) {
+    auto fresh = std::make_shared<std::vector<std::unique_ptr<P>>>(make());
+    for (auto& p : *fresh) load_part(*p);
+    commits_.push_back([&list, fresh] { list = std::move(*fresh); });
+  }
+  // A flag the learner derives (no member of its own) saying whether the fields after it are held: the one read.
+  bool present(const char* name, bool) { return read_flag(name); }
+  // An optional number saved as one number, 0 when absent: absent when 0 is read. The number read.
+  double zero_if_absent(const char* name, std::optional<double>& x, const Bounds& b = kAnyNumber) {
+    const double v = read_number<double>(name, b);
+    commits_.push_back([&x, v] { x = v != 0.0 ? std::optional<double>(v) : std::nullopt; });
+    return v;
+  }
+  // n rows of parallel columns (a number per column per row, row by row), every one finite and ok(row) true for
+  // each row (its numbers in column order); read into fresh columns of n entries, which it returns.
+  template <class Ok, class... Column>
+  std::array<const std::vector<double>*, sizeof...(Column)> columns(const char* name, uint64_t n, Ok&& ok,
+                                                                    Column&... c) {
+    constexpr size_t k = sizeof...(Column);
+    if (n > in_.remaining() / (8 * k)) throw bad(std::string("more ") + name + "s than the file holds");
+    auto read = std::make_shared<std::array<std::vector<double>, k>>();
+    for (auto& column : *read) column.resize(n);
+    const std::string what = who_ + " " + name;
+    for (uint64_t i = 0; i < n; ++i) {
+      std::array<double, k> row;
+      for (size_t j = 0; j < k; ++j) row[j] = (*read)[j][i] = in_.get_f64(what.c_str());
+      for (double x : row)
+        if (!std::isfinite(x))
+          throw bad(std::string("a non-finite value in ") + name + " " + std::to_string(i));
+      if (!ok(static_cast<const double*>(row.data())))
+        throw bad(std::string(name) + " " + std::to_string(i) + " out of range");
+    }
+    commits_.push_back([read, cs = std::array<std::vector<double>*, k>{&c...}] {
+      for (size_t j = 0; j < k; ++j) cs[j]->swap((*read)[j]);
+    });
+    std::array<const std::vector<double>*, k> out;
+    for (size_t j = 0; j < k; ++j) out[j] = &(*read)[j];
+    return out;
+  }
   // Changes the learner: every field read has passed its check.
   void commit() {
     for (auto& c : commits_) c();
@@ -640,6 +708,13 @@ class StateLoader {
       throw bad(std::string(name) + " " + common::number(v) + " is not " +
                 (b.whole ? "a whole number " : "") + b.range.text());
     return v;
+  }
+  template <class P>
+  void load_part(P& p) {
+    if constexpr (requires { p.load(in_, who_); })
+      p.load(in_, who_);
+    else
+      p.load(in_);
   }
   template <StoredMode Stored = uint8_t>
   bool read_flag(const char* name) {
@@ -699,8 +774,9 @@ class StateText : public VisitsTheLearnerAsItIs {
   void rows(const char*, const Eigen::VectorXd&, const M&, uint64_t, uint64_t, bool, uint64_t, uint64_t) {}
   // text(out, part): a component's lines.
   template <class P, class Make, class Text>
-  void part(const char*, const std::unique_ptr<P>& p, Make&&, Text&& text) {
+  const P& part(const char*, const std::unique_ptr<P>& p, Make&&, Text&& text) {
     text(out_, *p);
+    return *p;
   }
   template <class P, class Make, class Text>
   const P& part(const char*, const P& p, Make&&, Text&& text) {
@@ -772,6 +848,23 @@ class StateText : public VisitsTheLearnerAsItIs {
       text(out_, i, t[i]);
       out_ << "\n";
     });
+  }
+  // text(out, index, component) per component.
+  template <class P, class Make, class Text>
+  void parts(const char*, const std::vector<std::unique_ptr<P>>& list, Make&&, Text&& text) {
+    for (size_t k = 0; k < list.size(); ++k) text(out_, k, *list[k]);
+  }
+  bool present(const char* name, bool b) { return flag(name, b); }
+  // "name value", or "name none" when absent.
+  double zero_if_absent(const char* name, const std::optional<double>& x, const Bounds& b = kAnyNumber) {
+    optional(name, x, b);
+    return x.value_or(0.0);
+  }
+  // No lines (a learner writes its per-row lines with lines()).
+  template <class Ok, class... Column>
+  std::array<const std::vector<double>*, sizeof...(Column)> columns(const char*, uint64_t, Ok&&,
+                                                                    const Column&... c) {
+    return {&c...};
   }
 
  private:

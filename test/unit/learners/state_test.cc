@@ -4,9 +4,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <memory>
+#include <optional>
 #include <sstream>
 
 namespace lepus {
@@ -246,6 +249,133 @@ TEST(DeclaredState, DenseKindsAndANestedPartLoadWholeOrNotAtAll) {
     }
     EXPECT_EQ(saved_bytes(d), before) << c.names;
     EXPECT_EQ(d.part.scratch.size(), 0) << c.names;
+  }
+}
+
+// A component with its own save and load (a load that takes the learner's name, as the kernel components').
+struct Counter {
+  uint64_t n = 0;
+  void save(ModelWriter& out) const { out.put_u64(n); }
+  void load(ModelReader& in, const std::string& who) {
+    n = in.get_u64((who + " counter").c_str());
+    if (n > 100) throw ModelFormatError(who + ": counter " + std::to_string(n) + " too large");
+  }
+};
+
+// A holder of the kinds a kernel learner declares: an optional number saved as 0 when absent, a member
+// component, a flag saying whether a list of components follows, that list, and rows of parallel columns whose
+// count the component gave.
+struct Composite {
+  std::optional<double> c;
+  Counter counter;
+  std::vector<std::unique_ptr<Counter>> problems;
+  std::vector<double> beta, gamma;
+  std::string_view name() const { return "composite"; }
+
+  template <class Self, class V>
+  static void state(Self& self, V& v) {
+    v.zero_if_absent("C", self.c, common::kNonNegative);
+    const uint64_t n = v.part(
+                            "counter", self.counter, [] { return Counter(); },
+                            [](std::ostream& out, const Counter& k) { out << "counter " << k.n << "\n"; })
+                           .n;
+    const bool held = v.present("held", !self.problems.empty());
+    v.parts(
+        "problem", self.problems,
+        [held] {
+          std::vector<std::unique_ptr<Counter>> list;
+          for (int p = 0; held && p < 2; ++p) list.push_back(std::make_unique<Counter>());
+          return list;
+        },
+        [](std::ostream& out, size_t p, const Counter& k) { out << "problem " << p << " " << k.n << "\n"; });
+    const auto read = v.columns(
+        "row", n, [](const double* r) { return r[1] >= 0.0; }, self.beta, self.gamma);
+    v.check(std::count(read[1]->begin(), read[1]->begin() + static_cast<std::ptrdiff_t>(n), 1.0) == 0,
+            "a gamma of 1");
+  }
+};
+
+Composite composite() {
+  Composite x;
+  x.c = 2.5;
+  x.counter.n = 2;
+  x.problems.push_back(std::make_unique<Counter>(Counter{7}));
+  x.problems.push_back(std::make_unique<Counter>(Counter{8}));
+  x.beta = {1.0, -1.0};
+  x.gamma = {0.5, 2.0};
+  return x;
+}
+
+template <class L>
+std::string loaded(L& l, const std::vector<uint8_t>& bytes) {
+  ModelReader in(bytes.data(), bytes.size(), "m");
+  try {
+    common::load_state(l, in);
+  } catch (const ModelFormatError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(DeclaredState, ComponentsListsFlagsAndColumnsRoundTrip) {
+  const Composite filled = composite();
+  const std::vector<uint8_t> saved = saved_bytes(filled);
+  EXPECT_EQ(saved.size(), 8u + 8u + 1u + 16u + 32u);
+  Composite x;
+  ASSERT_EQ(loaded(x, saved), "");
+  EXPECT_EQ(saved_bytes(x), saved);
+  EXPECT_EQ(x.c, 2.5);
+  ASSERT_EQ(x.problems.size(), 2u);
+  EXPECT_EQ(x.problems[1]->n, 8u);
+  EXPECT_EQ(x.gamma, (std::vector<double>{0.5, 2.0}));
+  std::ostringstream text;
+  common::write_state(x, text);
+  EXPECT_EQ(text.str(), "C 2.5\ncounter 2\nheld 1\nproblem 0 7\nproblem 1 8\n");
+  // 0 is an absent C; no list held.
+  Composite bare;
+  bare.c = 1.0;
+  Composite none;
+  none.c = std::nullopt;
+  ASSERT_EQ(loaded(bare, saved_bytes(none)), "");
+  EXPECT_FALSE(bare.c.has_value());
+  EXPECT_TRUE(bare.problems.empty());
+}
+
+// A bad field of each kind, and every cut of the bytes: refused, and the holder keeps every field it had.
+TEST(DeclaredState, ARefusedComponentListOrColumnChangesNothing) {
+  const std::vector<uint8_t> saved = saved_bytes(composite());
+  auto with = [&](size_t at, const void* value, size_t n) {
+    std::vector<uint8_t> b = saved;
+    std::memcpy(b.data() + at, value, n);
+    return b;
+  };
+  const double negative = -1.0, nan = std::nan(""), one = 1.0;
+  const uint64_t large = 200;
+  const uint8_t two = 2;
+  // C (8), the counter (8), held (1), the two problems' counters (8 + 8), then beta and gamma per row.
+  std::vector<std::pair<std::vector<uint8_t>, std::string>> cases = {
+      {with(0, &negative, 8), "C -1 is not >= 0"},
+      {with(8, &large, 8), "counter 200 too large"},
+      {with(16, &two, 1), "held is not 0 or 1"},
+      {with(25, &large, 8), "counter 200 too large"},
+      {with(33 + 8, &negative, 8), "row 0 out of range"},
+      {with(33 + 16, &nan, 8), "a non-finite value in row 1"},
+      {with(33 + 24, &one, 8), "a gamma of 1"},
+  };
+  for (size_t cut = 0; cut < saved.size(); ++cut)
+    cases.push_back({std::vector<uint8_t>(saved.begin(), saved.begin() + cut), ""});
+  for (const auto& [bytes, names] : cases) {
+    Composite x;
+    x.c = 1.0;
+    x.counter.n = 1;
+    x.beta = {3.0};
+    x.gamma = {4.0};
+    const std::vector<uint8_t> before = saved_bytes(x);
+    const std::string error = loaded(x, bytes);
+    EXPECT_NE(error, "") << bytes.size();
+    EXPECT_NE(error.find(names), std::string::npos) << error;
+    EXPECT_EQ(saved_bytes(x), before) << names << " " << bytes.size();
+    EXPECT_TRUE(x.problems.empty());
   }
 }
 
