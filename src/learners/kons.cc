@@ -8,8 +8,8 @@
 
 #include "learners/common/kernel_option.h"
 #include "learners/common/plumbing.h"
+#include "learners/common/state.h"
 #include "lepus/errors.h"
-#include "sketch/dense_io.h"
 
 namespace lepus {
 namespace {
@@ -394,134 +394,118 @@ void KonsLearner::refresh_coefficients() {
   for (Eigen::Index i = 0; i < n; ++i) a_[act_[i]] -= std::sqrt(gamma_[act_[i]]) * r_(i) / opt_.alpha;
 }
 
-void KonsLearner::save(ModelWriter& out) const {
-  const bool many = u_.size() > 1;
-  out.put_u32(many ? kProblemsStateVersion : kStateVersion);
+// Version 1: one problem; 2: K problems over one embedding (share_points), with whether they share one matrix.
+// Then the kernel, the hyper-parameters (C and eta 0 when not given), the largest |label| per problem, the
+// points with their beta, gamma and coefficient, K beta over the points with gamma > 0, N's inverse, and KORS
+// (sketched) or the embedding with each problem's inverse and u (--budget).
+template <class Self, class V>
+void KonsLearner::state(Self& self, V& v) {
+  const bool many = self.u_.size() > 1;
+  v.lines([&self](std::ostream& out) {
+    out << "learner " << self.name() << "\nC " << num(self.clip_radius(0)) << "\neta " << num(self.eta(0))
+        << "\n";
+  });
+  const std::string problems = "saved for another number of problems, or not a kons state";
+  v.fixed("state version", many ? kProblemsStateVersion : kStateVersion, problems);
   if (many) {
-    out.put_u32(static_cast<uint32_t>(u_.size()));
-    out.put_u8(ainv_.size() == 1 ? 1 : 0);  // one matrix for the K problems
+    v.fixed("problems", static_cast<uint32_t>(self.u_.size()), problems);
+    v.fixed("one matrix", static_cast<uint8_t>(self.ainv_.size() == 1),
+            "saved with the other --kons_class_matrix");
   }
-  out.put_u8(opt_.sketched ? 1 : 0);
-  out.put_u32(static_cast<uint32_t>(bits_));
-  kernel_.save(out);  // the kernel, then where its bandwidth came from (0: still to estimate)
-  out.put_f64(opt_.alpha);
-  out.put_f64(opt_.clip.value_or(0.0));
-  out.put_f64(opt_.eta.value_or(0.0));
-  out.put_f64(opt_.kors.eps);
-  out.put_f64(opt_.kors.beta);
-  out.put_f64(opt_.gamma_min);
-  out.put_u64(opt_.budget);
-  out.put_u64(seed_);
-  out.put_u64(rounds_);
-  out.put_values(max_abs_label_.data(), max_abs_label_.size());
-  points_.save(out);
-  for (size_t s = 0; s < beta_.size(); ++s) {
-    out.put_f64(beta_[s]);
-    out.put_f64(gamma_[s]);
-    out.put_f64(a_[s]);
-  }
-  out.put_values(kbeta_.data(), static_cast<size_t>(kbeta_.size()));  // Kβ, as accumulated (resumes exactly)
-  n_inv_.save(out);
-  if (kors_) kors_->save(out);
-  if (nystrom_) {
-    nystrom_->save(out);
-    for (const Eigen::MatrixXd& a : ainv_) dense_io::put_upper(out, a, nystrom_->size());
-    for (const Eigen::VectorXd& u : u_) out.put_values(u.data(), nystrom_->size());
+  v.fixed("sketched", static_cast<uint8_t>(self.opt_.sketched), "saved by the other kons learner");
+  v.fixed("bits", static_cast<uint32_t>(self.bits_), "saved with another -b");
+  v.part(
+      "kernel", self.kernel_, [&self] { return common::KernelSetting(self.opt_.kernel); },
+      [](std::ostream& out, const common::KernelSetting& k) { out << "kernel " << k.text() << "\n"; });
+  const KonsOptions o = options_state(self, v);
+  v.fixed("budget", self.opt_.budget, "saved with another --budget");
+  v.whole("seed", self.seed_);
+  v.whole("rounds", self.rounds_);
+  for (auto& largest : self.max_abs_label_) v.number("largest_label", largest, common::kNonNegative);
+  points_state(self, v);
+  if (o.budget > 0)
+    embedded_state(self, v, o);
+  else if (o.sketched)
+    v.part(
+        "kors", self.kors_, [&self, o] { return std::make_unique<Kors>(self.kernel_.kernel(), o.kors); },
+        [](std::ostream& out, const Kors& k) { out << "dictionary " << k.size() << "\n"; });
+  v.lines([&self](std::ostream& out) { self.write_points(out); });
+}
+
+// The hyper-parameters (C and eta 0 when not given): the options with the state's values, for the components
+// the state makes.
+template <class Self, class V>
+KonsOptions KonsLearner::options_state(Self& self, V& v) {
+  KonsOptions o = self.opt_;
+  o.alpha = o.kors.alpha = v.number("kons_alpha", self.opt_.alpha, common::kPositive);
+  v.derived(self.opt_.kors.alpha, o.alpha);
+  v.zero_if_absent("kons_C", self.opt_.clip, common::kNonNegative);
+  v.zero_if_absent("kons_eta", self.opt_.eta, common::kNonNegative);
+  o.kors.eps = v.number("kors_eps", self.opt_.kors.eps);
+  o.kors.beta = v.number("kors_beta", self.opt_.kors.beta);
+  v.number("kons_gamma", self.opt_.gamma_min, common::Bounds{{0.0, 1.0}});
+  return o;
+}
+
+// The points with their beta, gamma and coefficient, K beta over the points with gamma > 0 (as accumulated: a
+// resumed run continues exactly) and N's inverse over those points.
+template <class Self, class V>
+void KonsLearner::points_state(Self& self, V& v) {
+  const auto& points = v.part(
+      "points", self.points_, [] { return kernels::PointStore(); },
+      [](std::ostream& out, const kernels::CachedPoints& p) { out << "points " << p.size() << "\n"; });
+  const uint64_t n = points.size();
+  const auto w = v.columns(
+      "point", n, [](const double* r) { return r[1] >= 0.0; }, self.beta_, self.gamma_, self.a_);
+  std::vector<uint32_t> act;  // the rows of N: the points with gamma > 0
+  for (uint64_t s = 0; s < n; ++s)
+    if ((*w[1])[s] > 0.0) act.push_back(static_cast<uint32_t>(s));
+  const uint64_t active = act.size();
+  v.derived(self.act_, std::move(act));
+  v.vector("K_beta", self.kbeta_, active, active);
+  const auto& n_inv = v.part(
+      "inverse", self.n_inv_, [] { return BorderedInverse(); },
+      [](std::ostream& out, const BorderedInverse& b) { out << "sketch " << b.size() << "\n"; });
+  v.check(n_inv.size() == active, "the inverse's size differs from the points with gamma > 0");
+}
+
+// --budget: the embedding (made with the state's KORS options), each problem's A inverse and u over its
+// coordinates (their capacity at least 1).
+template <class Self, class V>
+void KonsLearner::embedded_state(Self& self, V& v, const KonsOptions& o) {
+  const auto& nystrom = v.part(
+      "landmarks", self.nystrom_,
+      [&self, o] { return std::make_unique<NystromEmbedding>(self.kernel_.kernel(), o.kors, o.budget); },
+      [](std::ostream& out, const NystromEmbedding& e) { out << "landmarks " << e.size() << "\n"; });
+  const uint64_t m = nystrom.size(), cap = std::max<uint64_t>(m, 1);
+  for (auto& a : self.ainv_) v.upper("inverse", a, m, cap);
+  for (auto& u : self.u_) v.vector("u", u, m, cap);
+  v.lines([&self](std::ostream& out) { self.write_u(out); });
+}
+
+void KonsLearner::save(ModelWriter& out) const { common::save_state(*this, out); }
+
+void KonsLearner::load(ModelReader& in) { common::load_state(*this, in); }
+
+void KonsLearner::write_readable(std::ostream& out) const { common::write_state(*this, out); }
+
+// Each problem's u, one line per coordinate ("problem p C c" first when there are several).
+void KonsLearner::write_u(std::ostream& out) const {
+  for (size_t p = 0; p < u_.size(); ++p) {
+    if (u_.size() > 1) out << "problem " << p << " C " << num(clip_radius(p)) << "\n";
+    for (size_t j = 0; j < nystrom_->size(); ++j)
+      out << "u " << j << " " << num(u_[p](static_cast<Eigen::Index>(j))) << "\n";
   }
 }
 
-void KonsLearner::load(ModelReader& in) {
-  const std::string who(name());
-  auto bad = [&](const std::string& what) {
-    return ModelFormatError(in.source() + ": " + who + " state: " + what);
-  };
-  const uint32_t version = in.get_u32("kons state version");
-  if (version != kStateVersion && version != kProblemsStateVersion) throw bad("unknown state version");
-  const uint32_t problems = version == kStateVersion ? 1 : in.get_u32("kons problems");
-  if (problems != u_.size())
-    throw bad("saved for " + std::to_string(problems) + " problems, not " + std::to_string(u_.size()));
-  const size_t matrices = version == kStateVersion || in.get_u8("kons one matrix") == 0 ? problems : 1;
-  if (matrices != ainv_.size()) throw bad("saved with the other --kons_class_matrix");
-  if ((in.get_u8("kons sketched") != 0) != opt_.sketched) throw bad("saved by the other kons learner");
-  if (in.get_u32("kons bits") != static_cast<uint32_t>(bits_)) throw bad("saved with another -b");
-  common::KernelSetting kernel(opt_.kernel);
-  kernel.load(in, who);
-  KonsOptions o = opt_;
-  o.alpha = in.get_f64("kons alpha");
-  const double clip = in.get_f64("kons C"), eta = in.get_f64("kons eta");
-  o.clip = clip > 0.0 ? std::optional<double>(clip) : std::nullopt;
-  o.eta = eta > 0.0 ? std::optional<double>(eta) : std::nullopt;
-  o.kors.eps = in.get_f64("kors eps");
-  o.kors.beta = in.get_f64("kors beta");
-  o.gamma_min = in.get_f64("kons gamma");
-  if (in.get_u64("kons budget") != opt_.budget) throw bad("saved with another --budget");
-  o.kors.alpha = o.alpha;
-  if (!(o.alpha > 0.0) || !std::isfinite(o.alpha) || !(clip >= 0.0) || !(eta >= 0.0) ||
-      !std::isfinite(clip) || !std::isfinite(eta) || !(o.gamma_min >= 0.0 && o.gamma_min <= 1.0))
-    throw bad("a hyper-parameter out of range");
-  const uint64_t seed = in.get_u64("kons seed");
-  const uint64_t rounds = in.get_u64("kons rounds");
-  std::vector<double> max_abs_label(problems);
-  for (double& l : max_abs_label) l = in.get_f64("kons largest label");
-  kernels::PointStore points;
-  points.load(in, who);
-  std::vector<double> beta(points.size()), gamma(points.size()), a(points.size());
-  std::vector<uint32_t> act;
-  for (size_t s = 0; s < points.size(); ++s) {
-    beta[s] = in.get_f64("kons beta");
-    gamma[s] = in.get_f64("kons gamma");
-    a[s] = in.get_f64("kons coefficient");
-    if (!std::isfinite(beta[s]) || !(gamma[s] >= 0.0) || !std::isfinite(gamma[s]) || !std::isfinite(a[s]))
-      throw bad("a point's weights");
-    if (gamma[s] > 0.0) act.push_back(static_cast<uint32_t>(s));
+void KonsLearner::write_points(std::ostream& out) const {
+  for (size_t s = 0; s < points_.size(); ++s) {
+    out << "point " << s << " a " << num(a_[s]) << " beta " << num(beta_[s]) << " gamma " << num(gamma_[s])
+        << " |";
+    const kernels::PointRef p = points_[s];
+    for (size_t k = 0; k < p.n; ++k) out << " " << p.data[k].slot << ":" << num(p.data[k].x);
+    out << "\n";
   }
-  Eigen::VectorXd kbeta(static_cast<Eigen::Index>(act.size()));
-  for (Eigen::Index i = 0; i < kbeta.size(); ++i) {
-    kbeta(i) = in.get_f64("kons K beta");
-    if (!std::isfinite(kbeta(i))) throw bad("a non-finite K beta");
-  }
-  BorderedInverse n_inv;
-  n_inv.load(in, who);
-  if (n_inv.size() != act.size()) throw bad("the inverse's size differs from the points with gamma > 0");
-  std::unique_ptr<Kors> kors;
-  std::unique_ptr<NystromEmbedding> nystrom;
-  std::vector<Eigen::MatrixXd> ainv(matrices);
-  std::vector<Eigen::VectorXd> u(problems);
-  opt_ = o;
-  kernel_ = std::move(kernel);  // the kernel object keeps its address: KORS's and the embedding's reference
-  if (opt_.budget > 0) {
-    nystrom = std::make_unique<NystromEmbedding>(kernel_.kernel(), opt_.kors, opt_.budget);
-    nystrom->load(in, who);
-    const auto m = static_cast<Eigen::Index>(nystrom->size());
-    const Eigen::Index cap = std::max<Eigen::Index>(m, 1);
-    for (Eigen::MatrixXd& a : ainv) {
-      a = Eigen::MatrixXd::Zero(cap, cap);
-      dense_io::get_upper(in, a, static_cast<uint64_t>(m), "kons inverse");
-      if (!a.allFinite()) throw bad("a non-finite embedded state");
-    }
-    for (Eigen::VectorXd& v : u) {
-      v = Eigen::VectorXd::Zero(cap);
-      in.get_raw(v.data(), static_cast<size_t>(m) * sizeof(double), "kons u");
-      if (!v.allFinite()) throw bad("a non-finite embedded state");
-    }
-  } else if (opt_.sketched) {
-    kors = std::make_unique<Kors>(kernel_.kernel(), opt_.kors);
-    kors->load(in, who);
-  }
-  seed_ = seed;
-  rounds_ = rounds;
-  max_abs_label_.swap(max_abs_label);
-  points_.assign(std::move(points));
-  beta_.swap(beta);
-  gamma_.swap(gamma);
-  act_.swap(act);
-  n_inv_ = std::move(n_inv);
-  kors_ = std::move(kors);
-  nystrom_ = std::move(nystrom);
-  ainv_.swap(ainv);
-  u_.swap(u);
-  a_.swap(a);
-  kbeta_.swap(kbeta);
 }
 
 std::vector<std::string> KonsLearner::summary_lines() const {
@@ -553,28 +537,6 @@ std::vector<std::string> KonsLearner::describe() const {
                   common::number(opt_.kors.beta) + ", coin floor = " + common::number(opt_.gamma_min));
   }
   return out;
-}
-
-void KonsLearner::write_readable(std::ostream& out) const {
-  out << "learner " << name() << "\nkernel " << kernel_.text() << "\n";
-  out << "alpha " << num(opt_.alpha) << "\nC " << num(clip_radius(0)) << "\neta " << num(eta(0)) << "\n";
-  out << "rounds " << rounds_ << "\npoints " << points_.size() << "\nsketch " << act_.size() << "\n";
-  if (kors_) out << "dictionary " << kors_->size() << "\n";
-  if (nystrom_) {
-    out << "landmarks " << nystrom_->size() << "\n";
-    for (size_t p = 0; p < u_.size(); ++p) {
-      if (u_.size() > 1) out << "problem " << p << " C " << num(clip_radius(p)) << "\n";
-      for (size_t j = 0; j < nystrom_->size(); ++j)
-        out << "u " << j << " " << num(u_[p](static_cast<Eigen::Index>(j))) << "\n";
-    }
-  }
-  for (size_t s = 0; s < points_.size(); ++s) {
-    out << "point " << s << " a " << num(a_[s]) << " beta " << num(beta_[s]) << " gamma " << num(gamma_[s])
-        << " |";
-    const kernels::PointRef p = points_[s];
-    for (size_t k = 0; k < p.n; ++k) out << " " << p.data[k].slot << ":" << num(p.data[k].x);
-    out << "\n";
-  }
 }
 
 namespace {

@@ -107,6 +107,10 @@ class KonsLearner final : public Learner,
   // The kernel in force, with the bandwidth the warm-up chose and where it came from.
   const common::KernelSetting& kernel() const { return kernel_; }
 
+  // The saved state, declared once (learners/common/state.h).
+  template <class Self, class V>
+  static void state(Self& self, V& v);
+
  private:
   double clip_radius(size_t problem) const;
   double eta(size_t problem) const;
@@ -123,6 +127,16 @@ class KonsLearner final : public Learner,
   void shared_matrix_steps(double initial, std::span<const ProblemStep> steps, uint64_t round,
                            std::span<Prediction> out, bool& learned);
   void add_coordinate(Eigen::Index n);
+  // Parts of state(): the hyper-parameters, the points' fields, the embedding's; the readable lines of u and of
+  // the points.
+  template <class Self, class V>
+  static KonsOptions options_state(Self& self, V& v);
+  template <class Self, class V>
+  static void points_state(Self& self, V& v);
+  template <class Self, class V>
+  static void embedded_state(Self& self, V& v, const KonsOptions& o);
+  void write_u(std::ostream& out) const;
+  void write_points(std::ostream& out) const;
 
   KonsOptions opt_;
   const Loss& loss_;
