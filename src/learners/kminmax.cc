@@ -7,8 +7,8 @@
 #include <ostream>
 
 #include "learners/common/plumbing.h"
+#include "learners/common/state.h"
 #include "lepus/errors.h"
-#include "sketch/dense_io.h"
 
 namespace lepus {
 namespace {
@@ -243,82 +243,68 @@ Eigen::MatrixXd KernelMinmaxLearner::beta() const {
   return b;
 }
 
-void KernelMinmaxLearner::save(ModelWriter& out) const {
-  out.put_u32(problems_ > 1 ? kProblemsStateVersion : kStateVersion);
-  if (problems_ > 1) out.put_u32(problems_);
-  out.put_string(std::string(name()));
-  out.put_u32(static_cast<uint32_t>(bits_));
-  out.put_u64(opt_.budget);
-  kernel_.save(out);
-  out.put_f64(b_);
-  out.put_f64(c_);
-  out.put_f64(scale_);
-  out.put_u64(rounds_);
-  if (nystrom_) {
-    nystrom_->save(out);
-    out.put_u8(inner_.empty() ? 0 : 1);
-    for (const auto& inner : inner_) inner->save(out);
-    return;
-  }
-  points_.save(out);
-  const auto n = static_cast<uint64_t>(points_.size());
-  out.put_values(alpha_.data(), n);
-  dense_io::put_upper(out, beta_, n);
+// Version 1: one problem; 2: K problems over one embedding (share_points). Then the learner's name, -b, the
+// budget, the kernel, b, c (0 until resolved), the scale they were resolved with, the rounds; then the
+// embedding and the inner learners (--budget), or the points with alpha and beta.
+template <class Self, class V>
+void KernelMinmaxLearner::state(Self& self, V& v) {
+  const std::string problems = "saved for another number of problems, or not a kernel min-max state";
+  v.fixed("state version", self.problems_ > 1 ? kProblemsStateVersion : kStateVersion, problems);
+  if (self.problems_ > 1) v.fixed("problems", self.problems_, problems);
+  v.fixed("learner", std::string(self.name()), "the model is another learner's");
+  v.fixed("bits", static_cast<uint32_t>(self.bits_), "saved with another -b");
+  v.fixed("budget", self.opt_.budget, "saved with another --budget");
+  v.part(
+      "kernel", self.kernel_, [&self] { return common::KernelSetting(self.opt_.kernel); },
+      [](std::ostream& out, const common::KernelSetting& k) { out << "kernel " << k.text() << "\n"; });
+  const double b = v.number("b", self.b_, common::kNonNegative);
+  const double c = v.number("c", self.c_, common::kNonNegative);
+  v.number("scale", self.scale_, common::kNonNegative);
+  const uint64_t rounds = v.whole("rounds", self.rounds_);
+  v.check(b > 0.0 ? !self.opt_.rule->drift || b < c : rounds == 0, "b, c or the scale out of range");
+  if (self.nystrom_) return embedded_state(self, v, b, c);
+  const auto& points = v.part(
+      "points", self.points_, [] { return kernels::PointStore(); },
+      [](std::ostream&, const kernels::CachedPoints&) {});
+  const uint64_t n = points.size(), cap = std::max<uint64_t>(n, 1);
+  v.vector("alpha", self.alpha_, n, cap);
+  v.upper("beta", self.beta_, n, cap);
+  v.lines([&self](std::ostream& out) {
+    for (size_t i = 0; i < self.points_.size(); ++i) {
+      out << "point " << i << " alpha " << self.alpha_(static_cast<Eigen::Index>(i)) << " |";
+      const kernels::PointRef p = self.points_[i];
+      for (size_t k = 0; k < p.n; ++k) out << " " << p.data[k].slot << ":" << p.data[k].x;
+      out << "\n";
+    }
+  });
 }
 
-void KernelMinmaxLearner::load(ModelReader& in) {
-  const std::string who(name());
-  auto bad = [&](const std::string& what) {
-    return ModelFormatError(in.source() + ": " + who + " state: " + what);
-  };
-  const uint32_t version = in.get_u32("kernel min-max state version");
-  if (version != kStateVersion && version != kProblemsStateVersion) throw bad("unknown state version");
-  if ((version == kStateVersion ? 1 : in.get_u32("kernel min-max problems")) != problems_)
-    throw bad("saved for another number of problems");
-  if (in.get_string("kernel min-max learner") != who) throw bad("the model is another learner's");
-  if (in.get_u32("kernel min-max bits") != static_cast<uint32_t>(bits_)) throw bad("saved with another -b");
-  if (in.get_u64("kernel min-max budget") != opt_.budget) throw bad("saved with another --budget");
-  common::KernelSetting kernel(opt_.kernel);
-  kernel.load(in, who);
-  const double b = in.get_f64("b"), c = in.get_f64("c"), scale = in.get_f64("scale");
-  const uint64_t rounds = in.get_u64("rounds");
-  const bool resolved = b > 0.0;
-  if (!(b >= 0.0) || !std::isfinite(b) || !(c >= 0.0) || !std::isfinite(c) || !(scale >= 0.0) ||
-      !std::isfinite(scale) || (resolved && opt_.rule->drift && !(b < c)) || (!resolved && rounds > 0))
-    throw bad("b, c or the scale out of range");
-  // Everything is read into fresh objects before any is moved in, so that a refused state changes nothing.
-  if (nystrom_) {
-    // The fresh embedding refers to kernel_, whose object keeps its address when the loaded setting is moved in.
-    auto nystrom = std::make_unique<NystromEmbedding>(kernel_.kernel(), kLandmarkSampler, opt_.budget);
-    nystrom->load(in, who);
-    std::vector<std::unique_ptr<MinmaxLearner>> inner;
-    if (in.get_u8("inner learner") != 0) {
-      if (!resolved) throw bad("an inner learner before b is known");
-      inner = inner_learners(b, c);
-      for (const auto& l : inner) l->load(in);
-    }
-    kernel_ = std::move(kernel);
-    b_ = b, c_ = c, scale_ = scale, rounds_ = rounds;
-    nystrom_ = std::move(nystrom);
-    inner_ = std::move(inner);
-    return;
-  }
-  kernels::PointStore points;
-  points.load(in, who);
-  const auto n = static_cast<Eigen::Index>(points.size());
-  if (static_cast<uint64_t>(n) * static_cast<uint64_t>(n + 1) / 2 > in.remaining() / 8)
-    throw bad("more points than the file holds");
-  Eigen::VectorXd alpha = Eigen::VectorXd::Zero(std::max<Eigen::Index>(n, 1));
-  Eigen::MatrixXd beta = Eigen::MatrixXd::Zero(std::max<Eigen::Index>(n, 1), std::max<Eigen::Index>(n, 1));
-  in.get_raw(alpha.data(), static_cast<size_t>(n) * sizeof(double), "alpha");
-  dense_io::get_upper(in, beta, static_cast<uint64_t>(n), "beta");
-  if (!alpha.allFinite() || !beta.allFinite()) throw bad("a non-finite coefficient");
-  kernel_ = std::move(kernel);
-  b_ = b, c_ = c, scale_ = scale, rounds_ = rounds;
-  points_.assign(std::move(points));
-  alpha_.swap(alpha);
-  beta_.swap(beta);
+// --budget: the embedding (it refers to kernel_, whose object keeps its address when a loaded setting is moved
+// in), whether the inner learners are made (once b is known), and each problem's.
+template <class Self, class V>
+void KernelMinmaxLearner::embedded_state(Self& self, V& v, double b, double c) {
+  v.part(
+      "landmarks", self.nystrom_,
+      [&self] {
+        return std::make_unique<NystromEmbedding>(self.kernel_.kernel(), kLandmarkSampler, self.opt_.budget);
+      },
+      [](std::ostream& out, const NystromEmbedding& e) { out << "landmarks " << e.size() << "\n"; });
+  const bool inner = v.present("inner", !self.inner_.empty());
+  v.check(!inner || b > 0.0, "an inner learner before b is known");
+  v.parts(
+      "problem", self.inner_,
+      [&self, inner, b, c] {
+        return inner ? self.inner_learners(b, c) : std::vector<std::unique_ptr<MinmaxLearner>>();
+      },
+      [&self](std::ostream& out, size_t p, const MinmaxLearner& l) {
+        if (self.inner_.size() > 1) out << "problem " << p << "\n";
+        l.write_readable(out);
+      });
 }
+
+void KernelMinmaxLearner::save(ModelWriter& out) const { common::save_state(*this, out); }
+
+void KernelMinmaxLearner::load(ModelReader& in) { common::load_state(*this, in); }
 
 uint64_t KernelMinmaxLearner::safeguard_count() const {
   uint64_t n = safeguards_;
@@ -352,24 +338,7 @@ std::vector<std::string> KernelMinmaxLearner::summary_lines() const {
   return {line};
 }
 
-void KernelMinmaxLearner::write_readable(std::ostream& out) const {
-  out << "learner " << name() << "\nkernel " << kernel_.text() << "\nb " << b_ << "\nc " << c_ << "\nrounds "
-      << rounds_ << "\n";
-  if (nystrom_) {
-    out << "landmarks " << nystrom_->size() << "\n";
-    for (size_t p = 0; p < inner_.size(); ++p) {
-      if (inner_.size() > 1) out << "problem " << p << "\n";
-      inner_[p]->write_readable(out);
-    }
-    return;
-  }
-  for (size_t i = 0; i < points_.size(); ++i) {
-    out << "point " << i << " alpha " << alpha_(static_cast<Eigen::Index>(i)) << " |";
-    const kernels::PointRef p = points_[i];
-    for (size_t k = 0; k < p.n; ++k) out << " " << p.data[k].slot << ":" << p.data[k].x;
-    out << "\n";
-  }
-}
+void KernelMinmaxLearner::write_readable(std::ostream& out) const { common::write_state(*this, out); }
 
 std::vector<LearnerRow> kernel_minmax_rows() {
   using Kind = OptionSpec::Kind;

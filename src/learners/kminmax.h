@@ -78,6 +78,10 @@ class KernelMinmaxLearner final : public Learner,
   double b() const { return b_; }
   double c() const { return c_; }
 
+  // The saved state, declared once (learners/common/state.h).
+  template <class Self, class V>
+  static void state(Self& self, V& v);
+
  private:
   double sigma() const;  // σ_t of the coming round
   void resolve(double kappa_max);
@@ -88,6 +92,9 @@ class KernelMinmaxLearner final : public Learner,
       kernels::PointRef x) const;  // ψ(x) as a vector, for the budget's inner learner
   const SparseVector& as_vector(const Eigen::VectorXd& psi) const;
   double learn_exact(kernels::PointRef x, double y, double weight, double initial);
+  // Part of state(): the embedding's fields, with its inner learners.
+  template <class Self, class V>
+  static void embedded_state(Self& self, V& v, double b, double c);
 
   KernelMinmaxOptions opt_;
   int bits_;
