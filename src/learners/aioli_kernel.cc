@@ -6,6 +6,7 @@
 #include <limits>
 #include <ostream>
 
+#include "learners/common/state.h"
 #include "lepus/errors.h"
 
 namespace lepus {
@@ -57,6 +58,7 @@ AioliKernelLearner::AioliKernelLearner(const AioliKernelOptions& options, const 
       clip_(loss.initial_range(), test_only),
       kernel_(options.kernel),
       builder_(bits) {
+  opt_.lambda = opt_.ridge();  // the default 1/B^2 resolved: the state holds lambda
   if (opt_.budget > 0) {
     nystrom_ = make_nystrom(opt_);
     inner_.push_back(make_inner(opt_));
@@ -356,123 +358,98 @@ void AioliKernelLearner::learn_problems(const Example& x, std::span<const Proble
     out[i] = output(inner_[steps[i].problem]->predict_vector(as_vector(psi_), x.initial));
 }
 
-void AioliKernelLearner::save(ModelWriter& out) const {
-  out.put_u32(shared_a_ ? kSharedStateVersion : inner_.size() > 1 ? kProblemsStateVersion : kStateVersion);
-  if (shared_a_ || inner_.size() > 1) out.put_u32(static_cast<uint32_t>(problems()));
-  out.put_u32(static_cast<uint32_t>(bits_));
-  out.put_u64(opt_.budget);
-  kernel_.save(out);
-  out.put_f64(opt_.radius);
-  out.put_f64(opt_.ridge());
-  out.put_u8(opt_.r ? 1 : 0);
-  out.put_f64(opt_.r.value_or(0.0));
-  out.put_f64(r2_max_);
-  out.put_u64(seed_);
-  out.put_u64(rounds_);
-  clip_.save(out);
-  if (nystrom_) {
-    nystrom_->save(out);
-    if (shared_a_) {
-      shared_a_->save(out);
-      for (const TrackedVector& b : shared_b_) b.save(out);
-    }
-    for (const auto& inner : inner_) inner->save(out);
-    return;
-  }
-  points_.save(out);
-  for (size_t s = 0; s < points_.size(); ++s) {
-    out.put_f64(kappa_[s]);
-    out.put_f64(beta_[s]);
-  }
-  out.put_values(kbeta_.data(), points_.size());  // Kβ as accumulated (a resumed run continues exactly)
-  n_inv_.save(out);
+// Version 1: one problem; 2: K problems over one embedding (share_points); 3: the same with one class matrix.
+// Then -b, the budget, the kernel, B, lambda, R (if given), the largest K(x, x), the seed, the rounds, the label
+// range; then the embedding's state (--budget) or the exact form's.
+template <class Self, class V>
+void AioliKernelLearner::state(Self& self, V& v) {
+  v.lines(
+      [&self](std::ostream& out) { out << "learner " << self.name() << "\nR " << num(self.r()) << "\n"; });
+  const uint32_t version = self.shared_a_           ? kSharedStateVersion
+                           : self.inner_.size() > 1 ? kProblemsStateVersion
+                                                    : kStateVersion;
+  const std::string layout =
+      "saved for another number of problems or the other --aioli_class_matrix, or not an aioli-kernel state";
+  v.fixed("state version", version, layout);
+  if (version != kStateVersion) v.fixed("problems", static_cast<uint32_t>(self.problems()), layout);
+  v.fixed("bits", static_cast<uint32_t>(self.bits_), "saved with another -b");
+  v.fixed("budget", self.opt_.budget, "saved with another --budget");
+  v.part(
+      "kernel", self.kernel_, [&self] { return common::KernelSetting(self.opt_.kernel); },
+      [](std::ostream& out, const common::KernelSetting& k) { out << "kernel " << k.text() << "\n"; });
+  AioliKernelOptions o = self.opt_;  // with the state's values, for the components it makes
+  o.radius = v.number("aioli_B", self.opt_.radius, common::kPositive);
+  o.lambda = v.number("aioli_lambda", *self.opt_.lambda, common::kPositive);  // resolved by the constructor
+  v.optional("aioli_R", self.opt_.r, common::kNonNegative);
+  v.number("largest_K", self.r2_max_, common::kNonNegative);
+  v.whole("seed", self.seed_);
+  v.whole("rounds", self.rounds_);
+  v.clip(self.clip_);
+  if (self.nystrom_)
+    embedded_state(self, v, o);
+  else
+    exact_state(self, v);
 }
 
-void AioliKernelLearner::load(ModelReader& in) {
-  const std::string who(name());
-  auto bad = [&](const std::string& what) {
-    return ModelFormatError(in.source() + ": " + who + " state: " + what);
-  };
-  const uint32_t version = in.get_u32("aioli-kernel state version");
-  if (version != kStateVersion && version != kProblemsStateVersion && version != kSharedStateVersion)
-    throw bad("unknown state version");
-  const uint32_t problems = version == kStateVersion ? 1 : in.get_u32("aioli-kernel problems");
-  if (problems != this->problems()) throw bad("saved for another number of problems");
-  if ((version == kSharedStateVersion) != (shared_a_ != nullptr))
-    throw bad("saved with the other --aioli_class_matrix");
-  if (in.get_u32("aioli-kernel bits") != static_cast<uint32_t>(bits_)) throw bad("saved with another -b");
-  if (in.get_u64("aioli-kernel budget") != opt_.budget) throw bad("saved with another --budget");
-  common::KernelSetting kernel(opt_.kernel);
-  kernel.load(in, who);
-  AioliKernelOptions o = opt_;
-  o.radius = in.get_f64("aioli-kernel B");
-  o.lambda = in.get_f64("aioli-kernel lambda");
-  const bool r_given = in.get_u8("aioli-kernel R flag") != 0;
-  const double r = in.get_f64("aioli-kernel R");
-  const double r2_max = in.get_f64("aioli-kernel largest K(x, x)");
-  const uint64_t seed = in.get_u64("aioli-kernel seed");
-  const uint64_t rounds = in.get_u64("aioli-kernel rounds");
-  if (!(o.radius > 0.0) || !std::isfinite(o.radius) || !(*o.lambda > 0.0) || !std::isfinite(*o.lambda) ||
-      !(r >= 0.0) || !std::isfinite(r) || !(r2_max >= 0.0) || !std::isfinite(r2_max))
-    throw bad("a hyper-parameter out of range");
-  o.r = r_given ? std::optional<double>(r) : std::nullopt;
-  common::LabelClip clip = clip_;
-  clip.load(in, who);
-  if (nystrom_) {
-    // The embedding refers to kernel_.kernel(), whose address never changes; loading reads no kernel value.
-    std::unique_ptr<NystromEmbedding> nystrom = make_nystrom(o);
-    nystrom->load(in, who);
-    std::unique_ptr<Matrix> shared_a;
-    std::vector<TrackedVector::Entries> shared_b;
-    if (shared_a_) {
-      shared_a = make_shared_matrix(o);
-      shared_a->load(in);
-      for (uint32_t p = 0; p < problems; ++p) shared_b.push_back(shared_b_[p].read(in));
+// --budget: the embedding, then the shared class matrix and each problem's b, or each problem's inner learner
+// (all made with the state's lambda).
+template <class Self, class V>
+void AioliKernelLearner::embedded_state(Self& self, V& v, const AioliKernelOptions& o) {
+  v.part(
+      "landmarks", self.nystrom_, [&self, o] { return self.make_nystrom(o); },
+      [](std::ostream& out, const NystromEmbedding& e) { out << "landmarks " << e.size() << "\n"; });
+  if (self.shared_a_) {
+    v.part(
+        "shared_matrix", self.shared_a_, [&self, o] { return self.make_shared_matrix(o); },
+        [](std::ostream&, const Matrix&) {});
+    for (size_t p = 0; p < self.shared_b_.size(); ++p) {
+      v.lines([p](std::ostream& out) { out << "problem " << p << "\n"; });
+      v.tracked("b", self.shared_b_[p], inner_bits(o.budget), [](double) { return true; });
     }
-    std::vector<std::unique_ptr<AioliLearner>> inner;
-    for (size_t p = 0; p < inner_.size(); ++p) {
-      inner.push_back(make_inner(o));
-      inner.back()->load(in);
-    }
-    nystrom_ = std::move(nystrom);
-    inner_.swap(inner);
-    if (shared_a_) {
-      shared_a_ = std::move(shared_a);
-      for (uint32_t p = 0; p < problems; ++p) shared_b_[p].assign(shared_b[p]);
-    }
-  } else {
-    kernels::PointStore points;
-    points.load(in, who);
-    const size_t n = points.size();
-    if (n > in.remaining() / 24) throw bad("more points than the file holds");
-    std::vector<double> kappa(n), root_kappa(n), beta(n);
-    for (size_t s = 0; s < n; ++s) {
-      kappa[s] = in.get_f64("aioli-kernel kappa");
-      beta[s] = in.get_f64("aioli-kernel beta");
-      if (!(kappa[s] >= 0.0) || !std::isfinite(kappa[s]) || !std::isfinite(beta[s]))
-        throw bad("a point's weights");
-      root_kappa[s] = std::sqrt(kappa[s]);
-    }
-    Eigen::VectorXd kbeta = Eigen::VectorXd::Zero(std::max<Eigen::Index>(static_cast<Eigen::Index>(n), 16));
-    in.get_raw(kbeta.data(), n * sizeof(double), "aioli-kernel K beta");
-    if (!kbeta.allFinite()) throw bad("a non-finite K beta");
-    BorderedInverse n_inv;
-    n_inv.load(in, who);
-    if (n_inv.size() != n) throw bad("the inverse's size differs from the points stored");
-    points_.assign(std::move(points));
-    kappa_.swap(kappa);
-    root_kappa_.swap(root_kappa);
-    beta_.swap(beta);
-    kbeta_.swap(kbeta);
-    n_inv_ = std::move(n_inv);
   }
-  kernel_ = std::move(kernel);  // the kernel object keeps its address: the embedding's reference stays valid
-  opt_ = o;
-  r2_max_ = r2_max;
-  seed_ = seed;
-  rounds_ = rounds;
-  clip_ = clip;
+  v.parts(
+      "problem", self.inner_,
+      [&self, o] {
+        std::vector<std::unique_ptr<AioliLearner>> inner;
+        for (size_t p = 0; p < self.inner_.size(); ++p) inner.push_back(self.make_inner(o));
+        return inner;
+      },
+      [&self](std::ostream& out, size_t p, const AioliLearner& l) {
+        if (self.inner_.size() > 1) out << "problem " << p << "\n";
+        l.write_readable(out);
+      });
 }
+
+// Exact form: the points, each one's kappa and beta, K beta as accumulated (a resumed run continues exactly;
+// capacity at least 16) and N's inverse over the points.
+template <class Self, class V>
+void AioliKernelLearner::exact_state(Self& self, V& v) {
+  const auto& points = v.part(
+      "points", self.points_, [] { return kernels::PointStore(); },
+      [](std::ostream& out, const kernels::CachedPoints& p) { out << "points " << p.size() << "\n"; });
+  const uint64_t n = points.size();
+  const auto w = v.columns(
+      "point", n, [](const double* r) { return r[0] >= 0.0; }, self.kappa_, self.beta_);
+  std::vector<double> roots(n);  // the square roots of the kappas
+  for (uint64_t s = 0; s < n; ++s) roots[s] = std::sqrt((*w[0])[s]);
+  v.derived(self.root_kappa_, std::move(roots));
+  v.vector("K_beta", self.kbeta_, n, std::max<uint64_t>(n, 16));
+  const auto& n_inv = v.part(
+      "inverse", self.n_inv_, [] { return BorderedInverse(); }, [](std::ostream&, const BorderedInverse&) {});
+  v.check(n_inv.size() == n, "the inverse's size differs from the points stored");
+  v.lines([&self](std::ostream& out) {
+    for (size_t i = 0; i < self.points_.size(); ++i) {
+      out << "point " << i << " kappa " << num(self.kappa_[i]) << " beta " << num(self.beta_[i]) << " |";
+      const kernels::PointRef p = self.points_[i];
+      for (size_t k = 0; k < p.n; ++k) out << " " << p.data[k].slot << ":" << num(p.data[k].x);
+      out << "\n";
+    }
+  });
+}
+
+void AioliKernelLearner::save(ModelWriter& out) const { common::save_state(*this, out); }
+
+void AioliKernelLearner::load(ModelReader& in) { common::load_state(*this, in); }
 
 uint64_t AioliKernelLearner::safeguard_count() const {
   uint64_t n = safeguards_;
@@ -484,7 +461,8 @@ std::vector<std::string> AioliKernelLearner::describe() const {
   const std::string n(name());
   return {
       n + " kernel = " + kernel_.text(), n + " B = " + common::number(opt_.radius),
-      n + " lambda = " + common::number(opt_.ridge()) + (opt_.lambda ? "" : " (1/B^2)"),
+      n + " lambda = " + common::number(opt_.ridge()) +
+          (opt_.ridge() == 1.0 / (opt_.radius * opt_.radius) ? " (1/B^2)" : ""),
       n + " R = " + (opt_.r ? common::number(*opt_.r) : std::string("sqrt of the largest K(x, x) so far")),
       n + " budget = " +
           (opt_.budget > 0
@@ -502,30 +480,7 @@ std::vector<std::string> AioliKernelLearner::summary_lines() const {
   return {line};
 }
 
-void AioliKernelLearner::write_readable(std::ostream& out) const {
-  out << "learner " << name() << "\nkernel " << kernel_.text() << "\naioli_B " << num(opt_.radius)
-      << "\naioli_lambda " << num(opt_.ridge()) << "\nR " << num(r()) << "\nrounds " << rounds_ << "\n";
-  clip_.write_readable(out);
-  if (nystrom_) {
-    out << "landmarks " << nystrom_->size() << "\n";
-    for (size_t p = 0; p < shared_b_.size(); ++p) {  // the shared class matrix: each problem's b
-      out << "problem " << p << "\n";
-      shared_b_[p].for_each_nonzero([&](uint64_t i, double b) { out << i << ":" << num(b) << "\n"; });
-    }
-    for (size_t p = 0; p < inner_.size(); ++p) {
-      if (inner_.size() > 1) out << "problem " << p << "\n";
-      inner_[p]->write_readable(out);
-    }
-    return;
-  }
-  out << "points " << points_.size() << "\n";
-  for (size_t i = 0; i < points_.size(); ++i) {
-    out << "point " << i << " kappa " << num(kappa_[i]) << " beta " << num(beta_[i]) << " |";
-    const kernels::PointRef p = points_[i];
-    for (size_t k = 0; k < p.n; ++k) out << " " << p.data[k].slot << ":" << num(p.data[k].x);
-    out << "\n";
-  }
-}
+void AioliKernelLearner::write_readable(std::ostream& out) const { common::write_state(*this, out); }
 
 LearnerRow aioli_kernel_row() {
   using Kind = OptionSpec::Kind;

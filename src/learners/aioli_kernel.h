@@ -119,6 +119,10 @@ class AioliKernelLearner final : public Learner,
   size_t landmarks() const { return nystrom_ ? nystrom_->size() : 0; }
   const common::KernelSetting& kernel() const { return kernel_; }
 
+  // The saved state, declared once (learners/common/state.h).
+  template <class Self, class V>
+  static void state(Self& self, V& v);
+
  private:
   // The exact form's s, c and ŷ (offset included) for the point, with k into k_, k̂ into kh_, N⁻¹k̂ into v_ and
   // kᵀβ into kb_; `finite` (optional) says whether s and c were (a non-finite one is taken as 0 and counted).
@@ -140,6 +144,11 @@ class AioliKernelLearner final : public Learner,
   void shared_steps(const SparseVector& v, double initial, double ktt, bool sane,
                     std::span<const ProblemStep> steps, std::span<Prediction> out);
   std::unique_ptr<NystromEmbedding> make_nystrom(const AioliKernelOptions& o) const;
+  // Parts of state(): the embedding's fields and the exact form's.
+  template <class Self, class V>
+  static void embedded_state(Self& self, V& v, const AioliKernelOptions& o);
+  template <class Self, class V>
+  static void exact_state(Self& self, V& v);
 
   AioliKernelOptions opt_;
   const Loss& loss_;
