@@ -424,9 +424,7 @@ void AioliKernelLearner::embedded_state(Self& self, V& v, const AioliKernelOptio
 // capacity at least 16) and N's inverse over the points.
 template <class Self, class V>
 void AioliKernelLearner::exact_state(Self& self, V& v) {
-  const auto& points = v.part(
-      "points", self.points_, [] { return kernels::PointStore(); },
-      [](std::ostream& out, const kernels::CachedPoints& p) { out << "points " << p.size() << "\n"; });
+  const auto& points = common::points_part(v, self.points_);
   const uint64_t n = points.size();
   const auto w = v.columns(
       "point", n, [](const double* r) { return r[0] >= 0.0; }, self.kappa_, self.beta_);

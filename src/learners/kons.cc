@@ -451,9 +451,7 @@ KonsOptions KonsLearner::options_state(Self& self, V& v) {
 // resumed run continues exactly) and N's inverse over those points.
 template <class Self, class V>
 void KonsLearner::points_state(Self& self, V& v) {
-  const auto& points = v.part(
-      "points", self.points_, [] { return kernels::PointStore(); },
-      [](std::ostream& out, const kernels::CachedPoints& p) { out << "points " << p.size() << "\n"; });
+  const auto& points = common::points_part(v, self.points_);
   const uint64_t n = points.size();
   const auto w = v.columns(
       "point", n, [](const double* r) { return r[1] >= 0.0; }, self.beta_, self.gamma_, self.a_);

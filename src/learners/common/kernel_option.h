@@ -4,12 +4,14 @@
 #pragma once
 #include <Eigen/Dense>
 #include <cstdint>
+#include <ostream>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "core/coords.h"
 #include "kernels/kernel.h"
+#include "kernels/row_cache.h"
 #include "lepus/example.h"
 #include "lepus/model_io.h"
 #include "lepus/options.h"
@@ -65,5 +67,14 @@ class KernelSetting {
   uint8_t source_ = 1;
   kernels::Kernel kernel_;
 };
+
+// An exact kernel learner's stored points in its declared state (learners/common/state.h): read as a point store
+// and moved into the cache of kernel rows; readable "points N". The points read.
+template <class V, class Points>
+const auto& points_part(V& v, Points& points) {
+  return v.part(
+      "points", points, [] { return kernels::PointStore(); },
+      [](std::ostream& out, const kernels::CachedPoints& p) { out << "points " << p.size() << "\n"; });
+}
 
 }  // namespace lepus::common

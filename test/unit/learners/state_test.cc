@@ -57,11 +57,12 @@ std::vector<uint8_t> bytes_of(const Toy& toy) {
   return out.bytes();
 }
 
-// Loads `bytes` into a fresh Toy; returns the error text, empty when it loaded.
-std::string load_into(Toy& toy, const std::vector<uint8_t>& bytes) {
+// Loads `bytes` into l; returns the error text, empty when it loaded.
+template <class L>
+std::string loaded(L& l, const std::vector<uint8_t>& bytes) {
   ModelReader in(bytes.data(), bytes.size(), "m");
   try {
-    common::load_state(toy, in);
+    common::load_state(l, in);
   } catch (const ModelFormatError& e) {
     return e.what();
   }
@@ -70,14 +71,14 @@ std::string load_into(Toy& toy, const std::vector<uint8_t>& bytes) {
 
 TEST(DeclaredState, SavesLoadsAndWritesEveryFieldOnce) {
   const std::vector<uint8_t> saved = bytes_of(filled());
-  Toy loaded;
-  ASSERT_EQ(load_into(loaded, saved), "");
-  EXPECT_EQ(bytes_of(loaded), saved);
-  EXPECT_EQ(loaded.eps, 0.5);
-  EXPECT_TRUE(loaded.on);
-  EXPECT_EQ(loaded.slots[5].a, -1.0);
+  Toy back;
+  ASSERT_EQ(loaded(back, saved), "");
+  EXPECT_EQ(bytes_of(back), saved);
+  EXPECT_EQ(back.eps, 0.5);
+  EXPECT_TRUE(back.on);
+  EXPECT_EQ(back.slots[5].a, -1.0);
   std::ostringstream text;
-  common::write_state(loaded, text);
+  common::write_state(back, text);
   EXPECT_EQ(text.str(), "eps 0.5\nt 3\non 1\nmin_label -2\nmax_label 4\n2:1.5 2\n5:-1 0.25\n");
 }
 
@@ -110,7 +111,7 @@ TEST(DeclaredState, AFieldOutOfBoundsIsRefusedAndChangesNothing) {
     Toy toy;
     toy.slots[7] = {9.0, 9.0};
     const std::vector<uint8_t> before = bytes_of(toy);
-    const std::string error = load_into(toy, c.bytes);
+    const std::string error = loaded(toy, c.bytes);
     EXPECT_NE(error.find(c.names), std::string::npos) << error;
     EXPECT_NE(error.find("toy state"), std::string::npos) << error;
     EXPECT_EQ(bytes_of(toy), before) << c.names;
@@ -118,7 +119,7 @@ TEST(DeclaredState, AFieldOutOfBoundsIsRefusedAndChangesNothing) {
   Toy toy;
   std::vector<uint8_t> other = saved;
   other[0] ^= 1;
-  EXPECT_NE(load_into(toy, other).find("not a toy state"), std::string::npos);
+  EXPECT_NE(loaded(toy, other).find("not a toy state"), std::string::npos);
 }
 
 // A component that declares its own state, nested in its holder's: a value that follows from the holder's
@@ -304,17 +305,6 @@ Composite composite() {
   x.beta = {1.0, -1.0};
   x.gamma = {0.5, 2.0};
   return x;
-}
-
-template <class L>
-std::string loaded(L& l, const std::vector<uint8_t>& bytes) {
-  ModelReader in(bytes.data(), bytes.size(), "m");
-  try {
-    common::load_state(l, in);
-  } catch (const ModelFormatError& e) {
-    return e.what();
-  }
-  return "";
 }
 
 TEST(DeclaredState, ComponentsListsFlagsAndColumnsRoundTrip) {
