@@ -289,7 +289,7 @@ void KernelMinmaxLearner::embedded_state(Self& self, V& v, double b, double c) {
         return std::make_unique<NystromEmbedding>(self.kernel_.kernel(), kLandmarkSampler, self.opt_.budget);
       },
       [](std::ostream& out, const NystromEmbedding& e) { out << "landmarks " << e.size() << "\n"; });
-  const bool inner = v.present("inner", !self.inner_.empty());
+  const bool inner = v.value("inner", uint8_t{!self.inner_.empty()}, uint8_t{0}, uint8_t{1}) == 1;
   v.check(!inner || b > 0.0, "an inner learner before b is known");
   v.parts(
       "problem", self.inner_,

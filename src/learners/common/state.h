@@ -23,11 +23,11 @@
 // problem of a multiclass table), learners a wrapper owns (learners: loaded in place and loaded back from their
 // earlier state when a later field is refused), parts whose layout only their owner knows (custom), stored
 // values that are not members (value; derived() sets what follows from them), tracked vectors, parallel columns
-// saved row by row (columns: per-point weights), a flag the learner derives saying whether the fields after it
-// are held (present), an optional number saved as one number, 0 when absent (zero_if_absent), and
+// saved row by row (columns: per-point weights), an optional number saved as one number, 0 when absent
+// (zero_if_absent), and
 // readable-only lines (lines). A member that follows from fields read is set at the
 // commit (derived), and settle(self, f) calls f(self) after it (scratch sized to the state read). number(),
-// flag(), whole(), count(), choice(), index(), vector(), upper(), part(), present(), zero_if_absent() and
+// flag(), whole(), count(), choice(), index(), vector(), upper(), part(), value(), zero_if_absent() and
 // columns() return what they visited (for the loader, what it read), so
 // that a later field's declaration, or a check() between fields, may depend on an earlier one. A state whose
 // layout changed names its versions (version(): text tags, newest first, returning 0 for the newest;
@@ -259,10 +259,6 @@ class StateSaver : public VisitsTheLearnerAsItIs {
   template <class P, class Make, class Text>
   void parts(const char*, const std::vector<std::unique_ptr<P>>& list, Make&&, Text&&) {
     for (const auto& p : list) p->save(out_);
-  }
-  bool present(const char*, bool b) {
-    out_.put_u8(b ? 1 : 0);
-    return b;
   }
   double zero_if_absent(const char*, const std::optional<double>& x, const Bounds& = kAnyNumber) {
     out_.put_f64(x.value_or(0.0));
@@ -649,8 +645,6 @@ class StateLoader {
     for (auto& p : *fresh) load_part(*p);
     commits_.push_back([&list, fresh] { list = std::move(*fresh); });
   }
-  // A flag the learner derives (no member of its own) saying whether the fields after it are held: the one read.
-  bool present(const char* name, bool) { return read_flag(name); }
   // An optional number saved as one number, 0 when absent: absent when 0 is read. The number read.
   double zero_if_absent(const char* name, std::optional<double>& x, const Bounds& b = kAnyNumber) {
     const double v = read_number<double>(name, b);
@@ -854,7 +848,6 @@ class StateText : public VisitsTheLearnerAsItIs {
   void parts(const char*, const std::vector<std::unique_ptr<P>>& list, Make&&, Text&& text) {
     for (size_t k = 0; k < list.size(); ++k) text(out_, k, *list[k]);
   }
-  bool present(const char* name, bool b) { return flag(name, b); }
   // "name value", or "name none" when absent.
   double zero_if_absent(const char* name, const std::optional<double>& x, const Bounds& b = kAnyNumber) {
     optional(name, x, b);

@@ -264,7 +264,7 @@ struct Counter {
 };
 
 // A holder of the kinds a kernel learner declares: an optional number saved as 0 when absent, a member
-// component, a flag saying whether a list of components follows, that list, and rows of parallel columns whose
+// component, a stored code saying whether a list of components follows, that list, and rows of parallel columns whose
 // count the component gave.
 struct Composite {
   std::optional<double> c;
@@ -280,7 +280,7 @@ struct Composite {
                             "counter", self.counter, [] { return Counter(); },
                             [](std::ostream& out, const Counter& k) { out << "counter " << k.n << "\n"; })
                            .n;
-    const bool held = v.present("held", !self.problems.empty());
+    const bool held = v.value("held", uint8_t{!self.problems.empty()}, uint8_t{0}, uint8_t{1}) == 1;
     v.parts(
         "problem", self.problems,
         [held] {
@@ -307,7 +307,7 @@ Composite composite() {
   return x;
 }
 
-TEST(DeclaredState, ComponentsListsFlagsAndColumnsRoundTrip) {
+TEST(DeclaredState, ComponentsListsCodesAndColumnsRoundTrip) {
   const Composite filled = composite();
   const std::vector<uint8_t> saved = saved_bytes(filled);
   EXPECT_EQ(saved.size(), 8u + 8u + 1u + 16u + 32u);
@@ -320,7 +320,7 @@ TEST(DeclaredState, ComponentsListsFlagsAndColumnsRoundTrip) {
   EXPECT_EQ(x.gamma, (std::vector<double>{0.5, 2.0}));
   std::ostringstream text;
   common::write_state(x, text);
-  EXPECT_EQ(text.str(), "C 2.5\ncounter 2\nheld 1\nproblem 0 7\nproblem 1 8\n");
+  EXPECT_EQ(text.str(), "C 2.5\ncounter 2\nproblem 0 7\nproblem 1 8\n");
   // 0 is an absent C; no list held.
   Composite bare;
   bare.c = 1.0;
@@ -346,7 +346,7 @@ TEST(DeclaredState, ARefusedComponentListOrColumnChangesNothing) {
   std::vector<std::pair<std::vector<uint8_t>, std::string>> cases = {
       {with(0, &negative, 8), "C -1 is not >= 0"},
       {with(8, &large, 8), "counter 200 too large"},
-      {with(16, &two, 1), "held is not 0 or 1"},
+      {with(16, &two, 1), "held 2 is not in [0, 1]"},
       {with(25, &large, 8), "counter 200 too large"},
       {with(33 + 8, &negative, 8), "row 0 out of range"},
       {with(33 + 16, &nan, 8), "a non-finite value in row 1"},
