@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <random>
 
 #include "health_stream.h"
@@ -717,6 +718,35 @@ TEST(Minmax, ModelOfAnotherRuleIsRefused) {
   auto r = make("rls", {});
   ModelReader in(w.bytes().data(), w.bytes().size(), "test");
   EXPECT_THROW(r->load(in), ModelFormatError);
+}
+
+// A state of version 1 (before the data-relative defaults: no b and c scales or data scale after R_B) still
+// loads, with those scales 0 (its b and c as given), and predicts as the state it was cut from, in each mode.
+TEST(Minmax, AStateOfVersionOneLoadsWithoutTheScales) {
+  for (const char* mode : {"full", "diag", "sketch"}) {
+    SCOPED_TRACE(mode);
+    auto l = make("wemm", {}, mode);
+    const auto data = random_stream(300, 6, 17, 3.0);
+    l->warmup(std::span<const Example>(data.data(), 256));
+    for (const Example& ex : data) l->learn(ex);
+    ModelWriter w;
+    l->save(w);
+    std::vector<uint8_t> v1 = w.bytes();
+    const uint32_t one = 1;
+    std::memcpy(v1.data(), &one, 4);
+    // version (4), the rule's name (8 + 4), --matrix (1), -b (4), b, c, r, arow_r, T0, Lambda, R_B (7 x 8)
+    const size_t scales = 4 + 8 + 4 + 1 + 4 + 7 * 8;
+    v1.erase(v1.begin() + scales, v1.begin() + scales + 3 * 8);
+    auto back = make("wemm", {}, mode);
+    ModelReader r(v1.data(), v1.size(), "test");
+    back->load(r);
+    EXPECT_EQ(r.remaining(), 0u);
+    EXPECT_EQ(back->options().b, l->options().b);
+    EXPECT_EQ(back->options().scale, 0.0);
+    EXPECT_EQ(back->warmup_wanted(), 0u);
+    for (const Example& ex : random_stream(20, 6, 18, 3.0))
+      EXPECT_EQ(back->predict(ex).value, l->predict(ex).value);
+  }
 }
 
 // The data-relative defaults: without --mm_b/--mm_c, wemm's b and LASER's c and b are multiples of X², the

@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <random>
 #include <vector>
 
@@ -144,6 +145,29 @@ TEST(ScinolSketch, RefusesFullModeStateAndAnotherRank) {
   ScinolSketchLearner rank5(published(), 5, kLogistic, 10);
   ModelReader r5(ws.bytes().data(), ws.bytes().size(), "test");
   EXPECT_THROW(rank5.load(r5), ModelFormatError);
+}
+
+// A state of the first layout (0x5C01: the published algorithm's, without the variant, ε and wealth after -b)
+// still loads, as the published variant, and predicts as the state it was cut from.
+TEST(ScinolSketch, AStateOfTheFirstLayoutLoadsAsThePublishedVariant) {
+  ScinolSketchLearner sketch(published(), 4, kLogistic, 10);
+  const auto data = stream(30, 5, 5, 52);
+  for (const Example& ex : data) sketch.learn(ex);
+  ModelWriter w;
+  sketch.save(w);
+  std::vector<uint8_t> v1 = w.bytes();
+  const uint32_t tag = 0x5C01;
+  std::memcpy(v1.data(), &tag, 4);
+  v1.erase(v1.begin() + 8, v1.begin() + 8 + 4 + 8 + 8);  // version (4), bits (4), then variant, ε, wealth
+  ScinolFullOptions scinol2;  // this run's variant: the state's (published) replaces it
+  ScinolSketchLearner back(scinol2, 4, kLogistic, 10);
+  ModelReader r(v1.data(), v1.size(), "test");
+  back.load(r);
+  EXPECT_EQ(r.remaining(), 0u);
+  for (const Example& ex : stream(10, 5, 5, 53)) EXPECT_EQ(back.predict(ex).value, sketch.predict(ex).value);
+  ModelWriter again;
+  back.save(again);
+  EXPECT_EQ(again.bytes(), w.bytes());
 }
 
 // ---- the scinol2 variant (the default) ----
