@@ -380,7 +380,7 @@ void AioliKernelLearner::state(Self& self, V& v) {
   AioliKernelOptions o = self.opt_;  // with the state's values, for the components it makes
   o.radius = v.number("aioli_B", self.opt_.radius, common::kPositive);
   o.lambda = v.number("aioli_lambda", *self.opt_.lambda, common::kPositive);  // resolved by the constructor
-  v.optional("aioli_R", self.opt_.r, common::kNonNegative);
+  o.r = v.optional("aioli_R", self.opt_.r, common::kNonNegative);
   v.number("largest_K", self.r2_max_, common::kNonNegative);
   v.whole("seed", self.seed_);
   v.whole("rounds", self.rounds_);

@@ -263,9 +263,7 @@ void KernelMinmaxLearner::state(Self& self, V& v) {
   const uint64_t rounds = v.whole("rounds", self.rounds_);
   v.check(b > 0.0 ? !self.opt_.rule->drift || b < c : rounds == 0, "b, c or the scale out of range");
   if (self.nystrom_) return embedded_state(self, v, b, c);
-  const auto& points = v.part(
-      "points", self.points_, [] { return kernels::PointStore(); },
-      [](std::ostream&, const kernels::CachedPoints&) {});
+  const auto& points = common::points_part(v, self.points_);
   const uint64_t n = points.size(), cap = std::max<uint64_t>(n, 1);
   v.vector("alpha", self.alpha_, n, cap);
   v.upper("beta", self.beta_, n, cap);

@@ -439,8 +439,10 @@ KonsOptions KonsLearner::options_state(Self& self, V& v) {
   KonsOptions o = self.opt_;
   o.alpha = o.kors.alpha = v.number("kons_alpha", self.opt_.alpha, common::kPositive);
   v.derived(self.opt_.kors.alpha, o.alpha);
-  v.zero_if_absent("kons_C", self.opt_.clip, common::kNonNegative);
-  v.zero_if_absent("kons_eta", self.opt_.eta, common::kNonNegative);
+  const double clip = v.zero_if_absent("kons_C", self.opt_.clip, common::kNonNegative);
+  const double eta = v.zero_if_absent("kons_eta", self.opt_.eta, common::kNonNegative);
+  o.clip = clip != 0.0 ? std::optional<double>(clip) : std::nullopt;
+  o.eta = eta != 0.0 ? std::optional<double>(eta) : std::nullopt;
   o.kors.eps = v.number("kors_eps", self.opt_.kors.eps);
   o.kors.beta = v.number("kors_beta", self.opt_.kors.beta);
   v.number("kons_gamma", self.opt_.gamma_min, common::Bounds{{0.0, 1.0}});

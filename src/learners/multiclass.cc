@@ -420,7 +420,7 @@ void MulticlassLearner::state(Self& self, V& v, bool predict_only) {
           "saved by the other reduction (--oaa / --csoaa)");
   v.fixed("classes", self.opt_.classes, "saved with another number of classes");
   v.lines([&self](std::ostream& out) { out << "classes " << self.opt_.classes << "\n"; });
-  const int saved = v.template value<uint8_t>("indexing", static_cast<uint8_t>(self.indexing_ + 1), 0, 2) - 1;
+  const int saved = v.value("indexing", static_cast<uint8_t>(self.indexing_ + 1), uint8_t{0}, uint8_t{2}) - 1;
   const int given = self.opt_.indexing;
   v.check(given < 0 || saved < 0 || saved == given, "saved with the other --indexing");
   v.derived(self.indexing_, saved >= 0 ? saved : given);

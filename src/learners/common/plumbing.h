@@ -192,24 +192,14 @@ inline void load_table_size(ModelReader& in, uint64_t size, const std::string& w
                            " slots, expected " + std::to_string(size));
 }
 
-// A table of slots made of doubles only: a slot is kept when any field is nonzero, stored raw, and every
-// field must be finite on load.
 template <class Slot>
 bool all_zero(const Slot& s) {
   static const Slot kZero{};
   return std::memcmp(&s, &kZero, sizeof(Slot)) == 0;
 }
 
-template <class Slot>
-void save_slots(ModelWriter& out, const ZeroedTable<Slot>& slots) {
-  static_assert(std::is_trivially_copyable_v<Slot> && sizeof(Slot) % sizeof(double) == 0);
-  save_table(
-      out, slots.size(), touched(slots), [&](uint64_t i) { return !all_zero(slots[i]); },
-      [&](uint64_t i) {
-        out.put_values(reinterpret_cast<const double*>(&slots[i]), sizeof(Slot) / sizeof(double));
-      });
-}
-
+// A table of slots made of doubles only, as the layouts before the declared state saved it (kept when any field
+// is nonzero, stored raw): every field must be finite. What older_slots reads.
 template <class Slot>
 void load_slots(ModelReader& in, ZeroedTable<Slot>& slots, const std::string& who) {
   load_table_size(in, slots.size(), who);

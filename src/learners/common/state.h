@@ -20,15 +20,15 @@
 // that may be +inf (unbounded), components with their own save and load (part, held by unique_ptr or by value:
 // a matrix, a sketch, a kernel setting; make() may give another type the member is assigned from, and a load
 // taking the learner's name gets it) or their own declaration (nested), lists of components (parts: one per
-// problem of a multiclass table), learners a wrapper owns (learners: loaded in place and loaded back from their
-// earlier state when a later field is refused), parts whose layout only their owner knows (custom), stored
+// problem of a multiclass table), learners a wrapper owns (learners, the declaration's last field: loaded in
+// place and loaded back from their earlier state when a later one is refused), parts whose layout only their owner knows (custom), stored
 // values that are not members (value; derived() sets what follows from them), tracked vectors, parallel columns
 // saved row by row (columns: per-point weights), an optional number saved as one number, 0 when absent
 // (zero_if_absent), and
 // readable-only lines (lines). A member that follows from fields read is set at the
 // commit (derived), and settle(self, f) calls f(self) after it (scratch sized to the state read). number(),
-// flag(), whole(), count(), choice(), index(), vector(), upper(), part(), value(), zero_if_absent() and
-// columns() return what they visited (for the loader, what it read), so
+// flag(), whole(), count(), choice(), index(), Eigen vector(), upper(), part(), value(), unbounded(),
+// optional(), zero_if_absent() and columns() return what they visited (for the loader, what it read), so
 // that a later field's declaration, or a check() between fields, may depend on an earlier one. A state whose
 // layout changed names its versions (version(): text tags, newest first, returning 0 for the newest;
 // versions(oldest, newest): numbered); a field an older version lacks is declared absent(field, value) there
@@ -94,10 +94,9 @@ auto fields_of(Slot& s) {
 // A mode is stored as a u8 or a u32.
 template <class T>
 concept StoredMode = std::same_as<T, uint8_t> || std::same_as<T, uint32_t>;
-// A stored value (value()): a u8, u32 or u64 code, an f64, or text.
+// A stored number (value()): a u8, u32 or u64 code, or an f64.
 template <class T>
-concept StoredValue =
-    StoredMode<T> || std::same_as<T, uint64_t> || std::same_as<T, double> || std::same_as<T, std::string>;
+concept StoredNumber = StoredMode<T> || std::same_as<T, uint64_t> || std::same_as<T, double>;
 inline void put(ModelWriter& out, float x) { out.put_f32(x); }
 inline void put(ModelWriter& out, double x) { out.put_f64(x); }
 inline void put(ModelWriter& out, uint8_t x) { out.put_u8(x); }
@@ -150,9 +149,13 @@ class StateSaver : public VisitsTheLearnerAsItIs {
     out_.put_u64(n);
     return n;
   }
-  template <StoredValue Stored>
-  Stored value(const char*, const Stored& x, const Stored& = {}, const Stored& = {}) {
+  template <StoredNumber Stored>
+  Stored value(const char*, Stored x, Stored, Stored) {
     put(out_, x);
+    return x;
+  }
+  std::string value(const char*, const std::string& x) {
+    out_.put_string(x);
     return x;
   }
   size_t version(std::initializer_list<uint32_t> tags) {
@@ -179,6 +182,8 @@ class StateSaver : public VisitsTheLearnerAsItIs {
   template <class M>
   void rows(const char*, const Eigen::VectorXd& w, const M& m, uint64_t n, uint64_t cols, bool upper,
             uint64_t, uint64_t) {
+    if (n > static_cast<uint64_t>(std::min(w.size(), m.rows())) || cols > static_cast<uint64_t>(m.cols()))
+      throw std::logic_error("declared rows larger than their matrix");
     for (uint64_t i = 0; i < n; ++i) {
       out_.put_f64(w(static_cast<Eigen::Index>(i)));
       for (uint64_t j = upper ? i : 0; j < cols; ++j)
@@ -195,8 +200,13 @@ class StateSaver : public VisitsTheLearnerAsItIs {
     p.save(out_);
     return p;
   }
-  void vector(const char*, const std::vector<double>& x, uint64_t n) { out_.put_values(x.data(), n); }
+  void vector(const char*, const std::vector<double>& x, uint64_t n) {
+    if (n > x.size()) throw std::logic_error("a declared vector smaller than its count");
+    out_.put_values(x.data(), n);
+  }
   void block(const char*, const Eigen::MatrixXd& m, uint64_t rows, uint64_t cols, uint64_t, uint64_t) {
+    if (rows > static_cast<uint64_t>(m.rows()) || cols > static_cast<uint64_t>(m.cols()))
+      throw std::logic_error("a declared block larger than its matrix");
     for (uint64_t j = 0; j < cols; ++j) out_.put_values(m.col(static_cast<Eigen::Index>(j)).data(), rows);
   }
   template <class Ok>
@@ -225,9 +235,10 @@ class StateSaver : public VisitsTheLearnerAsItIs {
     put(out_, static_cast<Stored>(b ? 1 : 0));
     return b;
   }
-  void optional(const char*, const std::optional<double>& x, const Bounds& = kAnyNumber) {
+  std::optional<double> optional(const char*, const std::optional<double>& x, const Bounds& = kAnyNumber) {
     out_.put_u8(x ? 1 : 0);
     out_.put_f64(x.value_or(0.0));
+    return x;
   }
   void clip(const LabelClip& c) { c.save(out_); }
   template <class Field = double, class Slot, class Ok, class Text>
@@ -314,6 +325,7 @@ class StateLoader {
   // A whole number in [lo, hi] (a u64 in the file) into an integer member.
   template <std::integral I>
   uint64_t whole(const char* name, I& x, uint64_t lo = 0, uint64_t hi = ~uint64_t{0}) {
+    hi = std::min<uint64_t>(hi, static_cast<uint64_t>(std::numeric_limits<I>::max()));
     const uint64_t v = in_.get_u64((who_ + " " + name).c_str());
     if (v < lo || v > hi)
       throw bad(std::string(name) + " " + std::to_string(v) + " is not in [" + std::to_string(lo) + ", " +
@@ -344,28 +356,27 @@ class StateLoader {
     commits_.push_back([&index, read] { index = std::move(*read); });
   }
   // A stored value in [lo, hi] that is not itself a member (derived() sets the members that follow from it).
-  // (Numbers: in [lo, hi], so never NaN; text: any.)
-  template <StoredValue Stored>
-  Stored value(const char* name, const Stored&, const Stored& lo = {}, const Stored& hi = {}) {
+  // (A number in [lo, hi], so never NaN.)
+  template <StoredNumber Stored>
+  Stored value(const char* name, Stored, Stored lo, Stored hi) {
     const std::string what = who_ + " " + name;
-    if constexpr (std::is_same_v<Stored, std::string>) {
-      return in_.get_string(what.c_str());
-    } else {
-      Stored v;
-      if constexpr (std::is_same_v<Stored, double>)
-        v = in_.get_f64(what.c_str());
-      else if constexpr (sizeof(Stored) == 1)
-        v = in_.get_u8(what.c_str());
-      else if constexpr (sizeof(Stored) == 4)
-        v = in_.get_u32(what.c_str());
-      else
-        v = in_.get_u64(what.c_str());
-      if (!(v >= lo && v <= hi))
-        throw bad(std::string(name) + " " + common::number(static_cast<double>(v)) + " is not in [" +
-                  common::number(static_cast<double>(lo)) + ", " + common::number(static_cast<double>(hi)) +
-                  "]");
-      return v;
-    }
+    Stored v;
+    if constexpr (std::is_same_v<Stored, double>)
+      v = in_.get_f64(what.c_str());
+    else if constexpr (sizeof(Stored) == 1)
+      v = in_.get_u8(what.c_str());
+    else if constexpr (sizeof(Stored) == 4)
+      v = in_.get_u32(what.c_str());
+    else
+      v = in_.get_u64(what.c_str());
+    if (!(v >= lo && v <= hi))
+      throw bad(std::string(name) + " " + common::number(static_cast<double>(v)) + " is not in [" +
+                common::number(static_cast<double>(lo)) + ", " + common::number(static_cast<double>(hi)) +
+                "]");
+    return v;
+  }
+  std::string value(const char* name, const std::string&) {
+    return in_.get_string((who_ + " " + name).c_str());
   }
   // A u32 tag of one of the versions, newest first: its index.
   size_t version(std::initializer_list<uint32_t> tags) {
@@ -381,17 +392,21 @@ class StateLoader {
     commits_.push_back(load(in_, [this](const std::string& what) { return bad(what); }));
   }
   // Learners a wrapper owns, each with its own load (its predict-only one), which changes nothing when it
-  // refuses: they load in place, each one's state saved first, and are loaded back from it when a later one or a
-  // later field is refused.
+  // refuses: they load in place, each one's whole state saved first (a predict-only one would lose the rest), and
+  // are loaded back from it when a later one is refused. The last field of a declaration (the last learner's
+  // state is not kept: nothing after it can be refused).
   void learners(std::vector<std::unique_ptr<Learner>>& list, bool predict_only) {
-    for (auto& l : list) {
-      auto before = std::make_shared<ModelWriter>();
-      predict_only ? save_for_prediction(*l, *before) : l->save(*before);
-      predict_only ? load_for_prediction(*l, in_) : l->load(in_);
-      undos_.push_back([&l = *l, before, predict_only] {
-        ModelReader r(before->bytes().data(), before->bytes().size(), "the state before");
-        predict_only ? load_for_prediction(l, r) : l.load(r);
-      });
+    for (size_t k = 0; k < list.size(); ++k) {
+      Learner& l = *list[k];
+      if (k + 1 < list.size()) {
+        auto before = std::make_shared<ModelWriter>();
+        l.save(*before);
+        undos_.push_back([&l, before] {
+          ModelReader r(before->bytes().data(), before->bytes().size(), "the state before");
+          l.load(r);
+        });
+      }
+      predict_only ? load_for_prediction(l, in_) : l.load(in_);
     }
   }
   // After a refusal: the learners loaded in place get their states back, newest first.
@@ -565,10 +580,12 @@ class StateLoader {
     commits_.push_back([&t, read] { t = std::move(*read); });
   }
   // A number that may be absent: a flag, then the number (0 when absent).
-  void optional(const char* name, std::optional<double>& x, const Bounds& b = kAnyNumber) {
+  std::optional<double> optional(const char* name, std::optional<double>& x, const Bounds& b = kAnyNumber) {
     const bool given = read_flag((std::string(name) + " flag").c_str());
     const double v = read_number<double>(name, given ? b : kAnyNumber);
-    commits_.push_back([&x, given, v] { x = given ? std::optional<double>(v) : std::nullopt; });
+    const std::optional<double> read = given ? std::optional<double>(v) : std::nullopt;
+    commits_.push_back([&x, read] { x = read; });
+    return read;
   }
   void clip(LabelClip& c) {
     LabelClip read = c;
@@ -590,7 +607,7 @@ class StateLoader {
     });
     commits_.push_back([&t, read] { t = std::move(*read); });
   }
-  // One of a few modes (a u8, the index of its name).
+  // One of a few modes (a u8 or a u32: the index of its name).
   template <class Stored = uint8_t, class E>
   requires StoredMode<Stored> E choice(const char* name, E& e, std::initializer_list<const char*> names) {
     const std::string what = who_ + " " + name;
@@ -657,6 +674,7 @@ class StateLoader {
   std::array<const std::vector<double>*, sizeof...(Column)> columns(const char* name, uint64_t n, Ok&& ok,
                                                                     Column&... c) {
     constexpr size_t k = sizeof...(Column);
+    static_assert(k > 0);
     if (n > in_.remaining() / (8 * k)) throw bad(std::string("more ") + name + "s than the file holds");
     auto read = std::make_shared<std::array<std::vector<double>, k>>();
     for (auto& column : *read) column.resize(n);
@@ -739,10 +757,11 @@ class StateText : public VisitsTheLearnerAsItIs {
     return static_cast<uint64_t>(x);
   }
   uint64_t count(const char*, uint64_t n, uint64_t) { return n; }
-  template <StoredValue Stored>  // not a member: the learner's lines() say what it means
-  Stored value(const char*, const Stored& x, const Stored& = {}, const Stored& = {}) {
+  template <StoredNumber Stored>  // not a member: the learner's lines() say what it means
+  Stored value(const char*, Stored x, Stored, Stored) {
     return x;
   }
+  std::string value(const char*, const std::string& x) { return x; }
   size_t version(std::initializer_list<uint32_t>) { return 0; }
   template <class Save, class Load, class Text>
   void custom(Save&&, Load&&, Text&& text) {
@@ -803,12 +822,14 @@ class StateText : public VisitsTheLearnerAsItIs {
     out_ << name << " " << (b ? 1 : 0) << "\n";
     return b;
   }
-  void optional(const char* name, const std::optional<double>& x, const Bounds& = kAnyNumber) {
+  std::optional<double> optional(const char* name, const std::optional<double>& x,
+                                 const Bounds& = kAnyNumber) {
     out_ << name << " ";
     if (x)
       out_ << *x << "\n";
     else
       out_ << "none\n";
+    return x;
   }
   void clip(const LabelClip& c) { c.write_readable(out_); }
   template <std::unsigned_integral I>  // u8, u32 or u64 in the file

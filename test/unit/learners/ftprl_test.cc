@@ -1292,7 +1292,9 @@ TEST(FtprlDataRadius, DiagModelOfTheFormerLayoutLoads) {
   const auto& d = dynamic_cast<const FtprlDiagLearner&>(*l);
   for (size_t i = 0; i < 16; ++i) old[i] = OldSlot{d.slots()[i].u, d.slots()[i].s};
   EXPECT_NE(d.slots()[1].u, 0.0);
-  common::save_slots(w, old);
+  common::save_table(  // the former layout's slot table: every nonzero slot, its fields raw
+      w, old.size(), common::touched(old), [&](uint64_t i) { return !common::all_zero(old[i]); },
+      [&](uint64_t i) { w.put_values(&old[i].u, 2); });
   FtprlDiagLearner back(data_options(), loss, 4);
   ModelReader in(w.bytes().data(), w.bytes().size(), "mem");
   back.load(in);

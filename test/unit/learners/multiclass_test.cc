@@ -147,6 +147,9 @@ void Reduction::refused_state_changes_nothing() {
   auto m = make_own();
   for (size_t i = 0; i < 20; ++i) m->learn(xs[i]);
   registry_test::expect_cut_states_change_nothing(*m, bytes, 41);
+  ModelWriter predict_only;  // a predict-only state refused: the bases keep their whole states
+  l->save_predict_only(predict_only);
+  registry_test::expect_cut_states_change_nothing(*m, predict_only.bytes(), 41, true);
 }
 
 void Reduction::weight_zero_and_unlabeled_teach_nothing() {

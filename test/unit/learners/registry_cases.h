@@ -30,13 +30,15 @@ inline std::vector<uint8_t> saved_state(const Learner& l) {
   return w.bytes();
 }
 
-// A refused state changes nothing: about `cuts` prefixes of `bytes` loaded into l in turn, each refused, and l
-// saves the same bytes after each as before.
-inline void expect_cut_states_change_nothing(Learner& l, const std::vector<uint8_t>& bytes, size_t cuts) {
+// A refused state changes nothing: about `cuts` prefixes of `bytes` loaded into l in turn (as a predict-only
+// state when `predict_only`), each refused, and l saves the same whole state after each as before.
+inline void expect_cut_states_change_nothing(Learner& l, const std::vector<uint8_t>& bytes, size_t cuts,
+                                             bool predict_only = false) {
   const auto before = saved_state(l);
   for (size_t n = 0; n < bytes.size(); n += std::max<size_t>(1, bytes.size() / cuts)) {
     ModelReader cut(bytes.data(), n, "cut");
-    EXPECT_THROW(l.load(cut), ModelFormatError) << "cut at " << n << " of " << bytes.size();
+    EXPECT_THROW(predict_only ? load_for_prediction(l, cut) : l.load(cut), ModelFormatError)
+        << "cut at " << n << " of " << bytes.size();
     ASSERT_EQ(saved_state(l), before)
         << "a state cut at " << n << " of " << bytes.size() << " changed the learner";
   }

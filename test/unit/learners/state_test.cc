@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -366,6 +367,74 @@ TEST(DeclaredState, ARefusedComponentListOrColumnChangesNothing) {
     EXPECT_NE(error.find(names), std::string::npos) << error;
     EXPECT_EQ(saved_bytes(x), before) << names << " " << bytes.size();
     EXPECT_TRUE(x.problems.empty());
+  }
+}
+
+// u32 version tags, stored values that are no member, and a custom part: the older tag loads with the custom
+// part absent; an unknown tag, a NaN value and a custom part's refusal are refused and change nothing.
+struct Tagged {
+  double loss = 0.0;
+  std::string note;
+  std::vector<double> kept;
+  std::string_view name() const { return "tagged"; }
+  template <class Self, class V>
+  static void state(Self& self, V& v) {
+    const size_t older = v.version({0x32u, 0x31u});
+    const double loss = v.value("loss", self.loss, -1e300, 1e300);
+    v.derived(self.loss, loss);
+    v.derived(self.note, v.value("note", self.note));
+    if (older == 1) return v.absent(self.kept, std::vector<double>{});
+    v.custom(
+        [&self](ModelWriter& out) {
+          out.put_u64(self.kept.size()), out.put_values(self.kept.data(), self.kept.size());
+        },
+        [&self](ModelReader& in, auto bad) -> std::function<void()> {
+          std::vector<double> read(in.get_u64("kept"));
+          if (read.size() > 4) throw bad("more than 4 kept");
+          in.get_raw(read.data(), read.size() * sizeof(double), "kept");
+          return [&self, read] { self.kept = read; };
+        },
+        [](std::ostream&) {});
+  }
+};
+
+TEST(DeclaredState, TagsValuesAndCustomPartsLoadWholeOrNotAtAll) {
+  Tagged t;
+  t.loss = 2.5, t.note = "hi", t.kept = {1.0, 2.0};
+  const std::vector<uint8_t> saved = saved_bytes(t);
+  Tagged back;
+  ASSERT_EQ(loaded(back, saved), "");
+  EXPECT_EQ(saved_bytes(back), saved);
+  std::vector<uint8_t> older(saved.begin(), saved.end() - 8 - 16);  // tag 0x31: no kept part
+  older[0] = 0x31;
+  Tagged old;
+  old.kept = {9.0};
+  ASSERT_EQ(loaded(old, older), "");
+  EXPECT_EQ(old.note, "hi");
+  EXPECT_TRUE(old.kept.empty());
+  auto with = [&](size_t at, const void* value, size_t n) {
+    std::vector<uint8_t> b = saved;
+    std::memcpy(b.data() + at, value, n);
+    return b;
+  };
+  const uint32_t unknown = 0x33;
+  const double nan = std::nan("");
+  const uint64_t five = 5;
+  // The layout: the tag (4), loss (8), the note (8 + 2), the kept count (8) and values (16).
+  const struct {
+    std::vector<uint8_t> bytes;
+    const char* names;
+  } cases[] = {
+      {with(0, &unknown, 4), "not a tagged state"},
+      {with(4, &nan, 8), "loss nan is not in"},
+      {with(4 + 8 + 10, &five, 8), "more than 4 kept"},
+  };
+  for (const auto& c : cases) {
+    Tagged x;
+    x.loss = 1.0, x.note = "x", x.kept = {3.0};
+    const std::vector<uint8_t> before = saved_bytes(x);
+    EXPECT_NE(loaded(x, c.bytes).find(c.names), std::string::npos) << c.names;
+    EXPECT_EQ(saved_bytes(x), before) << c.names;
   }
 }
 
