@@ -848,8 +848,8 @@ void MixLearner::state(Self& self, V& v, bool predict_only) {
   v.lines([&self](std::ostream& out) {
     out << "mix_members " << self.size() << "\nmix_share " << self.share_ << "\n";
   });
-  v.number("c_max", self.c_max_, common::kNonNegative);
-  v.number("gap", self.gap_, common::kNonNegative);
+  v.number("mix_c_max", self.c_max_, common::kNonNegative);
+  v.number("mix_gap", self.gap_, common::kNonNegative);
   if (older <= 2) {
     const double own = v.value("own_loss", std::isnan(self.own_loss_) ? kInf : self.own_loss_, -kInf, kInf);
     v.check(std::isfinite(own) || own > 0.0, "non-finite mixture loss");
